@@ -1,0 +1,119 @@
+#include <cstdio>
+#include <optional>
+
+#include "cli/options.hpp"
+#include "cli/run_guard.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "measure/latency.hpp"
+#include "profile/json_file.hpp"
+#include "report/context.hpp"
+#include "report/latency_report.hpp"
+#include "report/progress_bar.hpp"
+
+namespace commgauge::cli {
+
+void add_latency_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "latency",
+      "Ping-pong latency with seed 002's method: before each trial a barrier and a hand-shake, "
+      "then npp ping-pongs timed on the source (npp chosen from the timer resolution unless "
+      "--npp is given); one-way times (ping-pong time / 2 / npp) with min, median, mean, max, "
+      "variance, sd, cv, se, rse, rates, the same after filtering trials above cut-coef x median, "
+      "and distribution and frequency tables.");
+  struct Flags {
+    TransportFlags transport;
+    measure::LatencyOptions latency;
+    measure::TimerOptions timer;
+    std::string size = "8";
+    std::string sizes;
+    std::optional<std::uint64_t> npp;
+    std::string json;
+    std::string output_dir;
+  };
+  auto f = std::make_shared<Flags>();
+  add_transport_options(*cmd, f->transport);
+  const std::string g = "Method";
+  cmd->add_option("--size", f->size, "message size in bytes (units: KiB, MiB, kB, MB...)")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--sizes", f->sizes,
+                  "sweep: a list \"8,64,1KiB\" or a range \"MIN:MAX[:FACTOR]\" (geometric, factor "
+                  "2 by default); replaces --size")
+      ->group(g);
+  cmd->add_option("--trials", f->latency.trials, "timing trials (ntrial) per size")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--npp", f->npp, "ping-pongs per timing loop (default: estimated, seed 002 §3.3)")
+      ->group(g);
+  cmd->add_option("--res-npp", f->latency.res_npp,
+                  "res_npp: npp = nint(max(1, res_npp * res_timing / median_ppt))")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--npp-init", f->latency.npp_init, "ping-pongs per loop while estimating npp")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--npp-trials", f->latency.npp_trials, "loops timed while estimating npp (npptrial)")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--cut-coef", f->latency.cut_coef, "filter trials above cut_coef x median")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the timer characterization")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--bin-width", f->latency.bin_width_us,
+                  "distribution bin width in microseconds (0: automatic)")
+      ->capture_default_str()
+      ->group(g);
+  const std::string o = "Output";
+  cmd->add_option("--json", f->json, "write every figure as JSON to this file")->group(o);
+  cmd->add_option("--output-dir", f->output_dir,
+                  "write latency.output (everything), latency.summary.output (seed 002 Appendix "
+                  "C) and latency.trials.csv here")
+      ->group(o);
+
+  cmd->callback([&action, f] {
+    action = [f](int& argc, char**& argv) {
+      f->latency.sizes = f->sizes.empty() ? std::vector<std::uint64_t>{parse_byte_size(f->size, "--size")}
+                                          : parse_size_list(f->sizes, "--sizes");
+      if (f->npp && *f->npp == 0) throw InputError("--npp", "must be at least 1");
+      f->latency.npp = f->npp.value_or(0);
+      f->latency.validate();
+      f->timer.validate();
+      auto runner = net::make_runner(f->transport.resolve(), argc, argv);
+      measure::TimerCharacterization timer;
+      std::optional<measure::LatencyResult> result;
+      nlohmann::json transport_context;
+      report::TerminalProgress progress;
+      run_guarded(*runner, [&] {
+        if (runner->reports()) timer = measure::characterize_timer(runner->source_clock(), f->timer);
+        runner->run({"latency", f->latency}, [&](net::Transport& t) {
+          auto r = measure::measure_latency(t, f->latency, timer, &progress);
+          if (r) {
+            result = std::move(r);
+            transport_context = t.context();
+          }
+        });
+      });
+      if (!result) return 0;
+      const nlohmann::json context = report::run_context(transport_context, timer);
+      std::printf("commgauge latency over %s; timer %s: res_timing = %.4f us, min_ov = %.4f us\n",
+                  context.value("transport", "?").c_str(), timer.clock.c_str(),
+                  timer.res_timing_us, timer.min_ov_us);
+      std::fputs(report::latency_table(*result, f->latency).c_str(), stdout);
+      std::printf("%llu messages, %llu bytes sent by the source in %.3f s\n",
+                  static_cast<unsigned long long>(result->counters.messages),
+                  static_cast<unsigned long long>(result->counters.bytes), result->seconds);
+      if (!f->json.empty()) {
+        profile::write_json_file(f->json, report::latency_json(*result, f->latency, timer, context));
+      }
+      if (!f->output_dir.empty()) {
+        report::write_latency_files(f->output_dir, *result, f->latency, timer, context);
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli

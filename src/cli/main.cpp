@@ -1,0 +1,64 @@
+// commgauge: what does communication cost here, and how long will this MPI program take there?
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "commgauge/version.hpp"
+#include "report/context.hpp"
+
+namespace {
+
+// Under mpirun every rank parses the same command line; only one reports an input error.
+bool primary_process() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var)) return std::string(v) == "0";
+  }
+  return true;
+}
+
+int report_error(const char* kind, const std::exception& e, int status) {
+  if (primary_process() || status != 2) std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  commgauge::report::set_command_line(argc, argv);
+  CLI::App app{"commgauge: measure what communication costs on a parallel machine (LogGP/LogGPS/"
+               "LogGPO parameters, latency, bandwidth sharing) and predict MPI program run times."};
+  app.set_version_flag("--version", std::string("commgauge ") + commgauge::kVersion + " (" +
+                                        commgauge::kGitRevision + ")");
+  app.require_subcommand(1);
+  commgauge::cli::Action action;
+  commgauge::cli::add_timer_command(app, action);
+  commgauge::cli::add_latency_command(app, action);
+  commgauge::cli::add_serve_command(app, action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (primary_process()) std::fprintf(stderr, "commgauge: error: %s\n", e.what());
+    return 2;
+  }
+  try {
+    return action(argc, argv);
+  } catch (const commgauge::InputError& e) {
+    return report_error("error: ", e, 2);
+  } catch (const commgauge::TransportError& e) {
+    return report_error("transport error: ", e, 3);
+  } catch (const std::exception& e) {
+    return report_error("error: ", e, 1);
+  }
+}

@@ -1,0 +1,59 @@
+#include "cli/options.hpp"
+
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace commgauge::cli {
+
+namespace {
+std::chrono::milliseconds seconds_option(double seconds, const std::string& name) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) throw InputError(name, "must be a positive number of seconds");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
+}
+}  // namespace
+
+net::TransportOptions TransportFlags::resolve() const {
+  net::TransportOptions o;
+  o.kind = transport;
+  o.source = source;
+  o.dest = dest;
+  o.clock = clock;
+  if (!peer.empty()) o.peer = net::parse_host_port(peer, "--peer");
+  o.connect_timeout = seconds_option(connect_timeout_s, "--connect-timeout");
+  o.io_timeout = seconds_option(io_timeout_s, "--io-timeout");
+  o.virtual_net = virtual_net;
+  return o;
+}
+
+void add_transport_options(CLI::App& app, TransportFlags& f) {
+  const std::string group = "Transport";
+  app.add_option("--transport", f.transport,
+                 "mpi (launch with mpirun/srun), tcp (against 'commgauge serve'; without --peer a "
+                 "local peer is started on 127.0.0.1) or virtual (the LogGP(S) virtual network of "
+                 "--virtual-net)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--source", f.source, "MPI rank that times (seed 002's source)")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--dest", f.dest, "MPI rank that answers")->capture_default_str()->group(group);
+  app.add_option("--clock", f.clock,
+                 "timer of the MPI transport: steady (std::chrono::steady_clock, the default) or "
+                 "wtime (MPI_Wtime); TCP always uses steady, the virtual network its own clock")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--peer", f.peer, "TCP peer HOST:PORT running 'commgauge serve'")->group(group);
+  app.add_option("--connect-timeout", f.connect_timeout_s, "seconds to wait for a TCP connection")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--io-timeout", f.io_timeout_s,
+                 "seconds a TCP call may wait with no byte moving before the peer counts as dead")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--virtual-net", f.virtual_net,
+                 "link-parameter JSON (schemas/link-params.v1.schema.json) for --transport virtual")
+      ->group(group);
+}
+
+}  // namespace commgauge::cli

@@ -1,0 +1,35 @@
+#pragma once
+// Command-line options shared by several subcommands.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "net/launch.hpp"
+
+namespace commgauge::cli {
+
+/// Raw values of the transport options, turned into net::TransportOptions after parsing.
+struct TransportFlags {
+  std::string transport = "mpi";
+  int source = 0;
+  int dest = 1;
+  std::string clock = "steady";
+  std::string peer;
+  double connect_timeout_s = 5;
+  double io_timeout_s = 10;
+  std::string virtual_net;
+
+  net::TransportOptions resolve() const;  ///< throws InputError
+};
+
+void add_transport_options(CLI::App& app, TransportFlags& flags);
+
+/// A subcommand's work, run after parsing; returns the exit status.
+using Action = std::function<int(int& argc, char**& argv)>;
+
+void add_timer_command(CLI::App& app, Action& action);
+void add_latency_command(CLI::App& app, Action& action);
+void add_serve_command(CLI::App& app, Action& action);
+
+}  // namespace commgauge::cli

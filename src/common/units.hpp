@@ -1,0 +1,18 @@
+#pragma once
+// Byte sizes and size lists as users write them: "8", "64KiB", "1MiB", "8,64,1K", "1:1MiB".
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commgauge {
+
+/// A byte count with an optional unit: B; KiB, MiB, GiB (and K, M, G) are powers of 1024;
+/// kB, MB, GB are powers of 1000. Throws InputError naming `what` (an option or file:line).
+std::uint64_t parse_byte_size(const std::string& text, const std::string& what);
+
+/// "A,B,C" (explicit sizes) or "MIN:MAX[:FACTOR]" (geometric from MIN, times FACTOR, up to and
+/// including MAX; FACTOR defaults to 2; MIN 0 starts the sweep at 0 then continues from 1).
+std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::string& what);
+
+}  // namespace commgauge

@@ -1,0 +1,164 @@
+#include "measure/latency.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::measure {
+
+void LatencyOptions::validate() const {
+  if (sizes.empty()) throw InputError("--sizes", "at least one message size is needed");
+  if (trials == 0) throw InputError("--trials", "must be at least 1");
+  if (npp_init == 0) throw InputError("--npp-init", "must be at least 1");
+  if (npp_trials == 0) throw InputError("--npp-trials", "must be at least 1");
+  if (!(res_npp > 0)) throw InputError("--res-npp", "must be positive");
+  if (!(cut_coef > 0)) throw InputError("--cut-coef", "must be positive");
+  if (bin_width_us < 0) throw InputError("--bin-width", "must be positive (or 0 for automatic)");
+  if (max_bins < 1) throw InputError("--max-bins", "must be at least 1");
+}
+
+void to_json(nlohmann::json& j, const LatencyOptions& o) {
+  j = {{"sizes", o.sizes},           {"trials", o.trials},         {"npp", o.npp},
+       {"res_npp", o.res_npp},       {"npp_init", o.npp_init},     {"npp_trials", o.npp_trials},
+       {"cut_coef", o.cut_coef},     {"bin_width_us", o.bin_width_us}, {"max_bins", o.max_bins},
+       {"frequency_quantum_us", o.frequency_quantum_us},
+       {"max_frequency_rows", o.max_frequency_rows}};
+}
+
+void from_json(const nlohmann::json& j, LatencyOptions& o) {
+  o.sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
+  o.trials = j.at("trials").get<std::uint64_t>();
+  o.npp = j.at("npp").get<std::uint64_t>();
+  o.res_npp = j.at("res_npp").get<double>();
+  o.npp_init = j.at("npp_init").get<std::uint64_t>();
+  o.npp_trials = j.at("npp_trials").get<std::uint64_t>();
+  o.cut_coef = j.at("cut_coef").get<double>();
+  o.bin_width_us = j.at("bin_width_us").get<double>();
+  o.max_bins = j.at("max_bins").get<int>();
+  o.frequency_quantum_us = j.at("frequency_quantum_us").get<double>();
+  o.max_frequency_rows = j.at("max_frequency_rows").get<int>();
+}
+
+std::uint64_t npp_from_estimate(double res_timing_us, double median_ppt_us, double res_npp) {
+  if (!(res_timing_us > 0)) return 1;
+  if (!(median_ppt_us > 0)) {
+    throw std::invalid_argument("a ping-pong that takes no time cannot size npp");
+  }
+  return static_cast<std::uint64_t>(std::lround(std::max(1.0, res_npp * res_timing_us / median_ppt_us)));
+}
+
+Rates rates_from(const stats::Summary& s, std::uint64_t bytes) {
+  const auto b = static_cast<double>(bytes);
+  auto rate = [b](double us) { return us > 0 ? b / us : 0.0; };  // bytes/us = MB/s
+  return {rate(s.min), rate(s.median), rate(s.mean), rate(s.max)};
+}
+
+namespace {
+
+// One trial (seed 002 §3.2 with the hand-shake): barrier; the dest sends one element, which
+// the source receives before it starts the clock; then npp ping-pongs. Returns t2 - t1 on
+// the source, 0 on the dest.
+double timed_loop(net::Transport& t, std::uint64_t bytes, std::uint64_t npp) {
+  t.barrier();
+  if (t.role() == net::Role::source) {
+    t.recv(kHandshakeBytes);
+    const double t1 = t.now_us();
+    for (std::uint64_t i = 0; i < npp; ++i) {
+      t.send(bytes);
+      t.recv(bytes);
+    }
+    const double t2 = t.now_us();
+    return t2 - t1;
+  }
+  t.send(kHandshakeBytes);
+  for (std::uint64_t i = 0; i < npp; ++i) {
+    t.recv(bytes);
+    t.send(bytes);
+  }
+  return 0;
+}
+
+void summarise(LatencyPoint& p, const LatencyOptions& o) {
+  p.stats = stats::summarize(p.one_way_us);
+  p.rates = rates_from(p.stats, p.size_bytes);
+  p.filtered = stats::filter_above_median(p.one_way_us, o.cut_coef);
+  if (!p.filtered.kept.empty()) {
+    p.filtered_stats = stats::summarize(p.filtered.kept);
+    p.filtered_rates = rates_from(*p.filtered_stats, p.size_bytes);
+  }
+  const double width =
+      o.bin_width_us > 0
+          ? o.bin_width_us
+          : stats::nice_bin_width(p.stats.min, std::max(p.stats.min, o.cut_coef * p.stats.median),
+                                  o.max_bins);
+  p.distribution = stats::distribution(p.one_way_us, width, o.max_bins);
+  p.frequency = stats::frequency(p.one_way_us, o.frequency_quantum_us, o.max_frequency_rows);
+  // The filtered trials stay available only through their statistics.
+  p.filtered.kept.clear();
+  p.filtered.kept.shrink_to_fit();
+}
+
+}  // namespace
+
+std::optional<LatencyResult> measure_latency(net::Transport& transport,
+                                             const LatencyOptions& options,
+                                             const TimerCharacterization& timer,
+                                             ProgressSink* progress) {
+  options.validate();
+  const bool source = transport.role() == net::Role::source;
+  const auto wall_start = std::chrono::steady_clock::now();
+  LatencyResult result;
+  std::vector<double> estimate(options.npp_trials);
+  const double total_loops =
+      static_cast<double>(options.sizes.size() * (options.trials + options.npp_trials));
+  double loops_done = 0;
+
+  for (const std::uint64_t bytes : options.sizes) {
+    const auto size_start = std::chrono::steady_clock::now();
+    LatencyPoint p;
+    p.size_bytes = bytes;
+    // npp (seed 002 §3.3): median_ppt from npp_trials loops of npp_init ping-pongs.
+    for (auto& e : estimate) {
+      e = timed_loop(transport, bytes, options.npp_init) / static_cast<double>(options.npp_init);
+    }
+    loops_done += static_cast<double>(options.npp_trials);
+    if (source) {
+      p.median_ppt_us = stats::median(estimate);
+      p.npp_calculated = npp_from_estimate(timer.res_timing_us, p.median_ppt_us, options.res_npp);
+      p.npp_used = options.npp > 0 ? options.npp : p.npp_calculated;
+      transport.send_value(p.npp_used);
+    } else {
+      p.npp_used = transport.recv_value();
+    }
+
+    p.one_way_us.resize(source ? options.trials : 0);
+    const std::uint64_t report_every = std::max<std::uint64_t>(1, options.trials / 200);
+    for (std::uint64_t trial = 0; trial < options.trials; ++trial) {
+      const double elapsed = timed_loop(transport, bytes, p.npp_used);
+      if (source) {
+        p.one_way_us[trial] =
+            (elapsed - timer.min_ov_us) / (2.0 * static_cast<double>(p.npp_used));
+        if (progress && trial % report_every == 0) {
+          progress->update(fmt::format("latency {} B", bytes),
+                           (loops_done + static_cast<double>(trial)) / total_loops);
+        }
+      }
+    }
+    loops_done += static_cast<double>(options.trials);
+    if (source) {
+      summarise(p, options);
+      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count();
+      result.points.push_back(std::move(p));
+    }
+  }
+  if (progress && source) progress->done();
+  if (!source) return std::nullopt;
+  result.counters = transport.counters();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
+}
+
+}  // namespace commgauge::measure

@@ -1,0 +1,22 @@
+#include "measure/registry.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "measure/latency.hpp"
+
+namespace commgauge::measure {
+
+void run_dest_job(net::Transport& transport, const net::Job& job) {
+  try {
+    if (job.method == "latency") {
+      measure_latency(transport, job.params.get<LatencyOptions>(), {}, nullptr);
+      return;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("malformed parameters for method {}: {}", job.method, e.what()));
+  }
+  throw InputError(fmt::format("unknown method \"{}\"", job.method));
+}
+
+}  // namespace commgauge::measure

@@ -1,0 +1,59 @@
+#pragma once
+// The one cost function of DESIGN.md ("One cost convention"), in integer picoseconds.
+// The virtual network, the models and the simulator all call it, so they agree exactly.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/link_params.hpp"
+
+namespace commgauge::model {
+
+/// Simulated and virtual time: integer picoseconds.
+using Picoseconds = std::int64_t;
+
+Picoseconds to_picoseconds(double microseconds);
+double to_microseconds(Picoseconds ps);
+
+/// Everything a message of k bytes costs, for the range it falls in.
+struct MessageCost {
+  std::uint64_t bytes = 0;
+  bool rendezvous = false;
+  Progress progress = Progress::independent;
+  Picoseconds send_overhead = 0;  ///< o_s + k*O_s: the sender is busy
+  Picoseconds transfer = 0;       ///< L + (k-1)*G after the send overhead ends
+  Picoseconds recv_overhead = 0;  ///< o_r + k*O_r: the receiver is busy after arrival
+  Picoseconds gap = 0;            ///< g + (k-1)*G: minimum distance between send starts
+  Picoseconds latency = 0;        ///< L
+  Picoseconds control_send = 0;   ///< o_s: sending a rendezvous request or acknowledgement
+  Picoseconds control_recv = 0;   ///< o_r: receiving one (seed 004's o')
+};
+
+/// LinkParams compiled to integer units once, so that costing a message is a lookup and a
+/// few integer multiplications (per-byte values are held in femtoseconds per byte).
+class CostModel {
+ public:
+  explicit CostModel(const LinkParams& link);
+
+  MessageCost message(std::uint64_t bytes) const;
+  const LinkParams& link() const { return link_; }
+
+  /// One-way time of a blocking send whose receive was posted before the message (or its
+  /// rendezvous request) arrived: eager o_s + kO_s + L + (k-1)G + o_r + kO_r; rendezvous adds
+  /// the request and acknowledgement, 2 (o_s + L + o_r) (seed 004's T4 + T5 with t_r <= t_s).
+  Picoseconds blocking_one_way(std::uint64_t bytes) const;
+
+ private:
+  struct Range {
+    std::uint64_t from_bytes;
+    Picoseconds o_s, o_r, g;
+    std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
+    bool rendezvous;
+    Progress progress;
+  };
+  LinkParams link_;
+  Picoseconds latency_;
+  std::vector<Range> ranges_;
+};
+
+}  // namespace commgauge::model

@@ -1,0 +1,83 @@
+#include "model/link_params.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::model {
+
+std::string to_string(Progress p) {
+  return p == Progress::independent ? "independent" : "dependent";
+}
+
+Progress progress_from_string(const std::string& text) {
+  if (text == "independent") return Progress::independent;
+  if (text == "dependent") return Progress::dependent;
+  throw InputError(fmt::format("progress must be \"independent\" or \"dependent\", not \"{}\"", text));
+}
+
+std::size_t LinkParams::range_index(std::uint64_t bytes) const {
+  // ranges are sorted; find the last range whose from_bytes <= bytes.
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), bytes,
+                             [](std::uint64_t b, const LinkRange& r) { return b < r.from_bytes; });
+  if (it == ranges.begin()) return 0;
+  return static_cast<std::size_t>(it - ranges.begin()) - 1;
+}
+
+const LinkRange& LinkParams::range_for(std::uint64_t bytes) const {
+  return ranges.at(range_index(bytes));
+}
+
+std::uint64_t LinkParams::to_bytes(std::size_t i) const {
+  if (i + 1 < ranges.size()) return ranges[i + 1].from_bytes - 1;
+  return std::numeric_limits<std::uint64_t>::max();
+}
+
+std::uint64_t LinkParams::rendezvous_threshold_bytes() const {
+  for (const auto& r : ranges) {
+    if (r.rendezvous) return std::max<std::uint64_t>(r.from_bytes, 1);
+  }
+  return 0;
+}
+
+void validate(const LinkParams& link, const std::string& where) {
+  if (link.ranges.empty()) throw InputError(where, "/ranges: at least one range is needed");
+  if (link.ranges.front().from_bytes > 1) {
+    throw InputError(where, fmt::format("/ranges/0/from_bytes: the first range must start at 0 or "
+                                        "1 byte, not {}",
+                                        link.ranges.front().from_bytes));
+  }
+  for (std::size_t i = 0; i < link.ranges.size(); ++i) {
+    const LinkRange& r = link.ranges[i];
+    const std::string at = fmt::format("/ranges/{}/", i);
+    if (i > 0 && r.from_bytes <= link.ranges[i - 1].from_bytes) {
+      throw InputError(where, fmt::format("{}from_bytes: ranges must be in increasing order of "
+                                          "from_bytes ({} follows {})",
+                                          at, r.from_bytes, link.ranges[i - 1].from_bytes));
+    }
+    const std::pair<const char*, double> non_negative[] = {
+        {"o_s_us", r.send_overhead_us},
+        {"o_r_us", r.recv_overhead_us},
+        {"O_s_us_per_byte", r.send_overhead_per_byte_us},
+        {"O_r_us_per_byte", r.recv_overhead_per_byte_us},
+        {"g_us", r.gap_us},
+        {"G_us_per_byte", r.gap_per_byte_us}};
+    for (const auto& [name, value] : non_negative) {
+      if (!(value >= 0)) {
+        throw InputError(where, fmt::format("{}{}: must be >= 0, got {}", at, name, value));
+      }
+    }
+    const double one_way = r.send_overhead_us + link.latency_us + r.recv_overhead_us;
+    if (!(one_way > 0)) {
+      throw InputError(where, fmt::format("{}: the one-way time o_s + L + o_r must be positive, "
+                                          "got {} + {} + {} = {} us",
+                                          at.substr(0, at.size() - 1), r.send_overhead_us,
+                                          link.latency_us, r.recv_overhead_us, one_way));
+    }
+  }
+}
+
+}  // namespace commgauge::model

@@ -1,0 +1,56 @@
+#pragma once
+// Parameters of one link (one link class), piecewise in the message size
+// (DESIGN.md "One cost convention"; seed 000 Table 2 gives one set per protocol range).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commgauge::model {
+
+/// How a started rendezvous transfer makes progress (seed 001's Scp).
+enum class Progress {
+  independent,  ///< ICP: handshake and data proceed while the endpoints compute
+  dependent,    ///< DCP: each handshake step waits until its endpoint is inside a call
+};
+
+std::string to_string(Progress p);
+Progress progress_from_string(const std::string& text);  ///< throws InputError
+
+/// One protocol range: applies from `from_bytes` up to the next range's from_bytes - 1,
+/// and its parameters apply to the whole message.
+struct LinkRange {
+  std::uint64_t from_bytes = 1;
+  double send_overhead_us = 0;           ///< o_s
+  double recv_overhead_us = 0;           ///< o_r
+  double send_overhead_per_byte_us = 0;  ///< O_s (seed 004)
+  double recv_overhead_per_byte_us = 0;  ///< O_r (seed 004)
+  double gap_us = 0;                     ///< g
+  double gap_per_byte_us = 0;            ///< G
+  bool rendezvous = false;               ///< k in this range uses rendezvous (k >= S)
+  Progress progress = Progress::independent;
+};
+
+/// A link: latency plus its protocol ranges, sorted by from_bytes.
+struct LinkParams {
+  double latency_us = 0;  ///< L; may be negative (o and L overlap on real hardware)
+  std::vector<LinkRange> ranges;
+
+  /// The range a message of `bytes` uses; size 0 uses the first range.
+  const LinkRange& range_for(std::uint64_t bytes) const;
+  /// Index of that range.
+  std::size_t range_index(std::uint64_t bytes) const;
+  /// Last byte count of range i (the next range's from_bytes - 1, or UINT64_MAX).
+  std::uint64_t to_bytes(std::size_t i) const;
+  /// The rendezvous threshold S: first size that uses rendezvous, 0 if none does.
+  std::uint64_t rendezvous_threshold_bytes() const;
+  /// True when L < 0 (allowed, but flagged wherever it is reported).
+  bool latency_negative() const { return latency_us < 0; }
+};
+
+/// Checks what a schema cannot: ranges present and increasing, the first starting at 0 or 1,
+/// no negative overhead or gap, and a positive one-way time o_s + L + o_r in every range.
+/// `where` names the source (a file) for the error; throws InputError naming the field.
+void validate(const LinkParams& link, const std::string& where);
+
+}  // namespace commgauge::model

@@ -1,0 +1,51 @@
+#pragma once
+// Running a method on both ends of a pair, whatever the transport: two MPI ranks, a TCP client
+// and its `commgauge serve` peer, or the two threads of the virtual network.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "net/socket.hpp"
+#include "net/tcp_session.hpp"
+#include "net/transport.hpp"
+
+namespace commgauge::net {
+
+/// The transport options every measuring subcommand shares.
+struct TransportOptions {
+  std::string kind = "mpi";     ///< mpi | tcp | virtual
+  int source = 0;               ///< MPI rank that times (seed 002's "source")
+  int dest = 1;                 ///< MPI rank that answers
+  std::string clock = "steady"; ///< steady | wtime (MPI only)
+  std::optional<HostPort> peer; ///< TCP peer; empty: start one on 127.0.0.1
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds io_timeout{10000};
+  std::string virtual_net;      ///< link-parameter file for the virtual network
+};
+
+class PairRunner {
+ public:
+  virtual ~PairRunner() = default;
+  /// True in the process that holds the source end, the one that reports results.
+  virtual bool reports() const = 0;
+  /// The clock the source end times with (valid where reports() is true).
+  virtual const Clock& source_clock() = 0;
+  /// Runs fn on each end of the pair that lives in this process. `job` names the method and
+  /// its parameters for a TCP peer, which runs its own registered code for the dest end.
+  virtual void run(const Job& job, const std::function<void(Transport&)>& fn) = 0;
+  /// Reports a fatal error: on MPI this aborts every rank so that none hangs.
+  virtual void fail() noexcept {}
+};
+
+/// Validates the option combination (throws InputError) and sets up the transport.
+/// For MPI this calls MPI_Init; argc/argv are passed on to it.
+std::unique_ptr<PairRunner> make_runner(const TransportOptions& options, int& argc, char**& argv);
+
+/// The MPI runner (defined in the MPI target, or as a stub that explains MPI is not built).
+std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions& options, int& argc,
+                                            char**& argv);
+
+}  // namespace commgauge::net

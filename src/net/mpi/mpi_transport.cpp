@@ -1,0 +1,201 @@
+#include "net/mpi/mpi_transport.hpp"
+
+#include <climits>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::net {
+
+namespace {
+
+constexpr int kDataTag = 1;
+
+int to_count(std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(INT_MAX)) {
+    throw InputError(fmt::format("message of {} bytes exceeds MPI's int count", bytes));
+  }
+  return static_cast<int>(bytes);
+}
+
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  const auto nl = s.find_first_of("\r\n");
+  if (nl != std::string::npos) s = s.substr(0, nl);
+  while (!s.empty() && (s.back() == ',' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiEnvironment::~MpiEnvironment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+std::unique_ptr<Clock> make_mpi_clock(const std::string& name) {
+  if (name == "steady") return std::make_unique<SteadyClock>();
+  if (name == "wtime") return std::make_unique<WtimeClock>();
+  throw InputError("--clock", fmt::format("expected steady or wtime, got \"{}\"", name));
+}
+
+MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
+    : clock_(std::move(clock)) {
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    throw InputError(fmt::format("the MPI transport needs at least 2 ranks, this run has {}: "
+                                 "launch with mpirun -np 2",
+                                 size));
+  }
+  if (source < 0 || source >= size) {
+    throw InputError("--source", fmt::format("rank {} does not exist (ranks 0-{})", source, size - 1));
+  }
+  if (dest < 0 || dest >= size) {
+    throw InputError("--dest", fmt::format("rank {} does not exist (ranks 0-{})", dest, size - 1));
+  }
+  if (source == dest) throw InputError("--dest", "source and dest must be different ranks");
+  const bool member = world_rank_ == source || world_rank_ == dest;
+  // Key the pair so that the source is rank 0 of pair_.
+  MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank_ == source ? 0 : 1, &pair_);
+  if (!member) return;
+  role_ = world_rank_ == source ? Role::source : Role::dest;
+  peer_world_rank_ = world_rank_ == source ? dest : source;
+  peer_ = role_ == Role::source ? 1 : 0;
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  char names[2][MPI_MAX_PROCESSOR_NAME] = {};
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                pair_);
+  int version = 0;
+  int subversion = 0;
+  MPI_Get_version(&version, &subversion);
+  context_ = {{"transport", "mpi"},
+              {"hosts", {std::string(names[0]), std::string(names[1])}},
+              {"mpi_library", library_version()},
+              {"mpi_standard", fmt::format("{}.{}", version, subversion)},
+              {"world_size", size},
+              {"source_rank", source},
+              {"dest_rank", dest}};
+}
+
+MpiTransport::~MpiTransport() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (pair_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&pair_);
+}
+
+unsigned char* MpiTransport::send_buffer(std::size_t bytes) {
+  if (send_buffer_.size() < bytes) send_buffer_.resize(bytes);
+  return send_buffer_.data();
+}
+
+unsigned char* MpiTransport::recv_buffer(std::size_t bytes) {
+  if (recv_buffer_.size() < bytes) recv_buffer_.resize(bytes);
+  return recv_buffer_.data();
+}
+
+void MpiTransport::check_count(const MPI_Status& status, std::size_t bytes) const {
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  if (static_cast<std::size_t>(count) != bytes) {
+    throw TransportError(fmt::format("message size mismatch: receive posted for {} bytes, the "
+                                     "peer sent {} bytes",
+                                     bytes, count));
+  }
+}
+
+void MpiTransport::send(std::size_t bytes) {
+  ++counters_.messages;
+  counters_.bytes += bytes;
+  MPI_Send(send_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_);
+}
+
+void MpiTransport::recv(std::size_t bytes) {
+  MPI_Status status;
+  MPI_Recv(recv_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_, &status);
+  check_count(status, bytes);
+}
+
+std::size_t MpiTransport::allocate_slot() {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].used) {
+      slots_[i].used = true;
+      return i;
+    }
+  }
+  slots_.emplace_back();
+  slots_.back().used = true;
+  return slots_.size() - 1;
+}
+
+Request MpiTransport::isend(std::size_t bytes) {
+  ++counters_.messages;
+  counters_.bytes += bytes;
+  const std::size_t slot = allocate_slot();
+  MPI_Isend(send_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_,
+            &slots_[slot].request);
+  return {static_cast<std::int64_t>(slot)};
+}
+
+Request MpiTransport::irecv(std::size_t bytes) {
+  const std::size_t slot = allocate_slot();
+  Slot& s = slots_[slot];
+  if (s.buffer.size() < bytes) s.buffer.resize(bytes);
+  MPI_Irecv(s.buffer.data(), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_, &s.request);
+  return {static_cast<std::int64_t>(slot)};
+}
+
+void MpiTransport::wait(Request& request) {
+  if (!request.active()) throw TransportError("wait on an inactive request");
+  Slot& s = slots_.at(static_cast<std::size_t>(request.id));
+  MPI_Wait(&s.request, MPI_STATUS_IGNORE);
+  s.used = false;
+  request.id = -1;
+}
+
+bool MpiTransport::test(Request& request) {
+  if (!request.active()) throw TransportError("test on an inactive request");
+  Slot& s = slots_.at(static_cast<std::size_t>(request.id));
+  int flag = 0;
+  MPI_Test(&s.request, &flag, MPI_STATUS_IGNORE);
+  if (!flag) return false;
+  s.used = false;
+  request.id = -1;
+  return true;
+}
+
+void MpiTransport::barrier() { MPI_Barrier(pair_); }
+
+void MpiTransport::send_value(std::uint64_t value) {
+  ++counters_.messages;
+  counters_.bytes += sizeof value;
+  MPI_Send(&value, static_cast<int>(sizeof value), MPI_BYTE, peer_, kDataTag, pair_);
+}
+
+std::uint64_t MpiTransport::recv_value() {
+  std::uint64_t value = 0;
+  MPI_Status status;
+  MPI_Recv(&value, static_cast<int>(sizeof value), MPI_BYTE, peer_, kDataTag, pair_, &status);
+  check_count(status, sizeof value);
+  return value;
+}
+
+}  // namespace commgauge::net

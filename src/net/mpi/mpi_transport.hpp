@@ -1,0 +1,96 @@
+#pragma once
+// The MPI transport: MPI_Send/MPI_Recv (and the nonblocking forms) between two chosen ranks of
+// MPI_COMM_WORLD, over a communicator of just those two, so that other ranks idle correctly.
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/transport.hpp"
+
+namespace commgauge::net {
+
+/// MPI_Init on construction, MPI_Finalize on destruction.
+class MpiEnvironment {
+ public:
+  MpiEnvironment(int& argc, char**& argv);
+  ~MpiEnvironment();
+  MpiEnvironment(const MpiEnvironment&) = delete;
+  MpiEnvironment& operator=(const MpiEnvironment&) = delete;
+  int world_rank() const { return rank_; }
+  int world_size() const { return size_; }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+/// MPI_Wtime, as seconds since an origin taken at construction, in microseconds.
+class WtimeClock final : public Clock {
+ public:
+  WtimeClock() : origin_(MPI_Wtime()) {}
+  double now_us() const override { return (MPI_Wtime() - origin_) * 1e6; }
+  std::string name() const override { return "MPI_Wtime"; }
+
+ private:
+  double origin_;
+};
+
+/// Makes the clock named by `--clock` ("steady" or "wtime"); throws InputError otherwise.
+std::unique_ptr<Clock> make_mpi_clock(const std::string& name);
+
+class MpiTransport final : public Transport {
+ public:
+  /// Collective over MPI_COMM_WORLD. Ranks outside {source, dest} get in_pair() == false
+  /// and must not communicate. Throws InputError for an invalid pair.
+  MpiTransport(int source, int dest, std::unique_ptr<Clock> clock);
+  ~MpiTransport() override;
+
+  bool in_pair() const { return pair_ != MPI_COMM_NULL; }
+
+  std::string kind() const override { return "mpi"; }
+  Role role() const override { return role_; }
+  int rank() const override { return world_rank_; }
+  int peer() const override { return peer_world_rank_; }
+  void send(std::size_t bytes) override;
+  void recv(std::size_t bytes) override;
+  Request isend(std::size_t bytes) override;
+  Request irecv(std::size_t bytes) override;
+  void wait(Request& request) override;
+  bool test(Request& request) override;
+  void barrier() override;
+  double now_us() override { return clock_->now_us(); }
+  void compute(double us) override { spin_for(*clock_, us); }
+  void send_value(std::uint64_t value) override;
+  std::uint64_t recv_value() override;
+  const Clock& clock() const override { return *clock_; }
+  Counters counters() const override { return counters_; }
+  nlohmann::json context() const override { return context_; }
+
+ private:
+  struct Slot {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<unsigned char> buffer;  // receive buffer of this request
+    bool used = false;
+  };
+  std::size_t allocate_slot();
+  void check_count(const MPI_Status& status, std::size_t bytes) const;
+  unsigned char* send_buffer(std::size_t bytes);
+  unsigned char* recv_buffer(std::size_t bytes);
+
+  MPI_Comm pair_ = MPI_COMM_NULL;
+  Role role_ = Role::source;
+  int world_rank_ = 0;
+  int peer_world_rank_ = 0;
+  int peer_ = 0;  // rank of the peer in pair_
+  std::unique_ptr<Clock> clock_;
+  Counters counters_;
+  nlohmann::json context_;
+  std::vector<unsigned char> send_buffer_;
+  std::vector<unsigned char> recv_buffer_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace commgauge::net

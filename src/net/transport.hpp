@@ -1,0 +1,78 @@
+#pragma once
+// One interface for every measurement method (DESIGN.md, src/net/): MPI, TCP and the virtual
+// network implement it, and a method cannot tell them apart.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "net/clock.hpp"
+
+namespace commgauge::net {
+
+/// Which end of the measured pair this process is (seed 002's names): the source times.
+enum class Role { source, dest };
+
+std::string to_string(Role r);
+
+/// A nonblocking operation started by isend or irecv; completed by wait or a successful test.
+struct Request {
+  std::int64_t id = -1;
+  bool active() const { return id >= 0; }
+};
+
+/// Messages and bytes sent by this endpoint through send, isend and send_value
+/// (barriers are not counted). Methods report them as their cost.
+struct Counters {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  /// "mpi", "tcp" or "virtual".
+  virtual std::string kind() const = 0;
+  virtual Role role() const = 0;
+  /// This endpoint's rank (the MPI world rank; 0 = source, 1 = dest elsewhere) and its peer's.
+  virtual int rank() const = 0;
+  virtual int peer() const = 0;
+
+  /// Blocking send and receive of `bytes` bytes to and from the peer, in order.
+  /// A receive must be posted for exactly the size that was sent.
+  virtual void send(std::size_t bytes) = 0;
+  virtual void recv(std::size_t bytes) = 0;
+  /// Nonblocking forms; every request must be completed by wait or a successful test.
+  virtual Request isend(std::size_t bytes) = 0;
+  virtual Request irecv(std::size_t bytes) = 0;
+  virtual void wait(Request& request) = 0;  ///< completes and deactivates the request
+  virtual bool test(Request& request) = 0;  ///< true (and deactivates) if it completed
+
+  /// Synchronises the two endpoints of the pair.
+  virtual void barrier() = 0;
+
+  /// Time on this transport's clock, microseconds.
+  virtual double now_us() = 0;
+  /// Busy work for `us` microseconds that advances this transport's clock: a spin against
+  /// now_us() on real transports, a clock step on the virtual one. Never a sleep.
+  virtual void compute(double us) = 0;
+
+  /// An 8-byte message that carries a value (e.g. the npp the source chose); costed as any
+  /// 8-byte message, used outside timed regions.
+  virtual void send_value(std::uint64_t value) = 0;
+  virtual std::uint64_t recv_value() = 0;
+
+  virtual const Clock& clock() const = 0;
+  virtual Counters counters() const = 0;
+
+  /// Where the measurement ran: {"transport", "hosts": [source, dest], ...library details}.
+  virtual nlohmann::json context() const = 0;
+};
+
+/// Spins until `us` microseconds have passed on `clock` (the real transports' compute()).
+void spin_for(const Clock& clock, double us);
+
+}  // namespace commgauge::net

@@ -1,0 +1,6 @@
+#pragma once
+// The schema files of schemas/, compiled into the binary (generated: embedded_schemas.cpp).
+
+namespace commgauge::profile::embedded {
+extern const char* const kLinkParamsSchema;
+}

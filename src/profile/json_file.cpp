@@ -1,0 +1,56 @@
+#include "profile/json_file.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::profile {
+
+nlohmann::json parse_json(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based and points just past the offending character.
+    std::size_t line = 1;
+    std::size_t col = 1;
+    const std::size_t end = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    for (std::size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    const auto pos = what.find("syntax error");
+    if (pos != std::string::npos) what = what.substr(pos);
+    throw InputError(fmt::format("{}:{}:{}", where, line, col), "invalid JSON: " + what);
+  }
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string(), "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str(), path.string());
+}
+
+void write_json_file(const std::filesystem::path& path, const nlohmann::json& document) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw InputError(path.string(), "cannot write the file");
+    out << document.dump(2) << '\n';
+    if (!out) throw InputError(path.string(), "writing the file failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InputError(path.string(), "cannot write the file: " + ec.message());
+}
+
+}  // namespace commgauge::profile

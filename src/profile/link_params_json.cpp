@@ -1,0 +1,87 @@
+#include "profile/link_params_json.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "profile/embedded_schemas.hpp"
+#include "profile/json_file.hpp"
+
+namespace commgauge::profile {
+
+const std::string& link_params_schema_text() {
+  static const std::string text = embedded::kLinkParamsSchema;
+  return text;
+}
+
+const JsonSchema& link_params_schema() {
+  static const JsonSchema schema(nlohmann::json::parse(link_params_schema_text()));
+  return schema;
+}
+
+model::LinkParams link_params_from_json(const nlohmann::json& document, const std::string& where) {
+  link_params_schema().validate(document, where);
+  model::LinkParams link;
+  link.latency_us = document["L_us"].get<double>();
+  const auto& ranges = document["ranges"];
+  for (const auto& r : ranges) {
+    model::LinkRange range;
+    range.from_bytes = r["from_bytes"].get<std::uint64_t>();
+    range.send_overhead_us = r["o_s_us"].get<double>();
+    range.recv_overhead_us = r["o_r_us"].get<double>();
+    range.send_overhead_per_byte_us = r.value("O_s_us_per_byte", 0.0);
+    range.recv_overhead_per_byte_us = r.value("O_r_us_per_byte", 0.0);
+    range.gap_us = r["g_us"].get<double>();
+    range.gap_per_byte_us = r["G_us_per_byte"].get<double>();
+    range.rendezvous = r.value("rendezvous", false);
+    range.progress = model::progress_from_string(r.value("progress", std::string("independent")));
+    link.ranges.push_back(range);
+  }
+  model::validate(link, where);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (!ranges[i].contains("to_bytes")) continue;
+    const auto to = ranges[i]["to_bytes"].get<std::uint64_t>();
+    const bool last = i + 1 == ranges.size();
+    if (!last && to != link.to_bytes(i)) {
+      throw InputError(where, fmt::format("/ranges/{}/to_bytes: must be the next range's "
+                                          "from_bytes - 1 = {}, got {}",
+                                          i, link.to_bytes(i), to));
+    }
+    if (to < link.ranges[i].from_bytes) {
+      throw InputError(where, fmt::format("/ranges/{}/to_bytes: {} is below from_bytes {}", i, to,
+                                          link.ranges[i].from_bytes));
+    }
+  }
+  return link;
+}
+
+model::LinkParams read_link_params(const std::filesystem::path& path) {
+  return link_params_from_json(read_json_file(path), path.string());
+}
+
+nlohmann::json link_params_to_json(const model::LinkParams& link) {
+  nlohmann::json doc = {{"format", "commgauge-link-params"},
+                        {"version", 1},
+                        {"L_us", link.latency_us},
+                        {"L_negative", link.latency_negative()}};
+  nlohmann::json ranges = nlohmann::json::array();
+  for (std::size_t i = 0; i < link.ranges.size(); ++i) {
+    const auto& r = link.ranges[i];
+    nlohmann::json j = {{"from_bytes", r.from_bytes},
+                        {"o_s_us", r.send_overhead_us},
+                        {"o_r_us", r.recv_overhead_us},
+                        {"O_s_us_per_byte", r.send_overhead_per_byte_us},
+                        {"O_r_us_per_byte", r.recv_overhead_per_byte_us},
+                        {"g_us", r.gap_us},
+                        {"G_us_per_byte", r.gap_per_byte_us},
+                        {"rendezvous", r.rendezvous},
+                        {"progress", model::to_string(r.progress)}};
+    if (i + 1 < link.ranges.size()) j["to_bytes"] = link.to_bytes(i);
+    ranges.push_back(j);
+  }
+  doc["ranges"] = ranges;
+  return doc;
+}
+
+}  // namespace commgauge::profile

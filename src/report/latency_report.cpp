@@ -1,0 +1,148 @@
+#include "report/latency_report.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "report/statistics_json.hpp"
+#include "report/text_table.hpp"
+#include "report/timer_report.hpp"
+
+namespace commgauge::report {
+
+namespace {
+
+nlohmann::json rates_json(const measure::Rates& r) {
+  return {{"min", r.from_min}, {"median", r.from_median}, {"mean", r.from_mean}, {"max", r.from_max}};
+}
+
+nlohmann::json point_json(const measure::LatencyPoint& p) {
+  nlohmann::json filtered = {{"cut_coef", p.filtered.cut_coef},
+                             {"threshold_us", p.filtered.threshold},
+                             {"removed", p.filtered.removed},
+                             {"trials", p.stats.count - p.filtered.removed}};
+  if (p.filtered_stats) {
+    filtered["stats_us"] = summary_json(*p.filtered_stats);
+    filtered["rates_MBps"] = rates_json(*p.filtered_rates);
+  }
+  return {{"size_bytes", p.size_bytes},
+          {"npp_calculated", p.npp_calculated},
+          {"npp_used", p.npp_used},
+          {"median_ppt_us", p.median_ppt_us},
+          {"trials", p.stats.count},
+          {"stats_us", summary_json(p.stats)},
+          {"rates_MBps", rates_json(p.rates)},
+          {"filtered", filtered},
+          {"distribution", distribution_json(p.distribution)},
+          {"frequency", frequency_json(p.frequency)},
+          {"seconds", p.seconds}};
+}
+
+std::string rates_text(const measure::Rates& r) {
+  return fmt::format(
+      "communication rate using minimum time = {:.4E}\ncommunication rate using median time = "
+      "{:.4E}\ncommunication rate using average time = {:.4E}\ncommunication rate using maximum "
+      "time = {:.4E}\n",
+      r.from_min, r.from_median, r.from_mean, r.from_max);
+}
+
+// Seed 002 Appendix C for one size.
+std::string summary_block(const measure::LatencyPoint& p) {
+  std::string out = fmt::format(
+      "Message size (bytes) = {}\n\nNumber of ping pongs in a timing loop (npp):\n"
+      "calculated value of npp = {}\nvalue of npp used = {}\n\n"
+      "TIMING RESULTS FOR PING PONG TIMES DIVIDED BY TWO IN MICROSECONDS\n",
+      p.size_bytes, p.npp_calculated, p.npp_used);
+  out += summary_text(p.stats);
+  out += "\nCOMMUNICATION RATE RESULTS IN MBYTES/SECOND\n" + rates_text(p.rates);
+  out += fmt::format(
+      "\nFILTERED DATA RESULTS\nfiltering cut-off coefficient = {:.4f}\ntiming trials after "
+      "filtering = {}\n# of timings removed by filtering = {}\n",
+      p.filtered.cut_coef, p.stats.count - p.filtered.removed, p.filtered.removed);
+  if (p.filtered_stats) {
+    out += "\nFILTERED TIMING RESULTS FOR PING PONG TIMES DIVIDED BY TWO IN MICROSECONDS\n";
+    out += summary_text(*p.filtered_stats);
+    out += "\nFILTERED COMMUNICATION RATES IN MBYTES/SECOND\n" + rates_text(*p.filtered_rates);
+  }
+  return out;
+}
+
+std::string parameters_block(const measure::LatencyResult& r, const measure::LatencyOptions& o,
+                             const nlohmann::json& context) {
+  const auto hosts = context.value("hosts", nlohmann::json::array());
+  return fmt::format(
+      "PROGRAM PARAMETERS\n\ntransport = {}\nhosts = {}\ncommgauge {} ({})\n"
+      "Number of timing trials: npptrial = {}, ntrial = {}\nnpp_init = {}, res_npp = {}\n"
+      "messages sent by the source = {}, bytes = {}, run time = {:.3f} s\n\n",
+      context.value("transport", "?"), hosts.dump(), context.value("commgauge_version", "?"),
+      context.value("git_revision", "?"), o.npp_trials, o.trials, o.npp_init, o.res_npp,
+      r.counters.messages, r.counters.bytes, r.seconds);
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path.string(), "cannot write the file");
+  out << text;
+  if (!out) throw InputError(path.string(), "writing the file failed");
+}
+
+}  // namespace
+
+nlohmann::json latency_json(const measure::LatencyResult& r, const measure::LatencyOptions& o,
+                            const measure::TimerCharacterization& timer,
+                            const nlohmann::json& context) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& p : r.points) results.push_back(point_json(p));
+  return {{"method", "latency"},
+          {"context", context},
+          {"timer", timer_json(timer)},
+          {"parameters", o},
+          {"results", results},
+          {"messages", r.counters.messages},
+          {"bytes", r.counters.bytes},
+          {"seconds", r.seconds}};
+}
+
+std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o) {
+  TextTable table({"size_B", "npp calc/used", "trials", "min_us", "median_us", "mean_us", "max_us",
+                   "sd_us", "cv_%", "rse", "MB/s(median)",
+                   fmt::format("removed>{}xmed", number(o.cut_coef, 3)), "filt_mean_us"});
+  for (const auto& p : r.points) {
+    table.add_row({std::to_string(p.size_bytes),
+                   fmt::format("{}/{}", p.npp_calculated, p.npp_used),
+                   std::to_string(p.stats.count), number(p.stats.min), number(p.stats.median),
+                   number(p.stats.mean), number(p.stats.max), number(p.stats.sd, 3),
+                   number(p.stats.cv_percent, 3), number(p.stats.rse, 3),
+                   number(p.rates.from_median), std::to_string(p.filtered.removed),
+                   p.filtered_stats ? number(p.filtered_stats->mean) : "n/a"});
+  }
+  return "PING-PONG TIMES DIVIDED BY TWO (one-way, microseconds)\n" + table.render();
+}
+
+void write_latency_files(const std::filesystem::path& dir, const measure::LatencyResult& r,
+                         const measure::LatencyOptions& o,
+                         const measure::TimerCharacterization& timer,
+                         const nlohmann::json& context) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir.string(), "cannot create the directory: " + ec.message());
+
+  std::string summary = parameters_block(r, o, context);
+  std::string full = parameters_block(r, o, context) + timer_text(timer) + "\n";
+  std::string csv = "size_bytes,trial,npp,one_way_us\n";
+  for (const auto& p : r.points) {
+    summary += summary_block(p) + "\n";
+    full += summary_block(p);
+    full += "\nDISTRIBUTION OF PING PONG TIMES DIVIDED BY TWO\n" + distribution_text(p.distribution);
+    full += "\nFREQUENCY OF PING PONG TIMES DIVIDED BY TWO\n" + frequency_text(p.frequency) + "\n";
+    for (std::size_t i = 0; i < p.one_way_us.size(); ++i) {
+      csv += fmt::format("{},{},{},{:.6f}\n", p.size_bytes, i, p.npp_used, p.one_way_us[i]);
+    }
+  }
+  write_text(dir / "latency.summary.output", summary);
+  write_text(dir / "latency.output", full);
+  write_text(dir / "latency.trials.csv", csv);
+}
+
+}  // namespace commgauge::report
