@@ -53,7 +53,8 @@ void add_latency_command(CLI::App& app, Action& action) {
   cmd->add_option("--npp-init", f->latency.npp_init, "ping-pongs per loop while estimating npp")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--npp-trials", f->latency.npp_trials, "loops timed while estimating npp (npptrial)")
+  cmd->add_option("--npp-trials", f->latency.npp_trials,
+                  "loops timed while estimating npp (npptrial)")
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--cut-coef", f->latency.cut_coef, "filter trials above cut_coef x median")
@@ -75,8 +76,9 @@ void add_latency_command(CLI::App& app, Action& action) {
 
   cmd->callback([&action, f] {
     action = [f](int& argc, char**& argv) {
-      f->latency.sizes = f->sizes.empty() ? std::vector<std::uint64_t>{parse_byte_size(f->size, "--size")}
-                                          : parse_size_list(f->sizes, "--sizes");
+      f->latency.sizes = f->sizes.empty()
+                             ? std::vector<std::uint64_t>{parse_byte_size(f->size, "--size")}
+                             : parse_size_list(f->sizes, "--sizes");
       if (f->npp && *f->npp == 0) throw InputError("--npp", "must be at least 1");
       f->latency.npp = f->npp.value_or(0);
       f->latency.validate();
@@ -87,7 +89,8 @@ void add_latency_command(CLI::App& app, Action& action) {
       nlohmann::json transport_context;
       report::TerminalProgress progress;
       run_guarded(*runner, [&] {
-        if (runner->reports()) timer = measure::characterize_timer(runner->source_clock(), f->timer);
+        if (runner->reports())
+          timer = measure::characterize_timer(runner->source_clock(), f->timer);
         runner->run({"latency", f->latency}, [&](net::Transport& t) {
           auto r = measure::measure_latency(t, f->latency, timer, &progress);
           if (r) {
@@ -99,14 +102,15 @@ void add_latency_command(CLI::App& app, Action& action) {
       if (!result) return 0;
       const nlohmann::json context = report::run_context(transport_context, timer);
       std::printf("commgauge latency over %s; timer %s: res_timing = %.4f us, min_ov = %.4f us\n",
-                  context.value("transport", "?").c_str(), timer.clock.c_str(),
-                  timer.res_timing_us, timer.min_ov_us);
+                  context.value("transport", "?").c_str(), timer.clock.c_str(), timer.res_timing_us,
+                  timer.min_ov_us);
       std::fputs(report::latency_table(*result, f->latency).c_str(), stdout);
       std::printf("%llu messages, %llu bytes sent by the source in %.3f s\n",
                   static_cast<unsigned long long>(result->counters.messages),
                   static_cast<unsigned long long>(result->counters.bytes), result->seconds);
       if (!f->json.empty()) {
-        profile::write_json_file(f->json, report::latency_json(*result, f->latency, timer, context));
+        profile::write_json_file(f->json,
+                                 report::latency_json(*result, f->latency, timer, context));
       }
       if (!f->output_dir.empty()) {
         report::write_latency_files(f->output_dir, *result, f->latency, timer, context);

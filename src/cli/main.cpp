@@ -7,8 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/options.hpp"
-#include "common/error.hpp"
 #include "commgauge/version.hpp"
+#include "common/error.hpp"
 #include "report/context.hpp"
 
 namespace {
@@ -30,8 +30,9 @@ int report_error(const char* kind, const std::exception& e, int status) {
 
 int main(int argc, char** argv) {
   commgauge::report::set_command_line(argc, argv);
-  CLI::App app{"commgauge: measure what communication costs on a parallel machine (LogGP/LogGPS/"
-               "LogGPO parameters, latency, bandwidth sharing) and predict MPI program run times."};
+  CLI::App app{
+      "commgauge: measure what communication costs on a parallel machine (LogGP/LogGPS/"
+      "LogGPO parameters, latency, bandwidth sharing) and predict MPI program run times."};
   app.set_version_flag("--version", std::string("commgauge ") + commgauge::kVersion + " (" +
                                         commgauge::kGitRevision + ")");
   app.require_subcommand(1);

@@ -8,7 +8,8 @@ namespace commgauge::cli {
 
 namespace {
 std::chrono::milliseconds seconds_option(double seconds, const std::string& name) {
-  if (!(seconds > 0) || !std::isfinite(seconds)) throw InputError(name, "must be a positive number of seconds");
+  if (!(seconds > 0) || !std::isfinite(seconds))
+    throw InputError(name, "must be a positive number of seconds");
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
 }
 }  // namespace

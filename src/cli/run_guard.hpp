@@ -2,7 +2,6 @@
 // Runs a subcommand's measurement so that a failure on one MPI rank aborts the whole job
 // (no rank is left waiting), after the failing rank has said why.
 
-#include <cstdio>
 #include <exception>
 
 #include "net/launch.hpp"
@@ -14,9 +13,7 @@ void run_guarded(net::PairRunner& runner, Fn&& fn) {
   try {
     fn();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "commgauge: %s\n", e.what());
-    std::fflush(stderr);
-    runner.fail();  // MPI_Abort on MPI; returns on the other transports
+    runner.fail(e.what());  // on MPI: says why, then MPI_Abort; elsewhere main reports it
     throw;
   }
 }

@@ -14,8 +14,10 @@ namespace {
 std::string trim(const std::string& s) {
   std::size_t b = 0;
   std::size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+    ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+    --e;
   return s.substr(b, e - b);
 }
 }  // namespace
@@ -23,7 +25,8 @@ std::string trim(const std::string& s) {
 std::uint64_t parse_byte_size(const std::string& raw, const std::string& what) {
   const std::string text = trim(raw);
   std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
   if (!text.empty() && text[0] == '-') {
     throw InputError(what, fmt::format("a size must be >= 0 bytes, got \"{}\"", raw));
   }
@@ -31,13 +34,20 @@ std::uint64_t parse_byte_size(const std::string& raw, const std::string& what) {
   const std::string number = text.substr(0, i);
   const std::string unit = trim(text.substr(i));
   double factor = 0;
-  if (unit.empty() || unit == "B") factor = 1;
-  else if (unit == "K" || unit == "KiB") factor = 1024.0;
-  else if (unit == "M" || unit == "MiB") factor = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") factor = 1024.0 * 1024 * 1024;
-  else if (unit == "kB" || unit == "KB") factor = 1e3;
-  else if (unit == "MB") factor = 1e6;
-  else if (unit == "GB") factor = 1e9;
+  if (unit.empty() || unit == "B")
+    factor = 1;
+  else if (unit == "K" || unit == "KiB")
+    factor = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    factor = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    factor = 1024.0 * 1024 * 1024;
+  else if (unit == "kB" || unit == "KB")
+    factor = 1e3;
+  else if (unit == "MB")
+    factor = 1e6;
+  else if (unit == "GB")
+    factor = 1e9;
   else {
     throw InputError(what, fmt::format("unknown size unit \"{}\" in \"{}\" (use B, KiB, MiB, GiB, "
                                        "kB, MB or GB)",
@@ -70,13 +80,14 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::s
       char* end = nullptr;
       factor = std::strtod(parts[2].c_str(), &end);
       if (*end != '\0' || !(factor > 1)) {
-        throw InputError(what, fmt::format("the factor must be a number > 1, got \"{}\"", parts[2]));
+        throw InputError(what,
+                         fmt::format("the factor must be a number > 1, got \"{}\"", parts[2]));
       }
     }
     if (lo > hi) throw InputError(what, fmt::format("MIN {} is larger than MAX {}", lo, hi));
     if (lo == 0) sizes.push_back(0);
-    for (double s = static_cast<double>(std::max<std::uint64_t>(lo, 1)); s <= static_cast<double>(hi);
-         s *= factor) {
+    for (double s = static_cast<double>(std::max<std::uint64_t>(lo, 1));
+         s <= static_cast<double>(hi); s *= factor) {
       const auto v = static_cast<std::uint64_t>(std::llround(s));
       if (sizes.empty() || sizes.back() != v) sizes.push_back(v);
     }

@@ -21,9 +21,15 @@ void LatencyOptions::validate() const {
 }
 
 void to_json(nlohmann::json& j, const LatencyOptions& o) {
-  j = {{"sizes", o.sizes},           {"trials", o.trials},         {"npp", o.npp},
-       {"res_npp", o.res_npp},       {"npp_init", o.npp_init},     {"npp_trials", o.npp_trials},
-       {"cut_coef", o.cut_coef},     {"bin_width_us", o.bin_width_us}, {"max_bins", o.max_bins},
+  j = {{"sizes", o.sizes},
+       {"trials", o.trials},
+       {"npp", o.npp},
+       {"res_npp", o.res_npp},
+       {"npp_init", o.npp_init},
+       {"npp_trials", o.npp_trials},
+       {"cut_coef", o.cut_coef},
+       {"bin_width_us", o.bin_width_us},
+       {"max_bins", o.max_bins},
        {"frequency_quantum_us", o.frequency_quantum_us},
        {"max_frequency_rows", o.max_frequency_rows}};
 }
@@ -47,7 +53,8 @@ std::uint64_t npp_from_estimate(double res_timing_us, double median_ppt_us, doub
   if (!(median_ppt_us > 0)) {
     throw std::invalid_argument("a ping-pong that takes no time cannot size npp");
   }
-  return static_cast<std::uint64_t>(std::lround(std::max(1.0, res_npp * res_timing_us / median_ppt_us)));
+  return static_cast<std::uint64_t>(
+      std::lround(std::max(1.0, res_npp * res_timing_us / median_ppt_us)));
 }
 
 Rates rates_from(const stats::Summary& s, std::uint64_t bytes) {
@@ -139,8 +146,7 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
     for (std::uint64_t trial = 0; trial < options.trials; ++trial) {
       const double elapsed = timed_loop(transport, bytes, p.npp_used);
       if (source) {
-        p.one_way_us[trial] =
-            (elapsed - timer.min_ov_us) / (2.0 * static_cast<double>(p.npp_used));
+        p.one_way_us[trial] = (elapsed - timer.min_ov_us) / (2.0 * static_cast<double>(p.npp_used));
         if (progress && trial % report_every == 0) {
           progress->update(fmt::format("latency {} B", bytes),
                            (loops_done + static_cast<double>(trial)) / total_loops);
@@ -150,14 +156,16 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
     loops_done += static_cast<double>(options.trials);
     if (source) {
       summarise(p, options);
-      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count();
+      p.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count();
       result.points.push_back(std::move(p));
     }
   }
   if (progress && source) progress->done();
   if (!source) return std::nullopt;
   result.counters = transport.counters();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 

@@ -23,12 +23,12 @@ inline constexpr std::size_t kHandshakeBytes = 8;
 struct LatencyOptions {
   std::vector<std::uint64_t> sizes{8};  ///< message sizes in bytes
   std::uint64_t trials = 10000;         ///< ntrial per size
-  std::uint64_t npp = 0;                ///< ping-pongs per timing loop; 0: estimate (seed 002 §3.3)
-  double res_npp = 50;                  ///< res_npp of seed 002
-  std::uint64_t npp_init = 10;          ///< ping-pongs per loop while estimating npp
-  std::uint64_t npp_trials = 200;       ///< npptrial: loops timed while estimating npp
-  double cut_coef = 2.0;                ///< filter trials above cut_coef x median
-  double bin_width_us = 0;              ///< distribution bin width; 0: automatic
+  std::uint64_t npp = 0;           ///< ping-pongs per timing loop; 0: estimate (seed 002 §3.3)
+  double res_npp = 50;             ///< res_npp of seed 002
+  std::uint64_t npp_init = 10;     ///< ping-pongs per loop while estimating npp
+  std::uint64_t npp_trials = 200;  ///< npptrial: loops timed while estimating npp
+  double cut_coef = 2.0;           ///< filter trials above cut_coef x median
+  double bin_width_us = 0;         ///< distribution bin width; 0: automatic
   int max_bins = 50;
   double frequency_quantum_us = 0.001;
   int max_frequency_rows = 100;
@@ -47,8 +47,8 @@ struct LatencyPoint {
   std::uint64_t size_bytes = 0;
   std::uint64_t npp_calculated = 0;
   std::uint64_t npp_used = 0;
-  double median_ppt_us = 0;       ///< median round trip per ping-pong in the npp estimate
-  std::vector<double> one_way_us; ///< every trial: (t2 - t1 - min_ov) / (2 npp)
+  double median_ppt_us = 0;        ///< median round trip per ping-pong in the npp estimate
+  std::vector<double> one_way_us;  ///< every trial: (t2 - t1 - min_ov) / (2 npp)
   stats::Summary stats;
   Rates rates;
   stats::Filtered filtered;

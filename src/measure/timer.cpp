@@ -40,10 +40,11 @@ TimerCharacterization characterize_timer(const net::Clock& clock, const TimerOpt
   t.res_timing_us = std::isinf(min_positive) ? 0.0 : min_positive;
   t.min_ov_us = std::isinf(min_non_negative) ? 0.0 : min_non_negative;
   t.summary = stats::summarize(diffs);
-  const double width = options.bin_width_us > 0
-                           ? options.bin_width_us
-                           : stats::nice_bin_width(t.summary.min, 2 * t.summary.median + t.res_timing_us,
-                                                   options.max_bins);
+  const double width =
+      options.bin_width_us > 0
+          ? options.bin_width_us
+          : stats::nice_bin_width(t.summary.min, 2 * t.summary.median + t.res_timing_us,
+                                  options.max_bins);
   t.distribution = stats::distribution(diffs, width, options.max_bins);
   t.frequency = stats::frequency(diffs, options.frequency_quantum_us, options.max_frequency_rows);
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

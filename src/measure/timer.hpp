@@ -23,10 +23,10 @@ struct TimerOptions {
 struct TimerCharacterization {
   std::string clock;
   std::uint64_t trials = 0;
-  double res_timing_us = 0;   ///< minimum positive difference; 0 if there is none (seed 002)
-  double min_ov_us = 0;       ///< minimum non-negative difference
-  std::uint64_t negative = 0; ///< differences below zero (a clock that stepped back)
-  stats::Summary summary;     ///< of all differences, microseconds
+  double res_timing_us = 0;    ///< minimum positive difference; 0 if there is none (seed 002)
+  double min_ov_us = 0;        ///< minimum non-negative difference
+  std::uint64_t negative = 0;  ///< differences below zero (a clock that stepped back)
+  stats::Summary summary;      ///< of all differences, microseconds
   stats::Distribution distribution;
   stats::Frequency frequency;
   double seconds = 0;  ///< wall time the characterization took

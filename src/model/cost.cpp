@@ -12,10 +12,15 @@ Picoseconds per_byte_ps(std::uint64_t n, std::int64_t per_byte_fs) {
 }
 }  // namespace
 
-Picoseconds to_picoseconds(double microseconds) { return std::llround(microseconds * 1e6); }
-double to_microseconds(Picoseconds ps) { return static_cast<double>(ps) / 1e6; }
+Picoseconds to_picoseconds(double microseconds) {
+  return std::llround(microseconds * 1e6);
+}
+double to_microseconds(Picoseconds ps) {
+  return static_cast<double>(ps) / 1e6;
+}
 
-CostModel::CostModel(const LinkParams& link) : link_(link), latency_(to_picoseconds(link.latency_us)) {
+CostModel::CostModel(const LinkParams& link)
+    : link_(link), latency_(to_picoseconds(link.latency_us)) {
   ranges_.reserve(link.ranges.size());
   for (const auto& r : link.ranges) {
     ranges_.push_back({r.from_bytes, to_picoseconds(r.send_overhead_us),

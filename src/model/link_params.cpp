@@ -16,7 +16,8 @@ std::string to_string(Progress p) {
 Progress progress_from_string(const std::string& text) {
   if (text == "independent") return Progress::independent;
   if (text == "dependent") return Progress::dependent;
-  throw InputError(fmt::format("progress must be \"independent\" or \"dependent\", not \"{}\"", text));
+  throw InputError(
+      fmt::format("progress must be \"independent\" or \"dependent\", not \"{}\"", text));
 }
 
 std::size_t LinkParams::range_index(std::uint64_t bytes) const {

@@ -50,8 +50,8 @@ std::unique_ptr<PairRunner> make_runner(const TransportOptions& options, int& ar
   const bool tcp = options.kind == "tcp";
   const bool virt = options.kind == "virtual";
   if (!mpi && !tcp && !virt) {
-    throw InputError("--transport", fmt::format("expected mpi, tcp or virtual, got \"{}\"",
-                                                options.kind));
+    throw InputError("--transport",
+                     fmt::format("expected mpi, tcp or virtual, got \"{}\"", options.kind));
   }
   if (options.peer && !tcp) throw InputError("--peer", "only applies to --transport tcp");
   if (!options.virtual_net.empty() && !virt) {
@@ -61,8 +61,8 @@ std::unique_ptr<PairRunner> make_runner(const TransportOptions& options, int& ar
     throw InputError("--transport virtual", "needs --virtual-net FILE.json (link parameters)");
   }
   if (!mpi && options.clock != "steady") {
-    throw InputError("--clock", fmt::format("{} is only available with --transport mpi",
-                                            options.clock));
+    throw InputError("--clock",
+                     fmt::format("{} is only available with --transport mpi", options.clock));
   }
   if (!(options.io_timeout.count() > 0)) throw InputError("--io-timeout", "must be positive");
   if (!(options.connect_timeout.count() > 0)) {

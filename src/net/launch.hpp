@@ -16,14 +16,14 @@ namespace commgauge::net {
 
 /// The transport options every measuring subcommand shares.
 struct TransportOptions {
-  std::string kind = "mpi";     ///< mpi | tcp | virtual
-  int source = 0;               ///< MPI rank that times (seed 002's "source")
-  int dest = 1;                 ///< MPI rank that answers
-  std::string clock = "steady"; ///< steady | wtime (MPI only)
-  std::optional<HostPort> peer; ///< TCP peer; empty: start one on 127.0.0.1
+  std::string kind = "mpi";      ///< mpi | tcp | virtual
+  int source = 0;                ///< MPI rank that times (seed 002's "source")
+  int dest = 1;                  ///< MPI rank that answers
+  std::string clock = "steady";  ///< steady | wtime (MPI only)
+  std::optional<HostPort> peer;  ///< TCP peer; empty: start one on 127.0.0.1
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds io_timeout{10000};
-  std::string virtual_net;      ///< link-parameter file for the virtual network
+  std::string virtual_net;  ///< link-parameter file for the virtual network
 };
 
 class PairRunner {
@@ -36,8 +36,9 @@ class PairRunner {
   /// Runs fn on each end of the pair that lives in this process. `job` names the method and
   /// its parameters for a TCP peer, which runs its own registered code for the dest end.
   virtual void run(const Job& job, const std::function<void(Transport&)>& fn) = 0;
-  /// Reports a fatal error: on MPI this aborts every rank so that none hangs.
-  virtual void fail() noexcept {}
+  /// A fatal error on this process: on MPI it prints `message` and aborts every rank so that
+  /// none hangs; elsewhere it does nothing (the caller reports the error).
+  virtual void fail(const char* /*message*/) noexcept {}
 };
 
 /// Validates the option combination (throws InputError) and sets up the transport.

@@ -33,7 +33,9 @@ void set_nodelay(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 int remaining_ms(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -86,7 +88,8 @@ HostPort parse_host_port(const std::string& text, const std::string& option) {
     throw InputError(option, fmt::format("expected HOST:PORT, got \"{}\"", text));
   }
   std::string host = text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   const std::string port_text = text.substr(colon + 1);
   char* end = nullptr;
   const long port = std::strtol(port_text.c_str(), &end, 10);

@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "common/error.hpp"
 #include "commgauge/version.hpp"
+#include "common/error.hpp"
 
 namespace commgauge::net {
 
@@ -40,12 +40,18 @@ LocalPeer::LocalPeer(std::chrono::milliseconds connect_timeout,
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw TransportError("cannot create a pipe for the local peer");
   const std::string announce = std::to_string(fds[1]);
-  const std::vector<std::string> args = {"commgauge",      "serve",
-                                         "--bind",         "127.0.0.1",
-                                         "--port",         "0",
-                                         "--once",         "--announce-fd",
-                                         announce,         "--io-timeout",
-                                         seconds_text(io_timeout), "--accept-timeout",
+  const std::vector<std::string> args = {"commgauge",
+                                         "serve",
+                                         "--bind",
+                                         "127.0.0.1",
+                                         "--port",
+                                         "0",
+                                         "--once",
+                                         "--announce-fd",
+                                         announce,
+                                         "--io-timeout",
+                                         seconds_text(io_timeout),
+                                         "--accept-timeout",
                                          seconds_text(connect_timeout)};
   pid_ = fork();
   if (pid_ < 0) {
@@ -58,7 +64,8 @@ LocalPeer::LocalPeer(std::chrono::milliseconds connect_timeout,
     close(fds[0]);
     fcntl(fds[1], F_SETFD, 0);  // the announce fd survives exec
     std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv("/proc/self/exe", argv.data());
     std::fprintf(stderr, "commgauge: cannot start the local peer: %s\n", std::strerror(errno));
@@ -109,7 +116,9 @@ int LocalPeer::reap(std::chrono::milliseconds timeout) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-LocalPeer::~LocalPeer() { reap(std::chrono::milliseconds(2000)); }
+LocalPeer::~LocalPeer() {
+  reap(std::chrono::milliseconds(2000));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Client
@@ -129,16 +138,18 @@ TcpClientSession::TcpClientSession(const TcpOptions& options, const Job& job) {
   nlohmann::json request = hello(me);
   request["job"] = {{"method", job.method}, {"params", job.params}};
   transport_->send_frame(FrameTag::control, request.dump());
-  const auto reply = nlohmann::json::parse(transport_->recv_frame(FrameTag::control), nullptr, false);
+  const auto reply =
+      nlohmann::json::parse(transport_->recv_frame(FrameTag::control), nullptr, false);
   if (!reply.is_object() || reply.value("hello", "") != "commgauge") {
     throw TransportError(fmt::format("{} is not a commgauge serve peer", address.text()));
   }
-  transport_->set_context({{"transport", "tcp"},
-                           {"hosts", {me, reply.value("host", "?")}},
-                           {"peer_address", address.text()},
-                           {"self_started_peer", local_peer_ != nullptr},
-                           {"tcp_nodelay", true},
-                           {"io_timeout_s", static_cast<double>(options.io_timeout.count()) / 1e3}});
+  transport_->set_context(
+      {{"transport", "tcp"},
+       {"hosts", {me, reply.value("host", "?")}},
+       {"peer_address", address.text()},
+       {"self_started_peer", local_peer_ != nullptr},
+       {"tcp_nodelay", true},
+       {"io_timeout_s", static_cast<double>(options.io_timeout.count()) / 1e3}});
 }
 
 void TcpClientSession::finish() {
@@ -153,7 +164,9 @@ void TcpClientSession::abort(const std::string& message) noexcept {
   finished_ = true;
 }
 
-TcpClientSession::~TcpClientSession() { abort("the client ended the session"); }
+TcpClientSession::~TcpClientSession() {
+  abort("the client ended the session");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Server

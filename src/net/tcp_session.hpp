@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <sys/types.h>
+#include <nlohmann/json.hpp>
 
 #include "net/socket.hpp"
 #include "net/tcp_transport.hpp"

@@ -24,34 +24,46 @@ constexpr std::uint64_t kMaxSessionFrame = 16 * 1024 * 1024;
 constexpr auto kSpinBeforeSleep = std::chrono::microseconds(200);
 
 void put_u32(unsigned char* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+  for (int i = 0; i < 4; ++i)
+    p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 void put_u64(unsigned char* p, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    p[i] = static_cast<unsigned char>(v >> (8 * i));
 }
 std::uint32_t get_u32(const unsigned char* p) {
   std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | p[i];
   return v;
 }
 std::uint64_t get_u64(const unsigned char* p) {
   std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | p[i];
   return v;
 }
 
 const char* tag_name(FrameTag t) {
   switch (t) {
-    case FrameTag::data: return "data";
-    case FrameTag::barrier: return "barrier";
-    case FrameTag::control: return "control";
-    case FrameTag::error: return "error";
+    case FrameTag::data:
+      return "data";
+    case FrameTag::barrier:
+      return "barrier";
+    case FrameTag::control:
+      return "control";
+    case FrameTag::error:
+      return "error";
   }
   return "unknown";
 }
 
-std::int64_t send_id(std::uint64_t seq) { return static_cast<std::int64_t>(2 * seq); }
-std::int64_t recv_id(std::uint64_t seq) { return static_cast<std::int64_t>(2 * seq + 1); }
+std::int64_t send_id(std::uint64_t seq) {
+  return static_cast<std::int64_t>(2 * seq);
+}
+std::int64_t recv_id(std::uint64_t seq) {
+  return static_cast<std::int64_t>(2 * seq + 1);
+}
 
 }  // namespace
 
@@ -150,11 +162,13 @@ bool TcpTransport::fill_input() {
     in_end_ -= in_begin_;
     in_begin_ = 0;
   }
-  const ssize_t r = ::recv(socket_.fd(), inbuf_.data() + in_end_, inbuf_.size() - in_end_, MSG_DONTWAIT);
+  const ssize_t r =
+      ::recv(socket_.fd(), inbuf_.data() + in_end_, inbuf_.size() - in_end_, MSG_DONTWAIT);
   if (r == 0) throw TransportError("the TCP peer closed the connection");
   if (r < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-    throw TransportError(fmt::format("receiving from the TCP peer failed: {}", std::strerror(errno)));
+    throw TransportError(
+        fmt::format("receiving from the TCP peer failed: {}", std::strerror(errno)));
   }
   in_end_ += static_cast<std::size_t>(r);
   return true;
@@ -186,9 +200,10 @@ bool TcpTransport::progress_recvs() {
         if (length > kMaxSessionFrame) throw TransportError("TCP peer sent an oversized frame");
         op.length = length;
       } else if (length != op.length) {
-        throw TransportError(fmt::format("message size mismatch: receive posted for {} bytes, the "
-                                         "peer sent {} bytes",
-                                         op.length, length));
+        throw TransportError(
+            fmt::format("message size mismatch: receive posted for {} bytes, the "
+                        "peer sent {} bytes",
+                        op.length, length));
       }
       in_begin_ += kHeaderBytes;
       op.have_header = true;
@@ -196,8 +211,8 @@ bool TcpTransport::progress_recvs() {
     }
     while (op.got < op.length) {
       if (in_begin_ == in_end_ && !fill_input()) return moved;
-      const std::size_t take =
-          static_cast<std::size_t>(std::min<std::uint64_t>(op.length - op.got, in_end_ - in_begin_));
+      const std::size_t take = static_cast<std::size_t>(
+          std::min<std::uint64_t>(op.length - op.got, in_end_ - in_begin_));
       if (op.keep || op.tag == FrameTag::error) {
         op.content.append(reinterpret_cast<const char*>(inbuf_.data() + in_begin_), take);
       }

@@ -71,7 +71,7 @@ class TcpTransport final : public Transport {
     bool any_length;       // session frames: any length, kept in `content`
     std::uint64_t got;     // payload bytes consumed
     bool have_header;
-    bool keep;             // keep the payload (values and session frames; small)
+    bool keep;  // keep the payload (values and session frames; small)
     std::string content;
   };
 

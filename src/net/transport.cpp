@@ -2,7 +2,9 @@
 
 namespace commgauge::net {
 
-std::string to_string(Role r) { return r == Role::source ? "source" : "dest"; }
+std::string to_string(Role r) {
+  return r == Role::source ? "source" : "dest";
+}
 
 void spin_for(const Clock& clock, double us) {
   if (!(us > 0)) return;

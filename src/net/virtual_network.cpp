@@ -36,8 +36,8 @@ struct Op {
   Tag tag = Tag::data;
   std::uint64_t bytes = 0;
   std::uint64_t payload = 0;
-  std::int64_t match = -1;  // the partner operation, once matched (FIFO per direction and tag)
-  model::MessageCost cost;  // sends only
+  std::int64_t match = -1;       // the partner operation, once matched (FIFO per direction and tag)
+  model::MessageCost cost;       // sends only
   bool arrived = false;          // send: its data reached the receiver
   bool request_arrived = false;  // rendezvous send: its request reached the receiver
   bool delivered = false;        // send: the receiver's copy ran (the op is no longer needed)
@@ -205,10 +205,12 @@ void VirtualNetwork::Engine::reset() {
   events_ = {};
   now_ = 0;
   for (auto& per_tag : unmatched_sends_) {
-    for (auto& q : per_tag) q.clear();
+    for (auto& q : per_tag)
+      q.clear();
   }
   for (auto& per_tag : unmatched_recvs_) {
-    for (auto& q : per_tag) q.clear();
+    for (auto& q : per_tag)
+      q.clear();
   }
   error_.clear();
   first_exception_ = nullptr;
@@ -248,7 +250,8 @@ void VirtualNetwork::Engine::thread_main(int i, const std::function<void(Transpo
       error_ = fmt::format("virtual {} endpoint failed: {}", to_string(endpoint.role()), e.what());
     }
     eps_[i].state = State::finished;
-    for (auto& ep : eps_) ep.cv.notify_all();
+    for (auto& ep : eps_)
+      ep.cv.notify_all();
     return;
   }
   Lock lk(mu_);
@@ -281,10 +284,12 @@ void VirtualNetwork::Engine::dispatch(Lock& lk, int self) {
       break;
     }
     bool blocked = false;
-    for (const auto& e : eps_) blocked = blocked || e.state == State::blocked;
+    for (const auto& e : eps_)
+      blocked = blocked || e.state == State::blocked;
     if (blocked) {
       error_ = describe_deadlock();
-      for (auto& e : eps_) e.cv.notify_all();
+      for (auto& e : eps_)
+        e.cv.notify_all();
     }
     break;
   }
@@ -348,7 +353,8 @@ void VirtualNetwork::Engine::block_until_done(Lock& lk, int i, std::int64_t id,
 
 Op& VirtualNetwork::Engine::op(std::int64_t id) {
   auto it = ops_.find(id);
-  if (it == ops_.end()) throw TransportError(fmt::format("virtual network: unknown request {}", id));
+  if (it == ops_.end())
+    throw TransportError(fmt::format("virtual network: unknown request {}", id));
   return it->second;
 }
 
@@ -406,8 +412,12 @@ void VirtualNetwork::Engine::process(const Event& ev) {
 }
 
 void VirtualNetwork::Engine::on_matched(std::int64_t send_id, Picoseconds t) {
-  Op& s = op(send_id);
-  if (s.arrived) trigger(op(s.match).owner, {ActionKind::copy, s.match}, t);
+  const Op& s = op(send_id);
+  if (s.arrived) {
+    // The data is there (eager, or unexpected): only the copy is left. It may retire `s`.
+    trigger(op(s.match).owner, {ActionKind::copy, s.match}, t);
+    return;
+  }
   if (s.cost.rendezvous && s.request_arrived) answer_request(send_id, t);
 }
 
@@ -513,9 +523,10 @@ std::int64_t VirtualNetwork::Engine::isend(int i, Tag tag, std::uint64_t bytes,
     recvs.pop_front();
     Op& r = op(r_id);
     if (r.bytes != bytes) {
-      throw TransportError(fmt::format("virtual network: {} bytes sent to a receive posted for {} "
-                                       "bytes",
-                                       bytes, r.bytes));
+      throw TransportError(
+          fmt::format("virtual network: {} bytes sent to a receive posted for {} "
+                      "bytes",
+                      bytes, r.bytes));
     }
     r.match = id;
     s.match = r_id;
@@ -543,9 +554,10 @@ std::int64_t VirtualNetwork::Engine::irecv(int i, Tag tag, std::uint64_t bytes) 
     sends.pop_front();
     Op& s = op(s_id);
     if (s.bytes != bytes) {
-      throw TransportError(fmt::format("virtual network: receive posted for {} bytes, but the peer "
-                                       "sent {} bytes",
-                                       bytes, s.bytes));
+      throw TransportError(
+          fmt::format("virtual network: receive posted for {} bytes, but the peer "
+                      "sent {} bytes",
+                      bytes, s.bytes));
     }
     s.match = id;
     r.match = s_id;
@@ -562,8 +574,8 @@ std::uint64_t VirtualNetwork::Engine::wait(int i, std::int64_t id) {
   enter_call(lk, i);
   Op& o = op(id);
   if (o.owner != i) throw TransportError("virtual network: waiting on another endpoint's request");
-  const std::string what =
-      fmt::format("wait for a {} of {} bytes", o.kind == OpKind::send ? "send" : "receive", o.bytes);
+  const std::string what = fmt::format("wait for a {} of {} bytes",
+                                       o.kind == OpKind::send ? "send" : "receive", o.bytes);
   block_until_done(lk, i, id, what);
   const std::uint64_t payload = op(id).payload;
   consume(id);
@@ -610,7 +622,9 @@ Request VirtualEndpoint::isend(std::size_t bytes) {
   return {engine_.isend(index_, Tag::data, bytes, 0)};
 }
 
-Request VirtualEndpoint::irecv(std::size_t bytes) { return {engine_.irecv(index_, Tag::data, bytes)}; }
+Request VirtualEndpoint::irecv(std::size_t bytes) {
+  return {engine_.irecv(index_, Tag::data, bytes)};
+}
 
 void VirtualEndpoint::wait(Request& request) {
   if (!request.active()) throw TransportError("wait on an inactive request");
@@ -633,9 +647,13 @@ void VirtualEndpoint::barrier() {
   engine_.wait(index_, s);
 }
 
-double VirtualEndpoint::now_us() { return engine_.now_us(index_); }
+double VirtualEndpoint::now_us() {
+  return engine_.now_us(index_);
+}
 
-void VirtualEndpoint::compute(double us) { engine_.compute(index_, us); }
+void VirtualEndpoint::compute(double us) {
+  engine_.compute(index_, us);
+}
 
 void VirtualEndpoint::send_value(std::uint64_t value) {
   const std::int64_t s = engine_.isend(index_, Tag::data, sizeof value, value);
@@ -647,7 +665,9 @@ std::uint64_t VirtualEndpoint::recv_value() {
   return engine_.wait(index_, r);
 }
 
-Counters VirtualEndpoint::counters() const { return engine_.counters(index_); }
+Counters VirtualEndpoint::counters() const {
+  return engine_.counters(index_);
+}
 
 nlohmann::json VirtualEndpoint::context() const {
   return {{"transport", "virtual"},
@@ -661,8 +681,12 @@ VirtualNetwork::VirtualNetwork(const model::LinkParams& link)
     : engine_(std::make_unique<Engine>(link)) {}
 VirtualNetwork::~VirtualNetwork() = default;
 
-void VirtualNetwork::run(const std::function<void(Transport&)>& fn) { engine_->run(fn); }
+void VirtualNetwork::run(const std::function<void(Transport&)>& fn) {
+  engine_->run(fn);
+}
 
-const model::CostModel& VirtualNetwork::cost() const { return engine_->cost(); }
+const model::CostModel& VirtualNetwork::cost() const {
+  return engine_->cost();
+}
 
 }  // namespace commgauge::net

@@ -12,10 +12,12 @@ namespace commgauge::profile {
 namespace {
 
 const std::set<std::string>& known_keywords() {
-  static const std::set<std::string> k = {
-      "$schema", "$id",  "$defs",           "$ref",      "title",   "description",
-      "default", "type", "const",           "enum",      "required", "properties",
-      "items",   "minItems", "additionalProperties", "minimum", "maximum", "exclusiveMinimum"};
+  static const std::set<std::string> k = {"$schema", "$id",      "$defs",
+                                          "$ref",    "title",    "description",
+                                          "default", "type",     "const",
+                                          "enum",    "required", "properties",
+                                          "items",   "minItems", "additionalProperties",
+                                          "minimum", "maximum",  "exclusiveMinimum"};
   return k;
 }
 
@@ -28,7 +30,8 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
   if (type == "number") return v.is_number();
   if (type == "integer") {
     if (v.is_number_integer()) return true;
-    return v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
+    return v.is_number_float() &&
+           v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
   }
   throw std::invalid_argument("unknown JSON Schema type " + type);
 }
@@ -36,9 +39,12 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
 std::string escape_pointer_token(const std::string& token) {
   std::string out;
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -62,7 +68,8 @@ void JsonSchema::check_keywords(const nlohmann::json& schema, const std::string&
       throw std::invalid_argument("schema keyword '" + key + "' at " + at + " is not supported");
     }
     if (key == "properties" || key == "$defs") {
-      for (const auto& [name, sub] : value.items()) check_keywords(sub, at + "/" + key + "/" + name);
+      for (const auto& [name, sub] : value.items())
+        check_keywords(sub, at + "/" + key + "/" + name);
     } else if (key == "items") {
       check_keywords(value, at + "/items");
     } else if (key == "$ref") {
@@ -98,8 +105,10 @@ void JsonSchema::validate_at(const nlohmann::json& schema_in, const nlohmann::js
   }
   if (schema.contains("enum")) {
     bool found = false;
-    for (const auto& option : schema["enum"]) found = found || option == value;
-    if (!found) fail(fmt::format("expected one of {}, got {}", schema["enum"].dump(), brief(value)));
+    for (const auto& option : schema["enum"])
+      found = found || option == value;
+    if (!found)
+      fail(fmt::format("expected one of {}, got {}", schema["enum"].dump(), brief(value)));
   }
   if (schema.contains("type")) {
     const std::string type = schema["type"].get<std::string>();
@@ -121,8 +130,8 @@ void JsonSchema::validate_at(const nlohmann::json& schema_in, const nlohmann::js
     if (schema.contains("required")) {
       for (const auto& name : schema["required"]) {
         if (!value.contains(name.get<std::string>())) {
-          throw InputError(where, fmt::format("{}{}: required field is missing",
-                                              pointer + "/", name.get<std::string>()));
+          throw InputError(where, fmt::format("{}{}: required field is missing", pointer + "/",
+                                              name.get<std::string>()));
         }
       }
     }

@@ -26,7 +26,9 @@ void set_command_line(int argc, char** argv) {
   stored_command_line().assign(argv, argv + argc);
 }
 
-const std::vector<std::string>& command_line() { return stored_command_line(); }
+const std::vector<std::string>& command_line() {
+  return stored_command_line();
+}
 
 nlohmann::json run_context(const nlohmann::json& transport_context,
                            const measure::TimerCharacterization& timer) {

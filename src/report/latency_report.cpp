@@ -14,7 +14,8 @@ namespace commgauge::report {
 namespace {
 
 nlohmann::json rates_json(const measure::Rates& r) {
-  return {{"min", r.from_min}, {"median", r.from_median}, {"mean", r.from_mean}, {"max", r.from_max}};
+  return {
+      {"min", r.from_min}, {"median", r.from_median}, {"mean", r.from_mean}, {"max", r.from_max}};
 }
 
 nlohmann::json point_json(const measure::LatencyPoint& p) {
@@ -93,15 +94,11 @@ nlohmann::json latency_json(const measure::LatencyResult& r, const measure::Late
                             const measure::TimerCharacterization& timer,
                             const nlohmann::json& context) {
   nlohmann::json results = nlohmann::json::array();
-  for (const auto& p : r.points) results.push_back(point_json(p));
-  return {{"method", "latency"},
-          {"context", context},
-          {"timer", timer_json(timer)},
-          {"parameters", o},
-          {"results", results},
-          {"messages", r.counters.messages},
-          {"bytes", r.counters.bytes},
-          {"seconds", r.seconds}};
+  for (const auto& p : r.points)
+    results.push_back(point_json(p));
+  return {{"method", "latency"},       {"context", context},  {"timer", timer_json(timer)},
+          {"parameters", o},           {"results", results},  {"messages", r.counters.messages},
+          {"bytes", r.counters.bytes}, {"seconds", r.seconds}};
 }
 
 std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o) {
@@ -109,8 +106,7 @@ std::string latency_table(const measure::LatencyResult& r, const measure::Latenc
                    "sd_us", "cv_%", "rse", "MB/s(median)",
                    fmt::format("removed>{}xmed", number(o.cut_coef, 3)), "filt_mean_us"});
   for (const auto& p : r.points) {
-    table.add_row({std::to_string(p.size_bytes),
-                   fmt::format("{}/{}", p.npp_calculated, p.npp_used),
+    table.add_row({std::to_string(p.size_bytes), fmt::format("{}/{}", p.npp_calculated, p.npp_used),
                    std::to_string(p.stats.count), number(p.stats.min), number(p.stats.median),
                    number(p.stats.mean), number(p.stats.max), number(p.stats.sd, 3),
                    number(p.stats.cv_percent, 3), number(p.stats.rse, 3),
@@ -134,7 +130,8 @@ void write_latency_files(const std::filesystem::path& dir, const measure::Latenc
   for (const auto& p : r.points) {
     summary += summary_block(p) + "\n";
     full += summary_block(p);
-    full += "\nDISTRIBUTION OF PING PONG TIMES DIVIDED BY TWO\n" + distribution_text(p.distribution);
+    full +=
+        "\nDISTRIBUTION OF PING PONG TIMES DIVIDED BY TWO\n" + distribution_text(p.distribution);
     full += "\nFREQUENCY OF PING PONG TIMES DIVIDED BY TWO\n" + frequency_text(p.frequency) + "\n";
     for (std::size_t i = 0; i < p.one_way_us.size(); ++i) {
       csv += fmt::format("{},{},{},{:.6f}\n", p.size_bytes, i, p.npp_used, p.one_way_us[i]);

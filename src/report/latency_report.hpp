@@ -23,6 +23,7 @@ std::string latency_table(const measure::LatencyResult& r, const measure::Latenc
 /// with distribution and frequency tables) and latency.trials.csv (every trial) into `dir`.
 void write_latency_files(const std::filesystem::path& dir, const measure::LatencyResult& r,
                          const measure::LatencyOptions& o,
-                         const measure::TimerCharacterization& timer, const nlohmann::json& context);
+                         const measure::TimerCharacterization& timer,
+                         const nlohmann::json& context);
 
 }  // namespace commgauge::report

@@ -15,7 +15,8 @@ std::string number(double value, int digits) {
 
 std::string TextTable::render() const {
   std::vector<std::size_t> width(header_.size(), 0);
-  for (std::size_t c = 0; c < header_.size(); ++c) width[c] = header_[c].size();
+  for (std::size_t c = 0; c < header_.size(); ++c)
+    width[c] = header_[c].size();
   for (const auto& row : rows_) {
     for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
       width[c] = std::max(width[c], row[c].size());
@@ -28,14 +29,17 @@ std::string TextTable::render() const {
       if (c > 0) out += "  ";
       out += c == 0 ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("{:>{}}", cell, width[c]);
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
+    while (!out.empty() && out.back() == ' ')
+      out.pop_back();
     return out + "\n";
   };
   std::string out = line(header_);
   std::size_t total = 0;
-  for (std::size_t w : width) total += w;
+  for (std::size_t w : width)
+    total += w;
   out += std::string(total + 2 * (width.size() - 1), '-') + "\n";
-  for (const auto& row : rows_) out += line(row);
+  for (const auto& row : rows_)
+    out += line(row);
   return out;
 }
 

@@ -24,7 +24,8 @@ std::string timer_text(const measure::TimerCharacterization& t) {
       "resolution res_timing = {:.4f} us (minimum positive difference)\n"
       "overhead   min_ov     = {:.4f} us (minimum non-negative difference)\n",
       t.clock, t.trials, t.seconds, t.res_timing_us, t.min_ov_us);
-  if (t.negative > 0) out += fmt::format("negative differences = {} (the clock stepped back)\n", t.negative);
+  if (t.negative > 0)
+    out += fmt::format("negative differences = {} (the clock stepped back)\n", t.negative);
   out += "\nTIMING DIFFERENCES IN MICROSECONDS\n" + summary_text(t.summary);
   out += "\nDISTRIBUTION OF TIMES\n" + distribution_text(t.distribution);
   out += "\nFREQUENCY OF TIMES\n" + frequency_text(t.frequency);

@@ -48,7 +48,8 @@ Frequency frequency(std::span<const double> samples, double quantum, int max_row
   if (max_rows < 1) throw std::invalid_argument("at least one frequency row is needed");
   // Timer and latency samples take few distinct values: count in a hash map, sort the keys.
   std::unordered_map<std::int64_t, std::uint64_t> counts;
-  for (double x : samples) ++counts[std::llround(x / quantum)];
+  for (double x : samples)
+    ++counts[std::llround(x / quantum)];
   std::vector<std::pair<std::int64_t, std::uint64_t>> sorted(counts.begin(), counts.end());
   std::sort(sorted.begin(), sorted.end());
 

@@ -1,5 +1,7 @@
 #include <mpi.h>
 
+#include <cstdio>
+
 #include "net/launch.hpp"
 #include "net/mpi/mpi_transport.hpp"
 
@@ -20,7 +22,11 @@ class MpiRunner final : public PairRunner {
   void run(const Job&, const std::function<void(Transport&)>& fn) override {
     if (transport_.in_pair()) fn(transport_);
   }
-  void fail() noexcept override { MPI_Abort(MPI_COMM_WORLD, 1); }
+  void fail(const char* message) noexcept override {
+    std::fprintf(stderr, "commgauge: rank %d: %s\n", transport_.rank(), message);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 
  private:
   MpiEnvironment environment_;

@@ -27,7 +27,8 @@ std::string library_version() {
   std::string s(text, static_cast<std::size_t>(len));
   const auto nl = s.find_first_of("\r\n");
   if (nl != std::string::npos) s = s.substr(0, nl);
-  while (!s.empty() && (s.back() == ',' || s.back() == ' ')) s.pop_back();
+  while (!s.empty() && (s.back() == ',' || s.back() == ' '))
+    s.pop_back();
   return s;
 }
 
@@ -59,12 +60,14 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size < 2) {
-    throw InputError(fmt::format("the MPI transport needs at least 2 ranks, this run has {}: "
-                                 "launch with mpirun -np 2",
-                                 size));
+    throw InputError(
+        fmt::format("the MPI transport needs at least 2 ranks, this run has {}: "
+                    "launch with mpirun -np 2",
+                    size));
   }
   if (source < 0 || source >= size) {
-    throw InputError("--source", fmt::format("rank {} does not exist (ranks 0-{})", source, size - 1));
+    throw InputError("--source",
+                     fmt::format("rank {} does not exist (ranks 0-{})", source, size - 1));
   }
   if (dest < 0 || dest >= size) {
     throw InputError("--dest", fmt::format("rank {} does not exist (ranks 0-{})", dest, size - 1));
@@ -116,9 +119,10 @@ void MpiTransport::check_count(const MPI_Status& status, std::size_t bytes) cons
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   if (static_cast<std::size_t>(count) != bytes) {
-    throw TransportError(fmt::format("message size mismatch: receive posted for {} bytes, the "
-                                     "peer sent {} bytes",
-                                     bytes, count));
+    throw TransportError(
+        fmt::format("message size mismatch: receive posted for {} bytes, the "
+                    "peer sent {} bytes",
+                    bytes, count));
   }
 }
 
@@ -182,7 +186,9 @@ bool MpiTransport::test(Request& request) {
   return true;
 }
 
-void MpiTransport::barrier() { MPI_Barrier(pair_); }
+void MpiTransport::barrier() {
+  MPI_Barrier(pair_);
+}
 
 void MpiTransport::send_value(std::uint64_t value) {
   ++counters_.messages;

@@ -1,0 +1,257 @@
+// commgauge timer / latency / serve for real: MPI over shared memory and TCP, the TCP
+// transport, and bad input. This machine is shared and noisy, so these tests assert what
+// holds under load (completion, ordering, sanity); exact values are checked on the virtual
+// network in the unit tests.
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::filesystem::path temp_file(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("commgauge-it-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+// Every run must succeed, report npp, and have min <= median <= max.
+void expect_sane_latency(const Outcome& o, const nlohmann::json& j, const std::string& transport) {
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("npp calc/used"));
+  EXPECT_EQ(j["context"]["transport"], transport);
+  EXPECT_EQ(j["context"]["hosts"].size(), 2u);
+  EXPECT_TRUE(j["context"].contains("git_revision"));
+  EXPECT_TRUE(j["context"].contains("command_line"));
+  EXPECT_GE(j["timer"]["res_timing_us"].get<double>(), 0.0);
+  for (const auto& r : j["results"]) {
+    EXPECT_GE(r["npp_used"].get<int>(), 1);
+    EXPECT_GE(r["npp_calculated"].get<int>(), 1);
+    const auto& s = r["stats_us"];
+    EXPECT_LE(s["min"].get<double>(), s["median"].get<double>());
+    EXPECT_LE(s["median"].get<double>(), s["max"].get<double>());
+    EXPECT_GT(s["min"].get<double>(), 0.0);
+    EXPECT_LE(r["filtered"]["removed"].get<int>(), r["trials"].get<int>());
+    EXPECT_TRUE(r["rates_MBps"].contains("median"));
+  }
+  EXPECT_GT(j["messages"].get<int>(), 0);
+}
+
+TEST(LatencyCli, MpiSharedMemory) {
+  const auto json = temp_file("mpi-shm.json");
+  const auto o = run(with(mpirun(2), {"latency", "--sizes", "8,4096", "--trials", "2000",
+                                      "--timer-trials", "200000", "--json", json.string()}));
+  const auto j = read_json(json);
+  expect_sane_latency(o, j, "mpi");
+  EXPECT_THAT(j["context"]["mpi_library"].get<std::string>(), HasSubstr("Open MPI"));
+  EXPECT_EQ(j["results"].size(), 2u);
+}
+
+TEST(LatencyCli, MpiTcpBtl) {
+  const auto json = temp_file("mpi-tcp.json");
+  const auto o = run(
+      with(mpirun(2, {"--mca", "btl", "tcp,self"}),
+           {"latency", "--trials", "2000", "--timer-trials", "200000", "--json", json.string()}));
+  expect_sane_latency(o, read_json(json), "mpi");
+}
+
+TEST(LatencyCli, MpiFourRanksSourceZeroDestThree) {
+  const auto json = temp_file("mpi-4.json");
+  const auto o = run(
+      with(mpirun(4), {"latency", "--source", "0", "--dest", "3", "--trials", "500",
+                       "--timer-trials", "100000", "--clock", "wtime", "--json", json.string()}));
+  const auto j = read_json(json);
+  expect_sane_latency(o, j, "mpi");
+  EXPECT_EQ(j["context"]["source_rank"], 0);
+  EXPECT_EQ(j["context"]["dest_rank"], 3);
+  EXPECT_EQ(j["timer"]["clock"], "MPI_Wtime");
+}
+
+TEST(LatencyCli, TcpSelfStartedPeer) {
+  const auto json = temp_file("tcp.json");
+  const auto dir = temp_file("tcp-files");
+  const auto o =
+      run({commgauge(), "latency", "--transport", "tcp", "--sizes", "8,65536", "--trials", "1000",
+           "--timer-trials", "200000", "--json", json.string(), "--output-dir", dir.string()});
+  const auto j = read_json(json);
+  expect_sane_latency(o, j, "tcp");
+  EXPECT_TRUE(j["context"]["self_started_peer"].get<bool>());
+  EXPECT_TRUE(std::filesystem::exists(dir / "latency.summary.output"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "latency.output"));
+  std::ifstream csv(dir / "latency.trials.csv");
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line))
+    ++lines;
+  EXPECT_EQ(lines, 1 + 2 * 1000);  // header + every trial of both sizes
+}
+
+TEST(LatencyCli, TcpAgainstServe) {
+  Background server({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once"});
+  const std::string line = server.wait_for_stderr("listening on", std::chrono::seconds(10));
+  ASSERT_FALSE(line.empty());
+  const std::string port = line.substr(line.rfind(':') + 1);
+  const auto json = temp_file("tcp-serve.json");
+  const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
+                      "--trials", "500", "--timer-trials", "100000", "--json", json.string()});
+  const auto j = read_json(json);
+  expect_sane_latency(o, j, "tcp");
+  EXPECT_FALSE(j["context"]["self_started_peer"].get<bool>());
+}
+
+TEST(LatencyCli, VirtualNetworkMatchesItsParameters) {
+  const auto json = temp_file("virtual.json");
+  const auto o =
+      run({commgauge(), "latency", "--transport", "virtual", "--virtual-net",
+           COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "--sizes", "1,1001",
+           "--trials", "100", "--timer-trials", "1000", "--json", json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = read_json(json);
+  // o + L + (k-1)G + o with L = 5, o = 1.5, G = 0.001
+  EXPECT_NEAR(j["results"][0]["stats_us"]["median"].get<double>(), 8.0, 1e-6);
+  EXPECT_NEAR(j["results"][1]["stats_us"]["median"].get<double>(), 9.0, 1e-6);
+  EXPECT_EQ(j["timer"]["res_timing_us"].get<double>(), 0.0);
+}
+
+TEST(TimerCli, PrintsResolutionAndWritesJson) {
+  const auto json = temp_file("timer.json");
+  const auto o = run(
+      {commgauge(), "timer", "--transport", "tcp", "--trials", "1000000", "--json", json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("res_timing"));
+  EXPECT_THAT(o.out, HasSubstr("DISTRIBUTION OF TIMES"));
+  const auto j = read_json(json);
+  EXPECT_GT(j["res_timing_us"].get<double>(), 0.0);
+  EXPECT_LE(j["min_ov_us"].get<double>(), j["stats_us"]["median"].get<double>());
+  EXPECT_EQ(j["trials"], 1000000);
+}
+
+// ---- bad input: one line naming the problem, non-zero exit, no hang ----
+
+void expect_one_line_error(const Outcome& o, int code, const std::string& mentions) {
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_EQ(o.exit_code, code) << o.err;
+  EXPECT_THAT(o.err, HasSubstr(mentions));
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+TEST(LatencyCliErrors, UnknownTransport) {
+  expect_one_line_error(run({commgauge(), "latency", "--transport", "carrier-pigeon"}), 2,
+                        "--transport: expected mpi, tcp or virtual");
+}
+
+TEST(LatencyCliErrors, NegativeSize) {
+  expect_one_line_error(run({commgauge(), "latency", "--transport", "tcp", "--size=-8"}), 2,
+                        "--size: a size must be >= 0");
+}
+
+TEST(LatencyCliErrors, ZeroNpp) {
+  expect_one_line_error(run({commgauge(), "latency", "--transport", "tcp", "--npp", "0"}), 2,
+                        "--npp: must be at least 1");
+}
+
+TEST(LatencyCliErrors, ZeroTrials) {
+  expect_one_line_error(run({commgauge(), "latency", "--transport", "tcp", "--trials", "0"}), 2,
+                        "--trials: must be at least 1");
+}
+
+TEST(LatencyCliErrors, MalformedVirtualNet) {
+  const auto bad = temp_file("bad-net.json");
+  std::ofstream(bad) << R"({"format": "commgauge-link-params", "version": 1, "L_us": 1,
+    "ranges": [{"from_bytes": 1, "o_s_us": -1, "o_r_us": 1, "g_us": 1, "G_us_per_byte": 0}]})";
+  expect_one_line_error(
+      run({commgauge(), "latency", "--transport", "virtual", "--virtual-net", bad.string()}), 2,
+      "/ranges/0/o_s_us: must be >= 0");
+}
+
+TEST(LatencyCliErrors, UnreachablePeer) {
+  // Nothing listens on port 1; the connect timeout bounds the wait.
+  const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:1",
+                      "--connect-timeout", "2", "--timer-trials", "1000"});
+  expect_one_line_error(o, 3, "cannot connect to 127.0.0.1:1 within 2.0 s");
+  EXPECT_LT(o.seconds, 10.0);
+}
+
+TEST(LatencyCliErrors, PeerKilledMidRun) {
+  Background server({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once"});
+  const std::string line = server.wait_for_stderr("listening on", std::chrono::seconds(10));
+  ASSERT_FALSE(line.empty());
+  const std::string port = line.substr(line.rfind(':') + 1);
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    server.signal(SIGKILL);
+  });
+  const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
+                      "--trials", "100000000", "--timer-trials", "1000"});
+  killer.join();
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("TCP peer"));
+  EXPECT_LT(o.seconds, 1.5 + 10 + 5);  // well within the default I/O timeout of 10 s
+}
+
+TEST(LatencyCliErrors, HungPeerHitsTheIoTimeout) {
+  Background server({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once"});
+  const std::string line = server.wait_for_stderr("listening on", std::chrono::seconds(10));
+  ASSERT_FALSE(line.empty());
+  const std::string port = line.substr(line.rfind(':') + 1);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    server.signal(SIGSTOP);  // alive but silent: only the timeout can tell
+  });
+  const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
+                      "--trials", "100000000", "--timer-trials", "1000", "--io-timeout", "3"});
+  stopper.join();
+  server.signal(SIGCONT);
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
+  EXPECT_LT(o.seconds, 1.5 + 3 + 5);  // the bound: start-up + I/O timeout + margin
+}
+
+TEST(LatencyCliErrors, MpiNeedsTwoRanks) {
+  const auto o = run({commgauge(), "latency", "--trials", "10"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("needs at least 2 ranks"));
+}
+
+TEST(LatencyCliErrors, MpiBadDestRank) {
+  const auto o = run(with(mpirun(2), {"latency", "--dest", "5", "--trials", "10"}));
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_THAT(o.err, HasSubstr("--dest: rank 5 does not exist"));
+}
+
+TEST(Cli, HelpIsComplete) {
+  const auto o = run({commgauge(), "latency", "--help"});
+  ASSERT_EQ(o.exit_code, 0);
+  for (const char* option :
+       {"--transport", "--peer", "--virtual-net", "--source", "--dest", "--clock", "--io-timeout",
+        "--size", "--sizes", "--trials", "--npp", "--res-npp", "--cut-coef", "--timer-trials",
+        "--json", "--output-dir"}) {
+    EXPECT_THAT(o.out, HasSubstr(option));
+  }
+}
+
+}  // namespace
+}  // namespace commgauge::testing

@@ -1,0 +1,135 @@
+#include "process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace commgauge::testing {
+
+namespace {
+
+pid_t spawn(const std::vector<std::string>& argv, int out_fd, int err_fd) {
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, STDIN_FILENO);
+    if (out_fd >= 0) dup2(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
+Outcome run(const std::vector<std::string>& argv, std::chrono::seconds limit) {
+  int out[2];
+  int err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = spawn(argv, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
+  Outcome o;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  const auto deadline = start + limit;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      o.timed_out = true;
+      kill(-pid, SIGKILL);
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left.count())) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? o.out : o.err).append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) close(f.fd);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  o.exit_code = WIFEXITED(status) && !o.timed_out ? WEXITSTATUS(status) : -1;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
+}
+
+Background::Background(const std::vector<std::string>& argv) {
+  int err[2];
+  if (pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+  pid_ = spawn(argv, -1, err[1]);
+  close(err[1]);
+  err_fd_ = err[0];
+}
+
+Background::~Background() {
+  if (pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  if (err_fd_ >= 0) close(err_fd_);
+}
+
+void Background::signal(int sig) const {
+  kill(pid_, sig);
+}
+
+std::string Background::wait_for_stderr(const std::string& text, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  pollfd p{err_fd_, POLLIN, 0};
+  for (;;) {
+    const auto nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      const std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      if (line.find(text) != std::string::npos) return line;
+      continue;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+    char buf[1024];
+    const ssize_t n = read(err_fd_, buf, sizeof buf);
+    if (n <= 0) return {};
+    buffer_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+std::string commgauge() {
+  return COMMGAUGE_BIN;
+}
+
+std::vector<std::string> mpirun(int ranks, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+                                   std::to_string(ranks)};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(commgauge());
+  return argv;
+}
+
+}  // namespace commgauge::testing

@@ -1,0 +1,47 @@
+#pragma once
+// Running commgauge (and mpirun) from tests: capture output, enforce a time limit, never hang.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace commgauge::testing {
+
+struct Outcome {
+  int exit_code = -1;  ///< -1 if killed by a signal or by the time limit
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  double seconds = 0;
+};
+
+/// Runs argv, waits at most `limit`, then kills the process group.
+Outcome run(const std::vector<std::string>& argv,
+            std::chrono::seconds limit = std::chrono::seconds(110));
+
+/// A process left running in the background (a `commgauge serve`), killed on destruction.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& argv);
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  pid_t pid() const { return pid_; }
+  void signal(int sig) const;
+  /// Reads stderr until a line containing `text` appears or `limit` passes; returns that line.
+  std::string wait_for_stderr(const std::string& text, std::chrono::seconds limit);
+
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1;
+  std::string buffer_;
+};
+
+/// The commgauge binary under test.
+std::string commgauge();
+/// mpirun with the flags this machine needs (root, oversubscription).
+std::vector<std::string> mpirun(int ranks, const std::vector<std::string>& extra = {});
+
+}  // namespace commgauge::testing

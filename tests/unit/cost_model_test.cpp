@@ -1,0 +1,93 @@
+// The one cost function (DESIGN.md "One cost convention") against hand-computed costs.
+
+#include <gtest/gtest.h>
+
+#include "model/cost.hpp"
+
+namespace commgauge::model {
+namespace {
+
+LinkParams two_ranges() {
+  LinkParams link;
+  link.latency_us = 3.0;
+  LinkRange eager;
+  eager.from_bytes = 1;
+  eager.send_overhead_us = 1.0;
+  eager.recv_overhead_us = 1.4;
+  eager.send_overhead_per_byte_us = 0.0002;
+  eager.recv_overhead_per_byte_us = 0.0003;
+  eager.gap_us = 2.0;
+  eager.gap_per_byte_us = 0.0008;
+  LinkRange rndv = eager;
+  rndv.from_bytes = 12289;
+  rndv.send_overhead_us = 2.5;
+  rndv.recv_overhead_us = 2.0;
+  rndv.send_overhead_per_byte_us = 0.0001;
+  rndv.recv_overhead_per_byte_us = 0.0001;
+  rndv.gap_us = 6.0;
+  rndv.gap_per_byte_us = 0.0005;
+  rndv.rendezvous = true;
+  link.ranges = {eager, rndv};
+  return link;
+}
+
+TEST(CostModel, EagerMessageCostsByHand) {
+  const CostModel cost(two_ranges());
+  const MessageCost c = cost.message(8);
+  EXPECT_FALSE(c.rendezvous);
+  EXPECT_EQ(c.send_overhead, 1'001'600);  // 1 us + 8 x 0.2 ns
+  EXPECT_EQ(c.transfer, 3'005'600);       // 3 us + 7 x 0.8 ns: (k-1)G
+  EXPECT_EQ(c.recv_overhead, 1'402'400);  // 1.4 us + 8 x 0.3 ns
+  EXPECT_EQ(c.gap, 2'005'600);            // 2 us + 7 x 0.8 ns
+  EXPECT_EQ(cost.blocking_one_way(8), 1'001'600 + 3'005'600 + 1'402'400);
+}
+
+TEST(CostModel, RangeBoundaryIsFromBytes) {
+  const CostModel cost(two_ranges());
+  EXPECT_FALSE(cost.message(12288).rendezvous);
+  EXPECT_TRUE(cost.message(12289).rendezvous);
+  EXPECT_EQ(cost.link().rendezvous_threshold_bytes(), 12289u);
+}
+
+TEST(CostModel, RendezvousAddsRequestAndAcknowledgement) {
+  const CostModel cost(two_ranges());
+  const std::uint64_t k = 12289;
+  const Picoseconds eager_part =
+      (2'500'000 + 1'228'900) + (3'000'000 + 6'144'000) + (2'000'000 + 1'228'900);
+  const Picoseconds handshake = 2 * (2'500'000 + 3'000'000 + 2'000'000);  // seed 004 T4 + T5
+  EXPECT_EQ(cost.blocking_one_way(k), eager_part + handshake);
+}
+
+TEST(CostModel, ZeroBytesTransfersLikeOne) {
+  const CostModel cost(two_ranges());
+  EXPECT_EQ(cost.message(0).transfer, cost.message(1).transfer);
+  EXPECT_EQ(cost.message(0).send_overhead, 1'000'000);
+}
+
+TEST(CostModel, NegativeLatencyIsKept) {
+  LinkParams link = two_ranges();
+  link.latency_us = -0.5;
+  const CostModel cost(link);
+  EXPECT_EQ(cost.message(1).transfer, -500'000);
+  EXPECT_TRUE(link.latency_negative());
+}
+
+TEST(CostModel, PicosecondConversionRounds) {
+  EXPECT_EQ(to_picoseconds(1.0), 1'000'000);
+  EXPECT_EQ(to_picoseconds(0.0000004), 0);
+  EXPECT_EQ(to_picoseconds(0.0000006), 1);
+  EXPECT_DOUBLE_EQ(to_microseconds(2'500'000), 2.5);
+}
+
+TEST(LinkParams, RangeLookup) {
+  const LinkParams link = two_ranges();
+  EXPECT_EQ(link.range_index(0), 0u);
+  EXPECT_EQ(link.range_index(1), 0u);
+  EXPECT_EQ(link.range_index(12288), 0u);
+  EXPECT_EQ(link.range_index(12289), 1u);
+  EXPECT_EQ(link.range_index(1u << 30), 1u);
+  EXPECT_EQ(link.to_bytes(0), 12288u);
+}
+
+}  // namespace
+}  // namespace commgauge::model

@@ -1,0 +1,50 @@
+#pragma once
+// Link parameter sets used across the unit tests: known truth for the virtual network.
+
+#include "model/link_params.hpp"
+
+namespace commgauge::testing {
+
+/// Plain LogGP: o_s = o_r, no per-byte overheads, one range.
+inline model::LinkParams loggp_link(double L = 5.0, double o = 1.5, double g = 4.0,
+                                    double G = 0.001) {
+  model::LinkParams link;
+  link.latency_us = L;
+  model::LinkRange r;
+  r.from_bytes = 1;
+  r.send_overhead_us = o;
+  r.recv_overhead_us = o;
+  r.gap_us = g;
+  r.gap_per_byte_us = G;
+  link.ranges = {r};
+  return link;
+}
+
+/// LogGPS: o_s != o_r, per-byte overheads, an eager range and a rendezvous range from 12289 B
+/// (seed 000 Table 2's switch), with the given progress for the rendezvous range.
+inline model::LinkParams loggps_link(model::Progress progress) {
+  model::LinkParams link;
+  link.latency_us = 3.0;
+  model::LinkRange eager;
+  eager.from_bytes = 1;
+  eager.send_overhead_us = 1.0;
+  eager.recv_overhead_us = 1.4;
+  eager.send_overhead_per_byte_us = 0.0002;
+  eager.recv_overhead_per_byte_us = 0.0003;
+  eager.gap_us = 2.0;
+  eager.gap_per_byte_us = 0.0008;
+  model::LinkRange rndv;
+  rndv.from_bytes = 12289;
+  rndv.send_overhead_us = 2.5;
+  rndv.recv_overhead_us = 2.0;
+  rndv.send_overhead_per_byte_us = 0.0001;
+  rndv.recv_overhead_per_byte_us = 0.0001;
+  rndv.gap_us = 6.0;
+  rndv.gap_per_byte_us = 0.0005;
+  rndv.rendezvous = true;
+  rndv.progress = progress;
+  link.ranges = {eager, rndv};
+  return link;
+}
+
+}  // namespace commgauge::testing

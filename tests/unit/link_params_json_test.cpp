@@ -1,0 +1,134 @@
+// The link-parameter document: the schema file of the repository is the specification, every
+// reader validates against it, and errors name the field.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "profile/json_file.hpp"
+#include "profile/link_params_json.hpp"
+
+namespace commgauge::profile {
+namespace {
+
+using ::testing::HasSubstr;
+
+nlohmann::json valid_document() {
+  return nlohmann::json::parse(R"({
+    "format": "commgauge-link-params", "version": 1, "L_us": 3.0,
+    "ranges": [
+      {"from_bytes": 1, "o_s_us": 1.0, "o_r_us": 1.4, "g_us": 2.0, "G_us_per_byte": 0.0008},
+      {"from_bytes": 12289, "to_bytes": 1048576, "o_s_us": 2.5, "o_r_us": 2.0, "g_us": 6.0,
+       "G_us_per_byte": 0.0005, "rendezvous": true, "progress": "dependent",
+       "O_s_us_per_byte": 0.0001}
+    ]})");
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    link_params_from_json(doc, "net.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(LinkParamsJson, ReadsAValidDocument) {
+  const model::LinkParams link = link_params_from_json(valid_document(), "net.json");
+  EXPECT_DOUBLE_EQ(link.latency_us, 3.0);
+  ASSERT_EQ(link.ranges.size(), 2u);
+  EXPECT_DOUBLE_EQ(link.ranges[0].recv_overhead_us, 1.4);
+  EXPECT_DOUBLE_EQ(link.ranges[0].send_overhead_per_byte_us, 0.0);  // default
+  EXPECT_TRUE(link.ranges[1].rendezvous);
+  EXPECT_EQ(link.ranges[1].progress, model::Progress::dependent);
+  EXPECT_DOUBLE_EQ(link.ranges[1].send_overhead_per_byte_us, 0.0001);
+}
+
+TEST(LinkParamsJson, RoundTrips) {
+  const model::LinkParams link = link_params_from_json(valid_document(), "net.json");
+  const model::LinkParams again = link_params_from_json(link_params_to_json(link), "again");
+  EXPECT_EQ(link_params_to_json(again), link_params_to_json(link));
+}
+
+TEST(LinkParamsJson, MissingFieldIsNamed) {
+  auto doc = valid_document();
+  doc["ranges"][1].erase("g_us");
+  EXPECT_THAT(error_of(doc), HasSubstr("net.json: /ranges/1/g_us: required field is missing"));
+}
+
+TEST(LinkParamsJson, WrongVersionIsNamed) {
+  auto doc = valid_document();
+  doc["version"] = 2;
+  EXPECT_THAT(error_of(doc), HasSubstr("/version: expected 1"));
+}
+
+TEST(LinkParamsJson, NegativeOverheadIsRejected) {
+  auto doc = valid_document();
+  doc["ranges"][0]["o_s_us"] = -1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/o_s_us: must be >= 0"));
+}
+
+TEST(LinkParamsJson, UnknownRangeFieldIsRejected) {
+  auto doc = valid_document();
+  doc["ranges"][0]["gap_us"] = 1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/gap_us: unknown field"));
+}
+
+TEST(LinkParamsJson, WrongTypeIsNamed) {
+  auto doc = valid_document();
+  doc["ranges"][0]["rendezvous"] = "yes";
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/rendezvous: expected boolean"));
+  doc = valid_document();
+  doc["ranges"][0]["progress"] = "eventually";
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/progress: expected one of"));
+}
+
+TEST(LinkParamsJson, NegativeLatencyAllowedWhileOneWayIsPositive) {
+  auto doc = valid_document();
+  doc["L_us"] = -0.5;
+  EXPECT_DOUBLE_EQ(link_params_from_json(doc, "net.json").latency_us, -0.5);
+  doc["L_us"] = -2.5;  // o_s + L + o_r = 1.0 - 2.5 + 1.4 < 0
+  EXPECT_THAT(error_of(doc), HasSubstr("one-way time o_s + L + o_r must be positive"));
+}
+
+TEST(LinkParamsJson, RangesMustIncrease) {
+  auto doc = valid_document();
+  doc["ranges"][1]["from_bytes"] = 1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/from_bytes: ranges must be in increasing order"));
+}
+
+TEST(LinkParamsJson, ToBytesMustMeetTheNextRange) {
+  auto doc = valid_document();
+  doc["ranges"][0]["to_bytes"] = 100;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/to_bytes: must be the next range's"));
+}
+
+TEST(LinkParamsJson, EmptyRangesRejected) {
+  auto doc = valid_document();
+  doc["ranges"] = nlohmann::json::array();
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges: expected at least 1 item"));
+}
+
+TEST(JsonFile, SyntaxErrorGivesLineAndColumn) {
+  try {
+    parse_json("{\n  \"a\": 1,\n  \"b\": ]\n}", "bad.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("bad.json:3:8"));
+  }
+}
+
+TEST(JsonSchema, RejectsUnsupportedKeywords) {
+  EXPECT_THROW(JsonSchema(nlohmann::json{{"type", "object"}, {"oneOf", nlohmann::json::array()}}),
+               std::invalid_argument);
+}
+
+TEST(JsonSchema, EmbeddedSchemaMatchesTheRepositoryFile) {
+  // The binary validates against the file in schemas/, compiled in at build time.
+  const auto embedded = nlohmann::json::parse(link_params_schema_text());
+  const auto file = read_json_file(COMMGAUGE_SOURCE_DIR "/schemas/link-params.v1.schema.json");
+  EXPECT_EQ(embedded, file);
+}
+
+}  // namespace
+}  // namespace commgauge::profile
