@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   commgauge::cli::Action action;
   commgauge::cli::add_timer_command(app, action);
   commgauge::cli::add_latency_command(app, action);
+  commgauge::cli::add_loggp_command(app, action);
   commgauge::cli::add_serve_command(app, action);
 
   try {

@@ -31,5 +31,6 @@ using Action = std::function<int(int& argc, char**& argv)>;
 void add_timer_command(CLI::App& app, Action& action);
 void add_latency_command(CLI::App& app, Action& action);
 void add_serve_command(CLI::App& app, Action& action);
+void add_loggp_command(CLI::App& app, Action& action);
 
 }  // namespace commgauge::cli

@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "measure/latency.hpp"
+#include "measure/loggp.hpp"
 
 namespace commgauge::measure {
 
@@ -11,6 +12,10 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
   try {
     if (job.method == "latency") {
       measure_latency(transport, job.params.get<LatencyOptions>(), {}, nullptr);
+      return;
+    }
+    if (job.method == "loggp") {
+      measure_loggp(transport, job.params.get<LoggpOptions>(), nullptr);
       return;
     }
   } catch (const nlohmann::json::exception& e) {

@@ -40,7 +40,7 @@ inline model::LinkParams loggps_link(model::Progress progress) {
   rndv.send_overhead_per_byte_us = 0.0001;
   rndv.recv_overhead_per_byte_us = 0.0001;
   rndv.gap_us = 6.0;
-  rndv.gap_per_byte_us = 0.0005;
+  rndv.gap_per_byte_us = 0.0008;  // the same wire: G does not change with the protocol
   rndv.rendezvous = true;
   rndv.progress = progress;
   link.ranges = {eager, rndv};

@@ -1,0 +1,158 @@
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cli/options.hpp"
+#include "cli/run_guard.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "measure/loggp.hpp"
+#include "measure/timer.hpp"
+#include "profile/json_file.hpp"
+#include "report/context.hpp"
+#include "report/loggp_report.hpp"
+#include "report/progress_bar.hpp"
+#include "report/timer_report.hpp"
+
+namespace commgauge::cli {
+
+void add_loggp_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "loggp",
+      "LogGP(S) parameters with seed 000's PRTT(n,d,s) method: per size o_s (eq. 6), o_r (the "
+      "server delays before each receive), G_all (eq. 7); protocol changes detected jointly in "
+      "PRTT(1,0,s), o(s) and G_all(s) and refined by bisection; g and G by least squares per "
+      "range; L = PRTT(1,0,1)/2 - o_s(1) - o_r(1); repetitions chosen by a stopping rule. "
+      "--json writes the link-parameter document that --virtual-net reads.");
+  struct Flags {
+    TransportFlags transport;
+    measure::LoggpOptions loggp;
+    measure::TimerOptions timer;
+    std::string min_size = "1";
+    std::string max_size = "1MiB";
+    std::string sizes;
+    std::optional<double> delay;
+    bool no_refine = false;
+    bool no_self_check = false;
+    std::string json, csv, plot;
+  };
+  auto f = std::make_shared<Flags>();
+  f->timer.trials = std::uint64_t{1} << 20;
+  add_transport_options(*cmd, f->transport);
+  const std::string g = "Method";
+  auto* min_opt = cmd->add_option("--min-size", f->min_size, "first size of the sweep")
+                      ->capture_default_str()
+                      ->group(g);
+  auto* max_opt = cmd->add_option("--max-size", f->max_size, "last size of the sweep")
+                      ->capture_default_str()
+                      ->group(g);
+  auto* ppo = cmd->add_option("--points-per-octave", f->loggp.points_per_octave,
+                              "density of the geometric sweep")
+                  ->capture_default_str()
+                  ->group(g);
+  cmd->add_option("--sizes", f->sizes, "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\"")
+      ->group(g)
+      ->excludes(min_opt)
+      ->excludes(max_opt)
+      ->excludes(ppo);
+  cmd->add_option("-n,--messages", f->loggp.n, "n of PRTT(n,d,s) (seed 000 uses 16)")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--delay", f->delay,
+                  "d in microseconds (default: PRTT(1,0,s) per size, or PRTT(2,0,s) where that "
+                  "is not above G_all, as seed 000 §3.2)")
+      ->group(g);
+  auto* detector = cmd->add_option("--detector", f->loggp.detector,
+                                   "protocol-change detector: joint (robust, default), seed000 "
+                                   "(the paper's eq. 8 look-ahead on G_all) or none")
+                       ->capture_default_str()
+                       ->group(g);
+  cmd->add_option("--lookahead", f->loggp.lookahead, "x of seed 000 §3.5")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--pfact", f->loggp.pfact, "pfact of seed 000 §3.5 (sensitivity)")
+      ->capture_default_str()
+      ->group(g);
+  auto* no_refine = cmd->add_flag("--no-refine", f->no_refine, "do not bisect around switches")->group(g);
+  cmd->add_option("--refine-tolerance", f->loggp.refine_tolerance,
+                  "bisect until the switch is bracketed within this fraction of its size")
+      ->capture_default_str()
+      ->group(g)
+      ->excludes(no_refine);
+  cmd->add_option("--ci-target", f->loggp.ci_target,
+                  "repeat a PRTT until the 95 % CI of its median is within this fraction")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--min-repetitions", f->loggp.min_repetitions, "repetitions of the first batch")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--max-repetitions", f->loggp.max_repetitions, "repetition cap per PRTT")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--budget", f->loggp.budget_s, "bound on the whole run in seconds (0: none)")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_flag("--no-self-check", f->no_self_check,
+                "skip replaying the result on the virtual network")
+      ->group(g);
+  cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context's timer figures")
+      ->capture_default_str()
+      ->group(g);
+  const std::string o = "Output";
+  cmd->add_option("--json", f->json, "write the link-parameter document and everything else")->group(o);
+  cmd->add_option("--csv", f->csv, "write the raw points")->group(o);
+  cmd->add_option("--plot", f->plot, "draw G_all(s), the fits, o(s) and the switches (.png or .svg)")
+      ->group(o);
+
+  cmd->callback([&action, f, detector] {
+    action = [f, detector](int& argc, char**& argv) {
+      auto& lo = f->loggp;
+      if (!f->sizes.empty()) {
+        lo.sizes = parse_size_list(f->sizes, "--sizes");
+      } else {
+        lo.min_size = parse_byte_size(f->min_size, "--min-size");
+        lo.max_size = parse_byte_size(f->max_size, "--max-size");
+      }
+      if (f->delay) {
+        if (*f->delay < 0) throw InputError("--delay", fmt::format("must be >= 0 us, got {}", *f->delay));
+        lo.delay_us = *f->delay;
+      }
+      lo.refine = !f->no_refine;
+      lo.self_check = !f->no_self_check;
+      (void)detector;
+      lo.validate();
+      f->timer.validate();
+      auto runner = net::make_runner(f->transport.resolve(), argc, argv);
+      measure::TimerCharacterization timer;
+      std::optional<measure::LoggpResult> result;
+      nlohmann::json transport_context;
+      report::TerminalProgress progress;
+      run_guarded(*runner, [&] {
+        if (runner->reports()) timer = measure::characterize_timer(runner->source_clock(), f->timer);
+        runner->run({"loggp", lo}, [&](net::Transport& t) {
+          auto r = measure::measure_loggp(t, lo, &progress);
+          if (r) {
+            result = std::move(r);
+            transport_context = t.context();
+          }
+        });
+      });
+      if (!result) return 0;
+      const nlohmann::json context = report::run_context(transport_context, timer);
+      std::printf("commgauge loggp over %s\n", context.value("transport", "?").c_str());
+      std::fputs(report::loggp_table(*result).c_str(), stdout);
+      if (!f->json.empty()) {
+        profile::write_json_file(f->json, report::loggp_json(*result, lo, report::timer_json(timer), context));
+      }
+      if (!f->csv.empty()) report::write_text_file(f->csv, report::loggp_csv(*result));
+      if (!f->plot.empty()) {
+        report::plot_loggp(f->plot, *result,
+                           fmt::format("commgauge loggp over {}", context.value("transport", "?")));
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli

@@ -1,0 +1,241 @@
+#include "report/loggp_report.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "profile/link_params_json.hpp"
+#include "report/plot.hpp"
+#include "report/text_table.hpp"
+
+namespace commgauge::report {
+
+namespace {
+
+constexpr std::uint64_t kOpenEnd = std::numeric_limits<std::uint64_t>::max();
+
+nlohmann::json prtt_json(const measure::PrttStat& s) {
+  return {{"median_us", s.median_us},
+          {"ci95_lower_us", s.lower_us},
+          {"ci95_upper_us", s.upper_us},
+          {"repetitions", s.repetitions},
+          {"converged", s.converged}};
+}
+
+std::string interval_text(const measure::LoggpRange& r) {
+  if (r.to_bytes == kOpenEnd) return fmt::format("{} <= s", r.from_bytes);
+  return fmt::format("{} <= s < {}", r.from_bytes, r.to_bytes + 1);
+}
+
+std::string joined(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += (out.empty() ? "" : "; ") + n;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
+                          const nlohmann::json& timer, const nlohmann::json& context) {
+  nlohmann::json doc = profile::link_params_to_json(r.link);
+  doc["description"] = fmt::format("measured by commgauge loggp over {}",
+                                   context.value("transport", "?"));
+  doc["eel_us"] = r.eel_us;
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    const auto& range = r.ranges[k];
+    auto& j = doc["ranges"][k];
+    j["protocol"] = range.protocol;
+    j["g_identifiable"] = range.g_identifiable;
+    if (std::isfinite(range.g_stderr_us)) j["g_stderr_us"] = range.g_stderr_us;
+    if (std::isfinite(range.G_stderr_us_per_byte)) j["G_stderr_us_per_byte"] = range.G_stderr_us_per_byte;
+    j["fit_residual_us"] = range.fit_residual_us;
+    j["fit_points"] = range.fit_points;
+    if (!range.notes.empty()) j["note"] = joined(range.notes);
+  }
+  nlohmann::json loggps_ranges = nlohmann::json::array();
+  for (const auto& range : r.ranges) {
+    loggps_ranges.push_back(
+        {{"protocol", range.protocol},
+         {"from_bytes", range.from_bytes},
+         {"to_bytes", range.to_bytes == kOpenEnd ? nlohmann::json(nullptr) : nlohmann::json(range.to_bytes)},
+         {"first_measured_bytes", range.first_measured},
+         {"last_measured_bytes", range.last_measured},
+         {"o_s_us", range.params.send_overhead_us},
+         {"O_s_us_per_byte", range.params.send_overhead_per_byte_us},
+         {"o_r_us", range.params.recv_overhead_us},
+         {"O_r_us_per_byte", range.params.recv_overhead_per_byte_us},
+         {"G_us_per_byte", range.params.gap_per_byte_us}});
+  }
+  doc["loggps"] = {
+      {"s_bytes", r.short_eager_bytes ? nlohmann::json(*r.short_eager_bytes) : nlohmann::json(nullptr)},
+      {"S_bytes", r.rendezvous_bytes ? nlohmann::json(*r.rendezvous_bytes) : nlohmann::json(nullptr)},
+      {"ranges", loggps_ranges}};
+  nlohmann::json points = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const auto& p = r.points[i];
+    nlohmann::json j = {{"size_bytes", p.bytes},
+                        {"prtt1", prtt_json(p.prtt1)},
+                        {"prtt_n0", prtt_json(p.prtt_n0)},
+                        {"prtt_nd", prtt_json(p.prtt_nd)},
+                        {"prtt_nd_server", prtt_json(p.prtt_nr)},
+                        {"delay_us", p.delay_us},
+                        {"o_s_us", p.o_s_us},
+                        {"o_r_us", p.o_r_us},
+                        {"g_all_us", p.g_all_us},
+                        {"o_s_noise_us", p.o_s_noise},
+                        {"o_r_noise_us", p.o_r_noise},
+                        {"g_all_noise_us", p.g_all_noise},
+                        {"g_identifiable", p.g_identifiable},
+                        {"refined", p.refined},
+                        {"remeasured", p.remeasured},
+                        {"range", p.range}};
+    if (p.prtt2) j["prtt2"] = prtt_json(*p.prtt2);
+    if (r.self_check && i < r.self_check->virtual_us.size()) {
+      const auto& v = r.self_check->virtual_us[i];
+      j["virtual_us"] = {{"prtt1", v[0]}, {"prtt_n0", v[1]}, {"prtt_nd", v[2]}};
+    }
+    points.push_back(j);
+  }
+  doc["points"] = points;
+  doc["switch_points_bytes"] = nlohmann::json::array();
+  for (std::size_t c : r.changes) doc["switch_points_bytes"].push_back(r.points[c].bytes);
+  if (r.self_check) {
+    doc["self_check"] = {{"max_deviation_prtt1", r.self_check->max_deviation_prtt1},
+                         {"max_deviation_prtt_n0", r.self_check->max_deviation_prtt_n0},
+                         {"max_deviation_prtt_nd", r.self_check->max_deviation_prtt_nd},
+                         {"worst_size_bytes", r.self_check->worst_size}};
+  }
+  doc["notes"] = r.notes;
+  doc["messages"] = r.total_counters.messages;
+  doc["bytes"] = r.total_counters.bytes;
+  doc["source_messages"] = r.source_counters.messages;
+  doc["source_bytes"] = r.source_counters.bytes;
+  doc["seconds"] = r.seconds;
+  doc["budget_exhausted"] = r.budget_exhausted;
+  doc["remeasured_points"] = r.remeasured_points;
+  doc["parameters"] = o;
+  doc["timer"] = timer;
+  doc["context"] = context;
+  return doc;
+}
+
+std::string loggp_table(const measure::LoggpResult& r) {
+  std::string out = fmt::format(
+      "LogGP PARAMETERS (seed 000 Table 2)   eel = PRTT(1,0,1)/2 = {:.4g} us, model L = eel - o_s(1) - "
+      "o_r(1) = {:.4g} us{}\n",
+      r.eel_us, r.link.latency_us, r.L_negative ? " (negative: o and L overlap)" : "");
+  TextTable t({"protocol interval (bytes)", "L_us", "o(1)_us", "o_r(1)_us", "g_us", "G_us/B",
+               "g_se", "G_se", "fit_pts", "rendezvous"});
+  const double o1 = r.points.front().o_s_us;
+  const double or1 = r.points.front().o_r_us;
+  for (const auto& range : r.ranges) {
+    const bool id = range.g_identifiable;
+    t.add_row({interval_text(range), number(r.link.latency_us), number(o1), number(or1),
+               id || range.params.rendezvous ? number(range.params.gap_us) : "hidden (o>=G_all)",
+               number(range.params.gap_per_byte_us), number(range.g_stderr_us, 2),
+               number(range.G_stderr_us_per_byte, 2), std::to_string(range.fit_points),
+               range.params.rendezvous ? "yes" : "no"});
+  }
+  out += t.render();
+  out += fmt::format("\nLogGPS VIEW (seed 004)   s (short/eager) = {}   S (rendezvous) = {}\n",
+                     r.short_eager_bytes ? std::to_string(*r.short_eager_bytes) : "none",
+                     r.rendezvous_bytes ? std::to_string(*r.rendezvous_bytes) : "none");
+  TextTable v({"protocol", "interval (bytes)", "o_s_us", "O_s_us/B", "o_r_us", "O_r_us/B"});
+  for (const auto& range : r.ranges) {
+    v.add_row({range.protocol, interval_text(range), number(range.params.send_overhead_us),
+               number(range.params.send_overhead_per_byte_us, 3), number(range.params.recv_overhead_us),
+               number(range.params.recv_overhead_per_byte_us, 3)});
+  }
+  out += v.render();
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    for (const auto& n : r.ranges[k].notes) out += fmt::format("range {}: {}\n", k, n);
+  }
+  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  if (r.self_check) {
+    out += fmt::format(
+        "self-check on the virtual network built from these parameters: max deviation "
+        "PRTT(1,0,s) {:.2f} %, PRTT(n,0,s) {:.2f} %, PRTT(n,d,s) {:.2f} % (worst at {} B)\n",
+        100 * r.self_check->max_deviation_prtt1, 100 * r.self_check->max_deviation_prtt_n0,
+        100 * r.self_check->max_deviation_prtt_nd, r.self_check->worst_size);
+  }
+  std::size_t converged = 0, total = 0;
+  for (const auto& p : r.points) {
+    for (const auto* s : {&p.prtt1, &p.prtt_n0, &p.prtt_nd, &p.prtt_nr}) {
+      ++total;
+      converged += s->converged ? 1 : 0;
+    }
+  }
+  out += fmt::format(
+      "{} sizes ({} refined, {} re-measured); {} of {} PRTTs met the CI target, the rest stopped at "
+      "the repetition cap\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",
+      r.points.size(), std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.refined; }),
+      r.remeasured_points, converged, total, r.total_counters.messages,
+      static_cast<double>(r.total_counters.bytes) / 1e9, r.seconds,
+      r.budget_exhausted ? " (budget exhausted)" : "");
+  return out;
+}
+
+std::string loggp_csv(const measure::LoggpResult& r) {
+  std::string out =
+      "size_bytes,prtt1_us,prtt_n0_us,prtt_nd_us,prtt_nd_server_us,delay_us,o_s_us,o_r_us,"
+      "g_all_us,prtt1_reps,prtt_n0_reps,prtt_nd_reps,prtt_nd_server_reps,g_identifiable,refined,"
+      "range\n";
+  for (const auto& p : r.points) {
+    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{}\n",
+                       p.bytes, p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us,
+                       p.prtt_nr.median_us, p.delay_us, p.o_s_us, p.o_r_us, p.g_all_us,
+                       p.prtt1.repetitions, p.prtt_n0.repetitions, p.prtt_nd.repetitions,
+                       p.prtt_nr.repetitions, p.g_identifiable ? 1 : 0, p.refined ? 1 : 0, p.range);
+  }
+  return out;
+}
+
+void write_text_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw InputError(path.string(), "cannot write the file");
+  out << text;
+  if (!out) throw InputError(path.string(), "writing the file failed");
+}
+
+void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult& r,
+                const std::string& title) {
+  std::string points = "# size g_all o_s o_r identifiable\n";
+  for (const auto& p : r.points) {
+    points += fmt::format("{} {:.6f} {:.6f} {:.6f} {}\n", p.bytes, p.g_all_us, p.o_s_us, p.o_r_us,
+                          p.g_identifiable ? 1 : 0);
+  }
+  std::string fits;
+  for (const auto& range : r.ranges) {
+    if (!range.g_identifiable) continue;  // nothing was fitted there
+    // The fitted G_all(s) = g + (s-1) G of each range, over the sizes it covers.
+    const double lo = static_cast<double>(std::max<std::uint64_t>(range.first_measured, 1));
+    const double hi = static_cast<double>(range.last_measured);
+    for (int i = 0; i <= 40; ++i) {
+      const double s = lo * std::pow(hi / lo, i / 40.0);
+      fits += fmt::format("{:.3f} {:.6f}\n", s, range.params.gap_us + (s - 1) * range.params.gap_per_byte_us);
+    }
+    fits += "\n\n";
+  }
+  std::string script = fmt::format(
+      "set title '{}'\nset logscale xy\nset xlabel 'message size s (bytes)'\n"
+      "set ylabel 'time (us)'\nset key top left\nset grid\n",
+      title);
+  for (std::size_t c : r.changes) {
+    script += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lc rgb 'gray40'\n",
+                          r.points[c].bytes);
+  }
+  script +=
+      "plot 'points.dat' using 1:($5==1?$2:1/0) with points pt 7 lc rgb '#1f77b4' title "
+      "'G_all(s) = (PRTT(n,0,s)-PRTT(1,0,s))/(n-1)', "
+      "'points.dat' using 1:($5==0?$2:1/0) with points pt 6 lc rgb '#1f77b4' title "
+      "'G_all(s), hidden by o (not fitted)', "
+      "'fits.dat' using 1:2 with lines lw 2 lc rgb '#d62728' title 'fit g + (s-1)G per range', "
+      "'points.dat' using 1:3 with linespoints pt 5 ps 0.6 lc rgb '#2ca02c' title 'o_s(s) eq. (6)', "
+      "'points.dat' using 1:4 with linespoints pt 9 ps 0.6 lc rgb '#9467bd' title 'o_r(s)'";
+  run_gnuplot(output, script, {{"points.dat", points}, {"fits.dat", fits}});
+}
+
+}  // namespace commgauge::report

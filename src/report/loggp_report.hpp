@@ -1,0 +1,31 @@
+#pragma once
+// Output of `commgauge loggp`: seed 000's Table 2, the LogGPS view, JSON, CSV and the plot.
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/loggp.hpp"
+
+namespace commgauge::report {
+
+/// The link-parameter document (schemas/link-params.v1.schema.json) with the fit's standard
+/// errors and residuals, plus loggps, points, switch_points_bytes, self_check, notes, messages,
+/// bytes, seconds, parameters, timer and context.
+nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
+                          const nlohmann::json& timer, const nlohmann::json& context);
+
+/// Table 2 (interval, L, o(1), g, G) and the LogGPS view, notes, self-check and cost.
+std::string loggp_table(const measure::LoggpResult& r);
+
+/// The raw points, one line per size.
+std::string loggp_csv(const measure::LoggpResult& r);
+
+void write_text_file(const std::filesystem::path& path, const std::string& text);
+
+/// G_all(s) with each range's fitted line, o_s(s), o_r(s) and the switches (seed 000 Figs. 3-4).
+void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult& r,
+                const std::string& title);
+
+}  // namespace commgauge::report

@@ -1,0 +1,18 @@
+#pragma once
+// Plots through gnuplot: the data and the script go to a temporary directory, gnuplot writes
+// the picture; the terminal follows the file's extension (.png or .svg).
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace commgauge::report {
+
+/// `script` is gnuplot commands without a terminal or output line; `data_files` are written
+/// next to it first (name -> content) and can be referred to by name. Throws InputError if the
+/// extension is not .png/.svg, or if gnuplot is missing or fails.
+void run_gnuplot(const std::filesystem::path& output, const std::string& script,
+                 const std::vector<std::pair<std::string, std::string>>& data_files);
+
+}  // namespace commgauge::report
