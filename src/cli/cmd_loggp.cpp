@@ -74,7 +74,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
   cmd->add_option("--pfact", f->loggp.pfact, "pfact of seed 000 §3.5 (sensitivity)")
       ->capture_default_str()
       ->group(g);
-  auto* no_refine = cmd->add_flag("--no-refine", f->no_refine, "do not bisect around switches")->group(g);
+  auto* no_refine =
+      cmd->add_flag("--no-refine", f->no_refine, "do not bisect around switches")->group(g);
   cmd->add_option("--refine-tolerance", f->loggp.refine_tolerance,
                   "bisect until the switch is bracketed within this fraction of its size")
       ->capture_default_str()
@@ -100,9 +101,11 @@ void add_loggp_command(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->group(g);
   const std::string o = "Output";
-  cmd->add_option("--json", f->json, "write the link-parameter document and everything else")->group(o);
+  cmd->add_option("--json", f->json, "write the link-parameter document and everything else")
+      ->group(o);
   cmd->add_option("--csv", f->csv, "write the raw points")->group(o);
-  cmd->add_option("--plot", f->plot, "draw G_all(s), the fits, o(s) and the switches (.png or .svg)")
+  cmd->add_option("--plot", f->plot,
+                  "draw G_all(s), the fits, o(s) and the switches (.png or .svg)")
       ->group(o);
 
   cmd->callback([&action, f, detector] {
@@ -115,7 +118,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
         lo.max_size = parse_byte_size(f->max_size, "--max-size");
       }
       if (f->delay) {
-        if (*f->delay < 0) throw InputError("--delay", fmt::format("must be >= 0 us, got {}", *f->delay));
+        if (*f->delay < 0)
+          throw InputError("--delay", fmt::format("must be >= 0 us, got {}", *f->delay));
         lo.delay_us = *f->delay;
       }
       lo.refine = !f->no_refine;
@@ -129,7 +133,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
       nlohmann::json transport_context;
       report::TerminalProgress progress;
       run_guarded(*runner, [&] {
-        if (runner->reports()) timer = measure::characterize_timer(runner->source_clock(), f->timer);
+        if (runner->reports())
+          timer = measure::characterize_timer(runner->source_clock(), f->timer);
         runner->run({"loggp", lo}, [&](net::Transport& t) {
           auto r = measure::measure_loggp(t, lo, &progress);
           if (r) {
@@ -143,7 +148,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
       std::printf("commgauge loggp over %s\n", context.value("transport", "?").c_str());
       std::fputs(report::loggp_table(*result).c_str(), stdout);
       if (!f->json.empty()) {
-        profile::write_json_file(f->json, report::loggp_json(*result, lo, report::timer_json(timer), context));
+        profile::write_json_file(
+            f->json, report::loggp_json(*result, lo, report::timer_json(timer), context));
       }
       if (!f->csv.empty()) report::write_text_file(f->csv, report::loggp_csv(*result));
       if (!f->plot.empty()) {

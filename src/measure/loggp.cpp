@@ -21,7 +21,8 @@ namespace commgauge::measure {
 
 void LoggpOptions::validate() const {
   if (min_size > max_size) {
-    throw InputError("--min-size", fmt::format("{} is larger than --max-size {}", min_size, max_size));
+    throw InputError("--min-size",
+                     fmt::format("{} is larger than --max-size {}", min_size, max_size));
   }
   if (n < 2) throw InputError("-n", fmt::format("n must be at least 2 (PRTT(n,.,s)), got {}", n));
   if (delay_us < 0 && delay_us != -1) {
@@ -29,7 +30,8 @@ void LoggpOptions::validate() const {
   }
   if (!(points_per_octave > 0)) throw InputError("--points-per-octave", "must be positive");
   if (detector != "joint" && detector != "seed000" && detector != "none") {
-    throw InputError("--detector", fmt::format("expected joint, seed000 or none, got \"{}\"", detector));
+    throw InputError("--detector",
+                     fmt::format("expected joint, seed000 or none, got \"{}\"", detector));
   }
   if (lookahead < 1) throw InputError("--lookahead", "must be at least 1");
   if (!(pfact > 0)) throw InputError("--pfact", "must be positive");
@@ -116,7 +118,9 @@ namespace {
 
 constexpr double kRelativeFloor = 1e-6;  // exact virtual-network data: rounding is not a step
 
-double combined(double a, double b, double scale) { return std::sqrt(a * a + b * b) * scale; }
+double combined(double a, double b, double scale) {
+  return std::sqrt(a * a + b * b) * scale;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Measuring (source side)
@@ -143,7 +147,8 @@ class Sweep {
       const auto ci = stats::median_interval(samples, 0.95);
       const bool converged = ci.relative_half_width <= o_.ci_target;
       const auto more = static_cast<std::uint32_t>(std::min<std::size_t>(
-          o_.min_repetitions, o_.max_repetitions - std::min<std::size_t>(samples.size(), o_.max_repetitions)));
+          o_.min_repetitions,
+          o_.max_repetitions - std::min<std::size_t>(samples.size(), o_.max_repetitions)));
       if (converged || more == 0 || over_budget() || !affordable(spec, more)) {
         return {ci.median, ci.lower, ci.upper, static_cast<std::uint32_t>(samples.size()),
                 converged};
@@ -193,7 +198,8 @@ class Sweep {
   // Messages and bytes of `reps` rounds of `spec`, both directions, plus the 3 command values.
   static std::pair<double, double> cost(const PrttSpec& spec, std::uint32_t reps) {
     const double messages = static_cast<double>(reps) * (spec.n + 1.0) + 3;
-    const double bytes = static_cast<double>(reps) * (spec.n + 1.0) * static_cast<double>(spec.bytes) + 24;
+    const double bytes =
+        static_cast<double>(reps) * (spec.n + 1.0) * static_cast<double>(spec.bytes) + 24;
     return {messages, bytes};
   }
   bool affordable(const PrttSpec& spec, std::uint32_t reps) const {
@@ -220,7 +226,8 @@ class Sweep {
 
 std::vector<double> sizes_of(const std::vector<LoggpPoint>& pts) {
   std::vector<double> s;
-  for (const auto& p : pts) s.push_back(static_cast<double>(p.bytes));
+  for (const auto& p : pts)
+    s.push_back(static_cast<double>(p.bytes));
   return s;
 }
 
@@ -329,7 +336,8 @@ std::optional<RendezvousReading> read_as_rendezvous(const LoggpRange& range, con
   lr.recv_overhead_us = std::max(0.0, recv_overhead);
   lr.gap_per_byte_us = std::min(G_wire, std::max(0.0, per_byte));
   lr.recv_overhead_per_byte_us = std::max(0.0, per_byte - lr.gap_per_byte_us);
-  lr.send_overhead_us = std::max(0.0, (fs_intercept - 2 * latency_us - 2 * lr.recv_overhead_us) / 3);
+  lr.send_overhead_us =
+      std::max(0.0, (fs_intercept - 2 * latency_us - 2 * lr.recv_overhead_us) / 3);
   const double handshake = 2 * (lr.send_overhead_us + latency_us + lr.recv_overhead_us);
   lr.gap_us = std::max(0.0, (range.g_identifiable ? range.params.gap_us : 0.0) - handshake);
   std::string note = fmt::format(
@@ -417,7 +425,8 @@ std::optional<RendezvousReading> fit_range(LoggpResult& r, LoggpRange& range, st
                              {"G", &lr.gap_per_byte_us}}) {
     if (*value < 0) {
       range.notes.push_back(fmt::format(
-          "the data cannot support this range's {}: the fit gives {:.4g}, reported as 0", name, *value));
+          "the data cannot support this range's {}: the fit gives {:.4g}, reported as 0", name,
+          *value));
       *value = 0;
     }
   }
@@ -500,7 +509,8 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
     range.first_measured = pts[a].bytes;
     range.last_measured = pts[b].bytes;
     range.params.from_bytes = range.from_bytes;
-    for (std::size_t i = a; i <= b; ++i) pts[i].range = k;
+    for (std::size_t i = a; i <= b; ++i)
+      pts[i].range = k;
     rendezvous.push_back(fit_range(r, range, a, b, k > 0 ? &r.ranges.back() : nullptr, latency));
     if (k == 0) {
       latency = r.eel_us - first.o_s_us - first.o_r_us -
@@ -519,7 +529,8 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
   r.link.latency_us = latency;
   r.L_negative = latency < 0;
   r.link.ranges.clear();
-  for (const auto& range : r.ranges) r.link.ranges.push_back(range.params);
+  for (const auto& range : r.ranges)
+    r.link.ranges.push_back(range.params);
   if (r.L_negative) {
     r.notes.push_back(fmt::format(
         "L = eel - o_s(1) - o_r(1) = {:.4g} us is negative: o and L overlap on this transport "
@@ -549,9 +560,12 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
   }
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     auto& range = r.ranges[k];
-    if (range.params.rendezvous || range.synchronizing_step) range.protocol = "rendezvous";
-    else if (k == 0 && r.short_eager_bytes) range.protocol = "short";
-    else range.protocol = "eager";
+    if (range.params.rendezvous || range.synchronizing_step)
+      range.protocol = "rendezvous";
+    else if (k == 0 && r.short_eager_bytes)
+      range.protocol = "short";
+    else
+      range.protocol = "eager";
   }
 }
 
@@ -559,11 +573,19 @@ namespace {
 
 // A point that lies far outside both neighbours on a monotone curve is re-measured once.
 bool is_spike(const std::vector<LoggpPoint>& pts, std::size_t i) {
-  if (i == 0 || i + 1 >= pts.size()) return false;
+  if (i + 1 >= pts.size()) return false;
   auto off = [&](double a, double v, double b, double noise) {
     const double k = 5 * noise + 0.05 * std::abs(v);
     return v > std::max(a, b) + k || v < std::min(a, b) - k;
   };
+  if (i == 0) {
+    // The first point (L comes from it) against its two right neighbours.
+    if (pts.size() < 3) return false;
+    const double a = pts[1].prtt1.median_us;
+    const double b = pts[2].prtt1.median_us;
+    const double v = pts[0].prtt1.median_us;
+    return std::abs(a - b) < 0.2 * std::abs(a) && off(a, v, b, pts[0].prtt1.noise_us());
+  }
   return off(pts[i - 1].prtt1.median_us, pts[i].prtt1.median_us, pts[i + 1].prtt1.median_us,
              pts[i].prtt1.noise_us()) ||
          off(pts[i - 1].g_all_us, pts[i].g_all_us, pts[i + 1].g_all_us, pts[i].g_all_noise);
@@ -579,12 +601,15 @@ void refine_switches(Sweep& sweep, LoggpResult& r, const LoggpOptions& o) {
       const std::size_t c = changes[k];
       const std::uint64_t lo = pts[c - 1].bytes;
       const std::uint64_t hi = pts[c].bytes;
-      if (hi - lo <= 1 || static_cast<double>(hi - lo) <= o.refine_tolerance * static_cast<double>(lo)) break;
+      if (hi - lo <= 1 ||
+          static_cast<double>(hi - lo) <= o.refine_tolerance * static_cast<double>(lo))
+        break;
       if (sweep.over_budget()) {
         r.budget_exhausted = true;
         return;
       }
-      auto mid = static_cast<std::uint64_t>(std::llround(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi))));
+      auto mid = static_cast<std::uint64_t>(
+          std::llround(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi))));
       mid = std::clamp<std::uint64_t>(mid, lo + 1, hi - 1);
       sweep.report(fmt::format("refining {}-{} B", lo, hi), 0.9);
       LoggpPoint p = sweep.point(mid);
@@ -601,11 +626,12 @@ void refine_switches(Sweep& sweep, LoggpResult& r, const LoggpOptions& o) {
       const std::size_t right_first = c - left_first;
       const double to_left =
           stats::joint_distance(size, curves, 0, left_last, probe.size() - 1, kRelativeFloor);
-      const double to_right = stats::joint_distance(size, curves, right_first, right_last - left_first,
-                                                    probe.size() - 1, kRelativeFloor);
+      const double to_right = stats::joint_distance(
+          size, curves, right_first, right_last - left_first, probe.size() - 1, kRelativeFloor);
       pts.insert(pts.begin() + static_cast<std::ptrdiff_t>(c), p);
       // The new point sits at index c. Joining the left side moves the switch one index on.
-      for (std::size_t j = k; j < changes.size(); ++j) ++changes[j];
+      for (std::size_t j = k; j < changes.size(); ++j)
+        ++changes[j];
       if (to_right < to_left) --changes[k];
     }
   }
@@ -632,7 +658,8 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
       r.budget_exhausted = true;
       break;
     }
-    sweep.report(fmt::format("loggp {} B", sizes[i]), 0.8 * static_cast<double>(i) / static_cast<double>(sizes.size()));
+    sweep.report(fmt::format("loggp {} B", sizes[i]),
+                 0.8 * static_cast<double>(i) / static_cast<double>(sizes.size()));
     r.points.push_back(sweep.point(sizes[i]));
   }
   if (r.points.size() < 2) {
@@ -640,7 +667,7 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     throw InputError("--budget", "the budget ran out before two sizes were measured");
   }
   // Outliers are re-measured, not dropped.
-  for (std::size_t i = 1; i + 1 < r.points.size() && !sweep.over_budget(); ++i) {
+  for (std::size_t i = 0; i + 1 < r.points.size() && !sweep.over_budget(); ++i) {
     if (is_spike(r.points, i)) {
       LoggpPoint again = sweep.point(r.points[i].bytes);
       again.remeasured = r.points[i].remeasured + 1;
@@ -657,14 +684,17 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   if (progress) progress->done();
   const net::Counters dest = finish_prtt(t);
   r.source_counters = t.counters();
-  r.total_counters = {r.source_counters.messages + dest.messages, r.source_counters.bytes + dest.bytes};
+  r.total_counters = {r.source_counters.messages + dest.messages,
+                      r.source_counters.bytes + dest.bytes};
   r.seconds = sweep.elapsed();
-  if (r.budget_exhausted) r.notes.push_back("the --budget ran out: the sweep or the refinement was cut short");
+  if (r.budget_exhausted)
+    r.notes.push_back("the --budget ran out: the sweep or the refinement was cut short");
   if (o.self_check) r.self_check = self_check(r, r.link, o.n);
   return r;
 }
 
-LoggpSelfCheck self_check(const LoggpResult& result, const model::LinkParams& link, std::uint32_t n) {
+LoggpSelfCheck self_check(const LoggpResult& result, const model::LinkParams& link,
+                          std::uint32_t n) {
   LoggpSelfCheck c;
   net::VirtualNetwork net(link);
   for (const auto& p : result.points) {
@@ -690,7 +720,8 @@ LoggpSelfCheck self_check(const LoggpResult& result, const model::LinkParams& li
       *worst[k] = std::max(*worst[k], dev);
       point_worst = std::max(point_worst, dev);
     }
-    if (point_worst >= std::max({c.max_deviation_prtt1, c.max_deviation_prtt_n0, c.max_deviation_prtt_nd})) {
+    if (point_worst >=
+        std::max({c.max_deviation_prtt1, c.max_deviation_prtt_n0, c.max_deviation_prtt_nd})) {
       c.worst_size = p.bytes;
     }
   }

@@ -19,9 +19,9 @@ enum class PrttKind : std::uint8_t { client_delay = 0, server_delay = 1 };
 
 struct PrttSpec {
   PrttKind kind = PrttKind::client_delay;
-  std::uint32_t n = 1;       ///< messages in the round (>= 1)
-  std::uint64_t bytes = 1;   ///< s
-  double delay_us = 0;       ///< d (busy computation, never a sleep)
+  std::uint32_t n = 1;      ///< messages in the round (>= 1)
+  std::uint64_t bytes = 1;  ///< s
+  double delay_us = 0;      ///< d (busy computation, never a sleep)
 };
 
 /// Source: tells the dest what to do and times `repetitions` rounds; returns their times (us).

@@ -32,7 +32,8 @@ std::string interval_text(const measure::LoggpRange& r) {
 
 std::string joined(const std::vector<std::string>& notes) {
   std::string out;
-  for (const auto& n : notes) out += (out.empty() ? "" : "; ") + n;
+  for (const auto& n : notes)
+    out += (out.empty() ? "" : "; ") + n;
   return out;
 }
 
@@ -41,8 +42,8 @@ std::string joined(const std::vector<std::string>& notes) {
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
                           const nlohmann::json& timer, const nlohmann::json& context) {
   nlohmann::json doc = profile::link_params_to_json(r.link);
-  doc["description"] = fmt::format("measured by commgauge loggp over {}",
-                                   context.value("transport", "?"));
+  doc["description"] =
+      fmt::format("measured by commgauge loggp over {}", context.value("transport", "?"));
   doc["eel_us"] = r.eel_us;
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     const auto& range = r.ranges[k];
@@ -50,7 +51,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
     j["protocol"] = range.protocol;
     j["g_identifiable"] = range.g_identifiable;
     if (std::isfinite(range.g_stderr_us)) j["g_stderr_us"] = range.g_stderr_us;
-    if (std::isfinite(range.G_stderr_us_per_byte)) j["G_stderr_us_per_byte"] = range.G_stderr_us_per_byte;
+    if (std::isfinite(range.G_stderr_us_per_byte))
+      j["G_stderr_us_per_byte"] = range.G_stderr_us_per_byte;
     j["fit_residual_us"] = range.fit_residual_us;
     j["fit_points"] = range.fit_points;
     if (!range.notes.empty()) j["note"] = joined(range.notes);
@@ -60,7 +62,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
     loggps_ranges.push_back(
         {{"protocol", range.protocol},
          {"from_bytes", range.from_bytes},
-         {"to_bytes", range.to_bytes == kOpenEnd ? nlohmann::json(nullptr) : nlohmann::json(range.to_bytes)},
+         {"to_bytes",
+          range.to_bytes == kOpenEnd ? nlohmann::json(nullptr) : nlohmann::json(range.to_bytes)},
          {"first_measured_bytes", range.first_measured},
          {"last_measured_bytes", range.last_measured},
          {"o_s_us", range.params.send_overhead_us},
@@ -69,10 +72,11 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
          {"O_r_us_per_byte", range.params.recv_overhead_per_byte_us},
          {"G_us_per_byte", range.params.gap_per_byte_us}});
   }
-  doc["loggps"] = {
-      {"s_bytes", r.short_eager_bytes ? nlohmann::json(*r.short_eager_bytes) : nlohmann::json(nullptr)},
-      {"S_bytes", r.rendezvous_bytes ? nlohmann::json(*r.rendezvous_bytes) : nlohmann::json(nullptr)},
-      {"ranges", loggps_ranges}};
+  doc["loggps"] = {{"s_bytes", r.short_eager_bytes ? nlohmann::json(*r.short_eager_bytes)
+                                                   : nlohmann::json(nullptr)},
+                   {"S_bytes", r.rendezvous_bytes ? nlohmann::json(*r.rendezvous_bytes)
+                                                  : nlohmann::json(nullptr)},
+                   {"ranges", loggps_ranges}};
   nlohmann::json points = nlohmann::json::array();
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const auto& p = r.points[i];
@@ -101,7 +105,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   }
   doc["points"] = points;
   doc["switch_points_bytes"] = nlohmann::json::array();
-  for (std::size_t c : r.changes) doc["switch_points_bytes"].push_back(r.points[c].bytes);
+  for (std::size_t c : r.changes)
+    doc["switch_points_bytes"].push_back(r.points[c].bytes);
   if (r.self_check) {
     doc["self_check"] = {{"max_deviation_prtt1", r.self_check->max_deviation_prtt1},
                          {"max_deviation_prtt_n0", r.self_check->max_deviation_prtt_n0},
@@ -124,7 +129,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 
 std::string loggp_table(const measure::LoggpResult& r) {
   std::string out = fmt::format(
-      "LogGP PARAMETERS (seed 000 Table 2)   eel = PRTT(1,0,1)/2 = {:.4g} us, model L = eel - o_s(1) - "
+      "LogGP PARAMETERS (seed 000 Table 2)   eel = PRTT(1,0,1)/2 = {:.4g} us, model L = eel - "
+      "o_s(1) - "
       "o_r(1) = {:.4g} us{}\n",
       r.eel_us, r.link.latency_us, r.L_negative ? " (negative: o and L overlap)" : "");
   TextTable t({"protocol interval (bytes)", "L_us", "o(1)_us", "o_r(1)_us", "g_us", "G_us/B",
@@ -146,14 +152,17 @@ std::string loggp_table(const measure::LoggpResult& r) {
   TextTable v({"protocol", "interval (bytes)", "o_s_us", "O_s_us/B", "o_r_us", "O_r_us/B"});
   for (const auto& range : r.ranges) {
     v.add_row({range.protocol, interval_text(range), number(range.params.send_overhead_us),
-               number(range.params.send_overhead_per_byte_us, 3), number(range.params.recv_overhead_us),
+               number(range.params.send_overhead_per_byte_us, 3),
+               number(range.params.recv_overhead_us),
                number(range.params.recv_overhead_per_byte_us, 3)});
   }
   out += v.render();
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
-    for (const auto& n : r.ranges[k].notes) out += fmt::format("range {}: {}\n", k, n);
+    for (const auto& n : r.ranges[k].notes)
+      out += fmt::format("range {}: {}\n", k, n);
   }
-  for (const auto& n : r.notes) out += "note: " + n + "\n";
+  for (const auto& n : r.notes)
+    out += "note: " + n + "\n";
   if (r.self_check) {
     out += fmt::format(
         "self-check on the virtual network built from these parameters: max deviation "
@@ -169,9 +178,11 @@ std::string loggp_table(const measure::LoggpResult& r) {
     }
   }
   out += fmt::format(
-      "{} sizes ({} refined, {} re-measured); {} of {} PRTTs met the CI target, the rest stopped at "
+      "{} sizes ({} refined, {} re-measured); {} of {} PRTTs met the CI target, the rest stopped "
+      "at "
       "the repetition cap\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",
-      r.points.size(), std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.refined; }),
+      r.points.size(),
+      std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.refined; }),
       r.remeasured_points, converged, total, r.total_counters.messages,
       static_cast<double>(r.total_counters.bytes) / 1e9, r.seconds,
       r.budget_exhausted ? " (budget exhausted)" : "");
@@ -184,11 +195,12 @@ std::string loggp_csv(const measure::LoggpResult& r) {
       "g_all_us,prtt1_reps,prtt_n0_reps,prtt_nd_reps,prtt_nd_server_reps,g_identifiable,refined,"
       "range\n";
   for (const auto& p : r.points) {
-    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{}\n",
-                       p.bytes, p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us,
-                       p.prtt_nr.median_us, p.delay_us, p.o_s_us, p.o_r_us, p.g_all_us,
-                       p.prtt1.repetitions, p.prtt_n0.repetitions, p.prtt_nd.repetitions,
-                       p.prtt_nr.repetitions, p.g_identifiable ? 1 : 0, p.refined ? 1 : 0, p.range);
+    out += fmt::format(
+        "{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{}\n",
+        p.bytes, p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us, p.prtt_nr.median_us,
+        p.delay_us, p.o_s_us, p.o_r_us, p.g_all_us, p.prtt1.repetitions, p.prtt_n0.repetitions,
+        p.prtt_nd.repetitions, p.prtt_nr.repetitions, p.g_identifiable ? 1 : 0, p.refined ? 1 : 0,
+        p.range);
   }
   return out;
 }
@@ -215,7 +227,8 @@ void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult&
     const double hi = static_cast<double>(range.last_measured);
     for (int i = 0; i <= 40; ++i) {
       const double s = lo * std::pow(hi / lo, i / 40.0);
-      fits += fmt::format("{:.3f} {:.6f}\n", s, range.params.gap_us + (s - 1) * range.params.gap_per_byte_us);
+      fits += fmt::format("{:.3f} {:.6f}\n", s,
+                          range.params.gap_us + (s - 1) * range.params.gap_per_byte_us);
     }
     fits += "\n\n";
   }
@@ -233,7 +246,8 @@ void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult&
       "'points.dat' using 1:($5==0?$2:1/0) with points pt 6 lc rgb '#1f77b4' title "
       "'G_all(s), hidden by o (not fitted)', "
       "'fits.dat' using 1:2 with lines lw 2 lc rgb '#d62728' title 'fit g + (s-1)G per range', "
-      "'points.dat' using 1:3 with linespoints pt 5 ps 0.6 lc rgb '#2ca02c' title 'o_s(s) eq. (6)', "
+      "'points.dat' using 1:3 with linespoints pt 5 ps 0.6 lc rgb '#2ca02c' title 'o_s(s) eq. "
+      "(6)', "
       "'points.dat' using 1:4 with linespoints pt 9 ps 0.6 lc rgb '#9467bd' title 'o_r(s)'";
   run_gnuplot(output, script, {{"points.dat", points}, {"fits.dat", fits}});
 }

@@ -16,8 +16,10 @@ namespace {
 std::string quoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "''";
-    else out += c;
+    if (c == '\'')
+      out += "''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -27,19 +29,25 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
                  const std::vector<std::pair<std::string, std::string>>& data_files) {
   const std::string ext = output.extension().string();
   std::string terminal;
-  if (ext == ".png") terminal = "pngcairo size 1100,750 noenhanced";
-  else if (ext == ".svg") terminal = "svg size 1100,750 noenhanced";
-  else throw InputError("--plot", fmt::format("expected a .png or .svg file, got \"{}\"", output.string()));
+  if (ext == ".png")
+    terminal = "pngcairo size 1100,750 noenhanced";
+  else if (ext == ".svg")
+    terminal = "svg size 1100,750 noenhanced";
+  else
+    throw InputError("--plot",
+                     fmt::format("expected a .png or .svg file, got \"{}\"", output.string()));
 
   char tmpl[] = "/tmp/commgauge-plot-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw InputError("--plot", "cannot create a temporary directory");
   const std::filesystem::path dir = tmpl;
-  for (const auto& [name, content] : data_files) std::ofstream(dir / name) << content;
+  for (const auto& [name, content] : data_files)
+    std::ofstream(dir / name) << content;
   const std::filesystem::path absolute = std::filesystem::absolute(output);
   {
     std::ofstream s(dir / "plot.gp");
     s << "set terminal " << terminal << "\nset output " << quoted(absolute.string()) << "\n"
-      << "cd " << quoted(dir.string()) << "\n" << script << "\n";
+      << "cd " << quoted(dir.string()) << "\n"
+      << script << "\n";
   }
   const std::string command =
       fmt::format("gnuplot {} > {} 2>&1", quoted((dir / "plot.gp").string()),
@@ -53,9 +61,10 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   if (status != 0) {
-    throw InputError("--plot", fmt::format("gnuplot failed (is it installed? scripts/setup installs "
-                                           "it): {}",
-                                           log.substr(0, 300)));
+    throw InputError("--plot",
+                     fmt::format("gnuplot failed (is it installed? scripts/setup installs "
+                                 "it): {}",
+                                 log.substr(0, 300)));
   }
 }
 

@@ -53,12 +53,35 @@ void check(std::span<const double> size, std::span<const Curve> curves) {
   }
 }
 
+// A split at c is a protocol change when the curve steps there: the first point of the new
+// range is off the line through the (up to 3) points before it, and most of the look-ahead
+// points are off the old range's line too. A bend (the slope changing smoothly, e.g. caches)
+// passes the local test point by point, so it is not a switch.
+bool is_step(std::span<const double> size, std::span<const Curve> curves, std::size_t first,
+             std::size_t last, std::size_t c, const ChangeOptions& o) {
+  const std::size_t local_first = c >= first + 3 ? c - 3 : first;
+  if (joint_distance(size, curves, local_first, c - 1, c, o.relative_noise_floor) <= o.pfact * 3) {
+    return false;
+  }
+  const std::size_t ahead =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(o.lookahead, 1)), last - c + 1);
+  std::size_t off = 0;
+  for (std::size_t j = 0; j < ahead; ++j) {
+    if (joint_distance(size, curves, local_first, c - 1, c + j, o.relative_noise_floor) >
+        o.pfact * 3) {
+      ++off;
+    }
+  }
+  return 2 * off > ahead;
+}
+
 }  // namespace
 
 double joint_chi2(std::span<const double> size, std::span<const Curve> curves, std::size_t first,
                   std::size_t last, double relative_noise_floor) {
   double total = 0;
-  for (const auto& c : curves) total += segment_chi2(size, c, first, last, relative_noise_floor);
+  for (const auto& c : curves)
+    total += segment_chi2(size, c, first, last, relative_noise_floor);
   return total;
 }
 
@@ -88,8 +111,7 @@ std::vector<std::size_t> detect_changes_seed000(std::span<const double> size, co
     if (current - last_change > 2) {
       // eq. (8) is defined: compare the look-ahead deviations with the current one.
       const double base = seed000_lsq(size, curve.value, last_change, current);
-      const double floor_value =
-          o.relative_noise_floor * std::abs(curve.value[current]) + 1e-300;
+      const double floor_value = o.relative_noise_floor * std::abs(curve.value[current]) + 1e-300;
       for (std::size_t j = 1; j <= x && change; ++j) {
         change = seed000_lsq(size, curve.value, last_change, current + j) >
                  std::max(base, floor_value * floor_value) * o.pfact;
@@ -123,10 +145,22 @@ Curve with_scatter_noise(std::span<const double> size, const Curve& c) {
     if (c.value[i] != 0) rel.push_back(std::abs(c.value[i] - between) / std::abs(c.value[i]));
   }
   if (rel.size() < 3) return out;
-  std::nth_element(rel.begin(), rel.begin() + static_cast<std::ptrdiff_t>(rel.size() / 2), rel.end());
+  std::nth_element(rel.begin(), rel.begin() + static_cast<std::ptrdiff_t>(rel.size() / 2),
+                   rel.end());
   const double scatter = 1.4826 * rel[rel.size() / 2];
   for (std::size_t i = 0; i < out.noise.size(); ++i) {
     out.noise[i] = std::max(out.noise[i], scatter * std::abs(out.value[i]));
+  }
+  // A single point far off the line through its neighbours, whose neighbours agree with each
+  // other, is an outlier, not a step (seed 000's look-ahead exists for this): it is given so
+  // much noise that it no longer pulls any fit.
+  for (std::size_t i = 1; i + 1 < size.size(); ++i) {
+    const double t = (size[i] - size[i - 1]) / (size[i + 1] - size[i - 1]);
+    const double between = c.value[i - 1] + t * (c.value[i + 1] - c.value[i - 1]);
+    const double off = std::abs(c.value[i] - between);
+    const double neighbours = std::abs(c.value[i + 1] - c.value[i - 1]);
+    if (off > 10 * out.noise[i] && off > 3 * neighbours)
+      out.noise[i] = std::max(out.noise[i], off * 100);
   }
   return out;
 }
@@ -136,7 +170,8 @@ std::vector<std::size_t> detect_changes_joint(std::span<const double> size,
                                               const ChangeOptions& o) {
   check(size, raw_curves);
   std::vector<Curve> scattered;
-  for (const auto& c : raw_curves) scattered.push_back(with_scatter_noise(size, c));
+  for (const auto& c : raw_curves)
+    scattered.push_back(with_scatter_noise(size, c));
   const std::span<const Curve> curves(scattered);
   const std::size_t n = size.size();
   const std::size_t m = std::max<std::size_t>(o.min_segment, 1);
@@ -150,36 +185,21 @@ std::vector<std::size_t> detect_changes_joint(std::span<const double> size,
     todo.pop_back();
     if (last - first + 1 < 2 * m) continue;
     const double whole = joint_chi2(size, curves, first, last, o.relative_noise_floor);
-    double best_gain = 0;
-    std::size_t best = 0;
+    std::vector<std::pair<double, std::size_t>> candidates;  // (gain, split)
     for (std::size_t c = first + m; c + m <= last + 1; ++c) {
       const double gain = whole - joint_chi2(size, curves, first, c - 1, o.relative_noise_floor) -
                           joint_chi2(size, curves, c, last, o.relative_noise_floor);
-      if (gain > best_gain) {
-        best_gain = gain;
+      if (gain > threshold) candidates.emplace_back(gain, c);
+    }
+    std::sort(candidates.rbegin(), candidates.rend());
+    std::size_t best = 0;
+    for (const auto& [gain, c] : candidates) {
+      if (is_step(size, curves, first, last, c, o)) {
         best = c;
+        break;
       }
     }
-    if (best == 0 || best_gain <= threshold) continue;
-    // Look-ahead: the points after the split must not fit the left range's line (seed 000's
-    // protection against single outliers), as far as the segment reaches.
-    const std::size_t ahead =
-        std::min<std::size_t>(static_cast<std::size_t>(std::max(o.lookahead, 1)), last - best + 1);
-    const std::size_t left_first = best - 1 >= first + 1 ? first : best - 1;
-    std::size_t off = 0;
-    for (std::size_t j = 0; j < ahead; ++j) {
-      if (joint_distance(size, curves, left_first, best - 1, best + j, o.relative_noise_floor) >
-          o.pfact * 3) {
-        ++off;
-      }
-    }
-    if (2 * off <= ahead) continue;  // most of the look-ahead points agree with the left range
-    // A protocol change is a step: the first point of the new range is already off the old
-    // line. A bend (the slope changing smoothly, e.g. caches) is not a switch.
-    if (joint_distance(size, curves, left_first, best - 1, best, o.relative_noise_floor) <=
-        o.pfact * 3) {
-      continue;
-    }
+    if (best == 0) continue;
     changes.push_back(best);
     todo.emplace_back(first, best - 1);
     todo.emplace_back(best, last);

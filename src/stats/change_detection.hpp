@@ -39,8 +39,7 @@ struct ChangeOptions {
 };
 
 /// Indices i at which a new range starts (i > 0), ascending.
-std::vector<std::size_t> detect_changes_seed000(std::span<const double> size,
-                                                const Curve& curve,
+std::vector<std::size_t> detect_changes_seed000(std::span<const double> size, const Curve& curve,
                                                 const ChangeOptions& options);
 
 std::vector<std::size_t> detect_changes_joint(std::span<const double> size,

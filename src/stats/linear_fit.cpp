@@ -7,8 +7,7 @@
 
 namespace commgauge::stats {
 
-LineFit fit_line(std::span<const double> x, std::span<const double> y,
-                 std::span<const double> w) {
+LineFit fit_line(std::span<const double> x, std::span<const double> y, std::span<const double> w) {
   const std::size_t n = x.size();
   if (y.size() != n || w.size() != n) throw std::invalid_argument("fit_line: sizes differ");
   if (n < 2) throw std::invalid_argument("fit_line: at least 2 points are needed");

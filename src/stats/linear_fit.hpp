@@ -7,12 +7,13 @@
 namespace commgauge::stats {
 
 struct LineFit {
-  double intercept = 0;         ///< value at x = 0
+  double intercept = 0;  ///< value at x = 0
   double slope = 0;
   double intercept_stderr = 0;  ///< NaN with fewer than 3 points
   double slope_stderr = 0;      ///< NaN with fewer than 3 points
-  double residual = 0;          ///< residual standard error sqrt(sum w r^2 / (n - 2)) (weighted units); 0 for 2 points
-  double rms_residual = 0;      ///< sqrt(mean of r^2), in units of y
+  double residual =
+      0;  ///< residual standard error sqrt(sum w r^2 / (n - 2)) (weighted units); 0 for 2 points
+  double rms_residual = 0;  ///< sqrt(mean of r^2), in units of y
   std::size_t points = 0;
 
   double at(double x) const { return intercept + slope * x; }

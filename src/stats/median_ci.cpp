@@ -53,8 +53,9 @@ MedianInterval median_interval(std::span<const double> samples, double level) {
   m.lower = sorted[best_j - 1];
   m.upper = sorted[n - best_j];
   const double scale = std::abs(m.median);
-  m.relative_half_width = scale > 0 ? (m.upper - m.lower) / (2 * scale)
-                                    : (m.upper > m.lower ? std::numeric_limits<double>::infinity() : 0);
+  m.relative_half_width = scale > 0
+                              ? (m.upper - m.lower) / (2 * scale)
+                              : (m.upper > m.lower ? std::numeric_limits<double>::infinity() : 0);
   return m;
 }
 

@@ -11,7 +11,8 @@ struct MedianInterval {
   double median = 0;
   double lower = 0;  ///< order statistic x_(j)
   double upper = 0;  ///< order statistic x_(k)
-  double confidence = 0;  ///< the exact coverage of [x_(j), x_(k)], >= the requested level if possible
+  double confidence =
+      0;  ///< the exact coverage of [x_(j), x_(k)], >= the requested level if possible
   /// (upper - lower) / (2 |median|): the relative half-width. Infinite if there is no interval.
   double relative_half_width = 0;
 };

@@ -1,0 +1,156 @@
+// commgauge loggp for real: MPI shared memory, MPI over TCP, the TCP transport, Open MPI's
+// configured eager limits as known protocol switches, and bad input.
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::filesystem::path temp_file(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("commgauge-loggp-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+// What holds under load: completion, a valid document, positive overheads, counters.
+void expect_sane_loggp(const Outcome& o, const std::filesystem::path& json) {
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("protocol interval"));
+  EXPECT_THAT(o.out, HasSubstr("LogGPS VIEW"));
+  const auto j = read_json(json);
+  EXPECT_EQ(j["format"], "commgauge-link-params");
+  EXPECT_GT(j["messages"].get<double>(), 0);
+  EXPECT_GT(j["bytes"].get<double>(), 0);
+  EXPECT_GT(j["seconds"].get<double>(), 0);
+  for (const auto& r : j["ranges"]) {
+    EXPECT_GE(r["o_s_us"].get<double>(), 0);
+    EXPECT_GE(r["o_r_us"].get<double>(), 0);
+    EXPECT_GE(r["g_us"].get<double>(), 0);
+    EXPECT_GE(r["G_us_per_byte"].get<double>(), 0);
+  }
+  EXPECT_TRUE(j.contains("loggps"));
+  EXPECT_TRUE(j.contains("self_check"));
+  // The document is what --virtual-net reads: the virtual network must accept it.
+  const auto replay = run({commgauge(), "latency", "--transport", "virtual", "--virtual-net",
+                           json.string(), "--trials", "10", "--timer-trials", "100"});
+  EXPECT_EQ(replay.exit_code, 0) << replay.err;
+}
+
+TEST(LoggpCli, MpiSharedMemory) {
+  const auto json = temp_file("shm.json");
+  const auto plot = temp_file("shm.png");
+  const auto csv = temp_file("shm.csv");
+  const auto o = run(with(mpirun(2), {"loggp", "--max-size", "64KiB", "--json", json.string(),
+                                      "--plot", plot.string(), "--csv", csv.string()}));
+  expect_sane_loggp(o, json);
+  EXPECT_THAT(read_json(json)["context"]["mpi_library"].get<std::string>(), HasSubstr("Open MPI"));
+  EXPECT_GT(std::filesystem::file_size(plot), 1000u);
+  EXPECT_GT(std::filesystem::file_size(csv), 100u);
+}
+
+TEST(LoggpCli, TcpTransport) {
+  const auto json = temp_file("tcp.json");
+  const auto o = run({commgauge(), "loggp", "--transport", "tcp", "--max-size", "64KiB", "--json",
+                      json.string(), "--timer-trials", "1000"});
+  expect_sane_loggp(o, json);
+}
+
+// Open MPI's ob1 switches from eager to rendezvous at the BTL's eager limit, which counts the
+// library's header: the switch appears a little below the limit.
+void expect_switch_near(const nlohmann::json& j, double limit) {
+  const auto& points = j["points"];
+  std::vector<double> sizes;
+  for (const auto& p : points)
+    sizes.push_back(p["size_bytes"].get<double>());
+  bool found = false;
+  for (const auto& sw : j["switch_points_bytes"]) {
+    const double first = sw.get<double>();
+    const auto it = std::find(sizes.begin(), sizes.end(), first);
+    ASSERT_NE(it, sizes.begin());
+    const double before = *(it - 1);
+    const double step = first - before;  // the refined sweep step around the switch
+    // The protocol changes at limit - header (about 64 B): within one step of the bracket.
+    if (before - step <= limit && first + step >= limit - 256) found = true;
+  }
+  EXPECT_TRUE(found) << "no switch near " << limit << ": " << j["switch_points_bytes"].dump();
+}
+
+TEST(LoggpCli, DetectsVaderEagerLimit) {
+  const auto json = temp_file("vader.json");
+  const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "self,vader", "--mca",
+                                     "btl_vader_eager_limit", "8192"}),
+                          {"loggp", "--min-size", "512", "--max-size", "32KiB", "--json",
+                           json.string(), "--timer-trials", "1000"}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = read_json(json);
+  expect_switch_near(j, 8192);
+  EXPECT_EQ(j["context"]["pml"], "ob1");
+}
+
+TEST(LoggpCli, DetectsTcpBtlEagerLimit) {
+  const auto json = temp_file("btl-tcp.json");
+  const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca",
+                                     "btl_tcp_eager_limit", "16384"}),
+                          {"loggp", "--min-size", "1KiB", "--max-size", "64KiB", "--json",
+                           json.string(), "--timer-trials", "1000"}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  expect_switch_near(read_json(json), 16384);
+}
+
+void expect_one_line_error(const Outcome& o, const std::string& mentions) {
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr(mentions));
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+}
+
+TEST(LoggpCliErrors, MinAboveMax) {
+  expect_one_line_error(
+      run({commgauge(), "loggp", "--transport", "tcp", "--min-size", "1MiB", "--max-size", "1KiB"}),
+      "--min-size: 1048576 is larger than --max-size 1024");
+}
+
+TEST(LoggpCliErrors, NBelowTwo) {
+  expect_one_line_error(run({commgauge(), "loggp", "--transport", "tcp", "-n", "1"}),
+                        "n must be at least 2");
+}
+
+TEST(LoggpCliErrors, NegativeDelay) {
+  expect_one_line_error(run({commgauge(), "loggp", "--transport", "tcp", "--delay=-3"}),
+                        "--delay: must be >= 0 us");
+}
+
+TEST(LoggpCliErrors, UnknownOption) {
+  expect_one_line_error(run({commgauge(), "loggp", "--transport", "tcp", "--frobnicate", "3"}),
+                        "frobnicate");
+}
+
+TEST(LoggpCliErrors, ConflictingOptionsAreRejectedNotIgnored) {
+  const auto o =
+      run({commgauge(), "loggp", "--transport", "tcp", "--sizes", "1,2,4", "--max-size", "1MiB"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("excludes"));
+}
+
+}  // namespace
+}  // namespace commgauge::testing

@@ -1,0 +1,200 @@
+// Least squares, the median's confidence interval and protocol-change detection on data whose
+// answer is known.
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "stats/change_detection.hpp"
+#include "stats/linear_fit.hpp"
+#include "stats/median_ci.hpp"
+
+namespace commgauge::stats {
+namespace {
+
+TEST(LineFit, ExactLine) {
+  const std::vector<double> x = {0, 1, 2, 3};
+  const std::vector<double> y = {1, 3, 5, 7};
+  const LineFit f = fit_line(x, y);
+  EXPECT_DOUBLE_EQ(f.intercept, 1);
+  EXPECT_DOUBLE_EQ(f.slope, 2);
+  EXPECT_DOUBLE_EQ(f.residual, 0);
+  EXPECT_DOUBLE_EQ(f.slope_stderr, 0);
+}
+
+TEST(LineFit, HandComputedStandardErrors) {
+  // x = 0,1,2; y = 0,2,1: slope 0.5, intercept 0.5, residuals -0.5, 1, -0.5; SSE 1.5,
+  // s^2 = 1.5 / 1; Sxx = 2: se(slope) = sqrt(0.75), se(intercept) = sqrt(1.5 (1/3 + 1/2)).
+  const std::vector<double> x = {0, 1, 2};
+  const std::vector<double> y = {0, 2, 1};
+  const LineFit f = fit_line(x, y);
+  EXPECT_DOUBLE_EQ(f.slope, 0.5);
+  EXPECT_DOUBLE_EQ(f.intercept, 0.5);
+  EXPECT_NEAR(f.slope_stderr, std::sqrt(0.75), 1e-12);
+  EXPECT_NEAR(f.intercept_stderr, std::sqrt(1.5 * (1.0 / 3 + 0.5)), 1e-12);
+  EXPECT_NEAR(f.rms_residual, std::sqrt(1.5 / 3), 1e-12);
+}
+
+TEST(LineFit, WeightsPullTheLine) {
+  const std::vector<double> x = {0, 1, 2};
+  const std::vector<double> y = {0, 1, 5};
+  const std::vector<double> w = {1e6, 1e6, 1e-6};  // the last point hardly counts
+  const LineFit f = fit_line(x, y, w);
+  EXPECT_NEAR(f.slope, 1, 1e-5);
+  EXPECT_NEAR(f.intercept, 0, 1e-5);
+}
+
+TEST(LineFit, RejectsDegenerateInput) {
+  EXPECT_THROW(fit_line(std::vector<double>{1}, std::vector<double>{1}), std::invalid_argument);
+  EXPECT_THROW(fit_line(std::vector<double>{2, 2}, std::vector<double>{1, 3}),
+               std::invalid_argument);
+}
+
+TEST(Seed000Lsq, DenominatorIsLMinusKMinus2) {
+  // Points 0..3 around y = x: residuals known; eq. (8) divides by l - k - 2 = 1.
+  const std::vector<double> x = {0, 1, 2, 3};
+  const std::vector<double> y = {0, 1, 2, 4};
+  const LineFit f = fit_line(x, y);
+  double sse = 0;
+  for (std::size_t i = 0; i < 4; ++i)
+    sse += std::pow(f.at(x[i]) - y[i], 2);
+  EXPECT_NEAR(seed000_lsq(x, y, 0, 3), sse / 1, 1e-12);
+  EXPECT_THROW(seed000_lsq(x, y, 0, 2), std::invalid_argument);  // 3 points: 0 / 0
+}
+
+TEST(MedianInterval, OrderStatisticsAt95Percent) {
+  // n = 6: [x(1), x(6)] covers the median with 1 - 2/64 = 96.9 %, [x(2), x(5)] with 78 %.
+  const std::vector<double> x = {6, 1, 5, 2, 4, 3};
+  const MedianInterval m = median_interval(x, 0.95);
+  EXPECT_DOUBLE_EQ(m.median, 3.5);
+  EXPECT_DOUBLE_EQ(m.lower, 1);
+  EXPECT_DOUBLE_EQ(m.upper, 6);
+  EXPECT_NEAR(m.confidence, 1 - 2.0 / 64, 1e-12);
+  EXPECT_NEAR(m.relative_half_width, 5.0 / 7.0, 1e-12);
+}
+
+TEST(MedianInterval, TooFewSamplesHaveNoInterval) {
+  const std::vector<double> x = {1, 2, 3, 4, 5};  // n = 5: best coverage 93.75 % < 95 %
+  const MedianInterval m = median_interval(x, 0.95);
+  EXPECT_TRUE(std::isinf(m.relative_half_width));
+  EXPECT_NEAR(m.confidence, 1 - 2.0 / 32, 1e-12);
+}
+
+TEST(MedianInterval, NarrowsWithMoreSamples) {
+  std::vector<double> x;
+  for (int i = 0; i < 101; ++i)
+    x.push_back(100 + (i % 10));
+  const MedianInterval m = median_interval(x, 0.95);
+  EXPECT_GE(m.confidence, 0.95);
+  EXPECT_LT(m.relative_half_width, 0.03);
+}
+
+// Curves sampled at geometric sizes from a piecewise-linear truth.
+struct Series {
+  std::vector<double> size;
+  std::vector<Curve> curves;
+};
+
+Series make_series(std::vector<double> sizes, const std::vector<double (*)(double)>& truths,
+                   double relative_noise) {
+  Series s;
+  s.size = std::move(sizes);
+  unsigned state = 12345;
+  auto noise = [&] {  // deterministic pseudo-noise in [-1, 1]
+    state = state * 1103515245u + 12345u;
+    return static_cast<double>((state >> 8) % 2001) / 1000.0 - 1.0;
+  };
+  for (auto truth : truths) {
+    Curve c;
+    for (double x : s.size) {
+      const double v = truth(x);
+      c.value.push_back(v * (1 + relative_noise * noise()));
+      c.noise.push_back(std::max(relative_noise * v, 1e-12));
+    }
+    s.curves.push_back(c);
+  }
+  return s;
+}
+
+std::vector<double> geometric(double lo, double hi, double per_octave) {
+  std::vector<double> out;
+  for (double x = lo; x <= hi; x *= std::pow(2.0, 1.0 / per_octave)) {
+    if (out.empty() || std::round(x) != out.back()) out.push_back(std::round(x));
+  }
+  return out;
+}
+
+double p1_step(double s) {
+  return s < 12289 ? 10 + 0.002 * s : 25 + 0.002 * s;
+}
+double gall_flat(double s) {
+  return 2 + 0.0008 * s;
+}
+double gall_step(double s) {
+  return s < 12289 ? 2 + 0.0008 * s : 20 + 0.0005 * s;
+}
+
+TEST(JointDetection, FindsAStepInOneCurve) {
+  const Series s = make_series(geometric(1, 1 << 20, 2), {p1_step, gall_flat}, 0.01);
+  const auto changes = detect_changes_joint(s.size, s.curves, {});
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_GT(s.size[changes[0]], 12289 * 0.7);
+  EXPECT_LE(s.size[changes[0] - 1], 12289);
+}
+
+TEST(Seed000Detection, WatchingOnlyGallMissesAPrtt1Step) {
+  // seed 000's detector looks at G_all only; the step here is in PRTT(1,0,s) alone.
+  const Series s = make_series(geometric(1, 1 << 20, 2), {p1_step, gall_flat}, 0.0);
+  EXPECT_TRUE(detect_changes_seed000(s.size, s.curves[1], {}).empty());
+}
+
+TEST(Seed000Detection, FindsAGallStep) {
+  const Series s = make_series(geometric(1, 1 << 20, 3), {gall_step}, 0.0);
+  const auto changes = detect_changes_seed000(s.size, s.curves[0], {});
+  ASSERT_FALSE(changes.empty());
+  EXPECT_GE(s.size[changes[0]], 12289);
+  EXPECT_LE(s.size[changes[0] - 1], 12289);
+}
+
+double smooth_bend(double s) {
+  return 5 + 3 * std::sqrt(s);
+}  // curvature, no protocol change
+
+TEST(JointDetection, ABendIsNotASwitch) {
+  const Series s = make_series(geometric(1, 1 << 20, 2), {smooth_bend}, 0.005);
+  EXPECT_TRUE(detect_changes_joint(s.size, s.curves, {}).empty());
+}
+
+TEST(JointDetection, ASingleOutlierIsNotASwitch) {
+  Series s = make_series(geometric(1, 1 << 20, 2), {gall_flat}, 0.005);
+  s.curves[0].value[20] *= 3;
+  EXPECT_TRUE(detect_changes_joint(s.size, s.curves, {}).empty());
+}
+
+TEST(JointDetection, ExactDataNeedsNoNoise) {
+  // Noise-free data (the virtual network): rounding error must not become a switch, a real
+  // step must still be found.
+  const Series flat = make_series(geometric(1, 1 << 20, 2), {gall_flat}, 0.0);
+  EXPECT_TRUE(detect_changes_joint(flat.size, flat.curves, {}).empty());
+  const Series step = make_series(geometric(1, 1 << 20, 2), {gall_step}, 0.0);
+  EXPECT_EQ(detect_changes_joint(step.size, step.curves, {}).size(), 1u);
+}
+
+double two_steps(double s) {
+  return s < 256 ? 1 : (s < 362 ? 3 : 6);
+}
+
+TEST(JointDetection, NarrowRangesAreAllowed) {
+  // A range only two sweep points wide (256 and 300) between two switches.
+  const std::vector<double> size = {16, 32, 64, 128, 200, 256, 300, 362, 512, 724, 1024, 2048};
+  Series s = make_series(size, {two_steps}, 0.0);
+  const auto changes = detect_changes_joint(s.size, s.curves, {});
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(s.size[changes[0]], 256);
+  EXPECT_EQ(s.size[changes[1]], 362);
+}
+
+}  // namespace
+}  // namespace commgauge::stats

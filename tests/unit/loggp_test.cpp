@@ -1,0 +1,192 @@
+// The LogGP(S) assessment against the virtual network, whose parameters are the known truth.
+
+#include <cmath>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "link_fixtures.hpp"
+#include "measure/loggp.hpp"
+#include "net/virtual_network.hpp"
+#include "profile/link_params_json.hpp"
+
+namespace commgauge::measure {
+namespace {
+
+using commgauge::testing::loggp_link;
+using commgauge::testing::loggps_link;
+
+LoggpResult run(const model::LinkParams& link, LoggpOptions o = {}) {
+  net::VirtualNetwork net(link);
+  LoggpResult result;
+  net.run([&](net::Transport& t) {
+    auto r = measure_loggp(t, o, nullptr);
+    if (r) result = std::move(*r);
+  });
+  return result;
+}
+
+void expect_rel(double got, double want, double tol, const char* what) {
+  EXPECT_NEAR(got, want, tol * std::abs(want)) << what;
+}
+
+TEST(LoggpOnVirtualNetwork, RecoversPlainLogGP) {
+  const double L = 5, o = 1.5, g = 4, G = 0.001;
+  const LoggpResult r = run(loggp_link(L, o, g, G));
+  ASSERT_EQ(r.ranges.size(), 1u);
+  const auto& p = r.ranges[0].params;
+  expect_rel(p.send_overhead_us, o, 0.01, "o_s");
+  expect_rel(p.recv_overhead_us, o, 0.01, "o_r");
+  expect_rel(p.gap_per_byte_us, G, 0.01, "G");
+  expect_rel(p.gap_us, g, 0.02, "g");
+  EXPECT_TRUE(r.ranges[0].g_identifiable);
+  EXPECT_FALSE(p.rendezvous);
+  EXPECT_NEAR(r.link.latency_us, L, 1e-6);
+  EXPECT_NEAR(r.eel_us, L + 2 * o, 1e-6);  // PRTT(1,0,1)/2
+  ASSERT_TRUE(r.self_check.has_value());
+  EXPECT_LT(r.self_check->max_deviation_prtt_n0, 1e-9);
+}
+
+TEST(LoggpOnVirtualNetwork, SeparatesSendAndReceiveOverheads) {
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges.resize(1);  // eager: o_s 1.0, o_r 1.4, O_s 0.0002, O_r 0.0003, g 2, G 0.0008
+  const LoggpResult r = run(link);
+  ASSERT_EQ(r.ranges.size(), 1u);
+  const auto& p = r.ranges[0].params;
+  expect_rel(p.send_overhead_us, 1.0, 0.01, "o_s");
+  expect_rel(p.recv_overhead_us, 1.4, 0.01, "o_r");
+  expect_rel(p.send_overhead_per_byte_us, 0.0002, 0.01, "O_s");
+  expect_rel(p.recv_overhead_per_byte_us, 0.0003, 0.01, "O_r");
+  expect_rel(p.gap_per_byte_us, 0.0008, 0.01, "G");
+  expect_rel(p.gap_us, 2.0, 0.02, "g");
+}
+
+TEST(LoggpOnVirtualNetwork, FindsAProtocolChangeAndFitsEachRange) {
+  // Eager to eager at 12289 B: g, G and the overheads all change (seed 000 Table 2's switch).
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges[1].rendezvous = false;
+  link.ranges[1].gap_us = 9.0;
+  link.ranges[1].gap_per_byte_us = 0.0005;
+  const LoggpResult r = run(link);
+  ASSERT_EQ(r.ranges.size(), 2u);
+  // Within one sweep step: the refined bracket contains the switch and is within 3 %.
+  const auto& right = r.ranges[1];
+  EXPECT_GE(right.from_bytes, 12289u);
+  EXPECT_LE(static_cast<double>(right.from_bytes), 12289 * 1.03);
+  const auto& p0 = r.ranges[0].params;
+  const auto& p1 = r.ranges[1].params;
+  expect_rel(p0.gap_us, 2.0, 0.02, "g0");
+  expect_rel(p0.gap_per_byte_us, 0.0008, 0.01, "G0");
+  expect_rel(p1.gap_us, 9.0, 0.02, "g1");
+  expect_rel(p1.gap_per_byte_us, 0.0005, 0.01, "G1");
+  expect_rel(p1.send_overhead_us, 2.5, 0.01, "o_s1");
+  expect_rel(p1.recv_overhead_us, 2.0, 0.01, "o_r1");
+  EXPECT_FALSE(p1.rendezvous);
+  EXPECT_EQ(r.short_eager_bytes, right.from_bytes);  // LogGPS s
+  EXPECT_FALSE(r.rendezvous_bytes.has_value());
+}
+
+TEST(LoggpOnVirtualNetwork, RendezvousRangeIsMarkedAndNetOfTheHandshake) {
+  const auto link = loggps_link(model::Progress::dependent);
+  const LoggpResult r = run(link);
+  ASSERT_EQ(r.ranges.size(), 2u);
+  const auto& rv = r.ranges[1];
+  EXPECT_TRUE(rv.params.rendezvous);
+  EXPECT_EQ(rv.protocol, "rendezvous");
+  EXPECT_GE(rv.from_bytes, 12289u);
+  EXPECT_LE(static_cast<double>(rv.from_bytes), 12289 * 1.03);
+  EXPECT_EQ(r.rendezvous_bytes, rv.from_bytes);  // LogGPS S
+  expect_rel(rv.params.send_overhead_us, 2.5, 0.01, "o_s");
+  expect_rel(rv.params.recv_overhead_us, 2.0, 0.01, "o_r");
+  expect_rel(rv.params.send_overhead_per_byte_us, 0.0001, 0.01, "O_s");
+  expect_rel(rv.params.gap_per_byte_us + rv.params.recv_overhead_per_byte_us, 0.0009, 0.01,
+             "G + O_r");
+  // The output reproduces the measured PRTT curves on the virtual network (exactly here).
+  ASSERT_TRUE(r.self_check.has_value());
+  EXPECT_LT(r.self_check->max_deviation_prtt1, 0.03);
+  EXPECT_LT(r.self_check->max_deviation_prtt_n0, 0.03);
+  EXPECT_LT(r.self_check->max_deviation_prtt_nd, 0.03);
+}
+
+TEST(LoggpOnVirtualNetwork, OverheadAboveGapIsNotReportedAsGap) {
+  // o > g (a polling network): eq. (7) measures o, so g is marked, not reported as o.
+  const LoggpResult r = run(loggp_link(0.5, 2.0, 0.5, 0.0001));
+  ASSERT_GE(r.ranges.size(), 1u);
+  EXPECT_FALSE(r.ranges[0].g_identifiable);
+  EXPECT_NE(r.ranges[0].params.gap_us, 2.0);
+  EXPECT_THAT(r.ranges[0].notes, ::testing::Contains(::testing::HasSubstr("not identifiable")));
+  expect_rel(r.ranges[0].params.send_overhead_us, 2.0, 0.01, "o_s");
+}
+
+TEST(LoggpOnVirtualNetwork, ReproducesItsOwnOutputThroughTheJsonDocument) {
+  // loggp -> JSON -> --virtual-net -> loggp: PRTTs within 3 % of the first measurement.
+  const LoggpResult first = run(loggps_link(model::Progress::independent));
+  const model::LinkParams again_link =
+      profile::link_params_from_json(profile::link_params_to_json(first.link), "round-trip");
+  LoggpOptions o;
+  for (const auto& p : first.points)
+    o.sizes.push_back(p.bytes);
+  o.refine = false;
+  const LoggpResult second = run(again_link, o);
+  ASSERT_EQ(second.points.size(), first.points.size());
+  for (std::size_t i = 0; i < first.points.size(); ++i) {
+    const auto& a = first.points[i];
+    const auto& b = second.points[i];
+    EXPECT_NEAR(b.prtt1.median_us, a.prtt1.median_us, 0.03 * a.prtt1.median_us) << a.bytes;
+    EXPECT_NEAR(b.prtt_n0.median_us, a.prtt_n0.median_us, 0.03 * a.prtt_n0.median_us) << a.bytes;
+    EXPECT_NEAR(b.prtt_nd.median_us, a.prtt_nd.median_us, 0.03 * a.prtt_nd.median_us) << a.bytes;
+  }
+}
+
+TEST(LoggpOnVirtualNetwork, DefaultSweepStaysFarBelowTheReferenceTool) {
+  // The reference tool's default LogGP run: about 460,000 messages and 29 GB. commgauge's
+  // default 1 B - 1 MiB sweep must use at most a tenth of both and still find the switch.
+  const LoggpResult r = run(loggps_link(model::Progress::independent));
+  EXPECT_LE(r.total_counters.messages, 46'000u);
+  EXPECT_LE(r.total_counters.bytes, 2'900'000'000u);
+  EXPECT_EQ(r.ranges.size(), 2u);
+  // Deterministic on the virtual network: the same counts every time.
+  const LoggpResult again = run(loggps_link(model::Progress::independent));
+  EXPECT_EQ(again.total_counters.messages, r.total_counters.messages);
+  EXPECT_EQ(again.total_counters.bytes, r.total_counters.bytes);
+}
+
+TEST(LoggpOnVirtualNetwork, Seed000DetectorAlsoFindsAGapChange) {
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges[1].rendezvous = false;
+  link.ranges[1].gap_us = 9.0;
+  LoggpOptions o;
+  o.detector = "seed000";
+  const LoggpResult r = run(link, o);
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_LE(static_cast<double>(r.ranges[1].from_bytes), 12289 * 1.03);
+  EXPECT_GE(r.ranges[1].from_bytes, 12289u);
+}
+
+TEST(LoggpOptions, BadInput) {
+  LoggpOptions o;
+  o.min_size = 1024;
+  o.max_size = 8;
+  EXPECT_THROW(o.validate(), InputError);
+  o = {};
+  o.n = 1;
+  EXPECT_THROW(o.validate(), InputError);
+  o = {};
+  o.delay_us = -5;
+  EXPECT_THROW(o.validate(), InputError);
+  o = {};
+  o.detector = "magic";
+  EXPECT_THROW(o.validate(), InputError);
+}
+
+TEST(LoggpOptions, SweepIsGeometric) {
+  LoggpOptions o;
+  o.min_size = 1;
+  o.max_size = 16;
+  o.points_per_octave = 1;
+  EXPECT_EQ(o.sweep_sizes(), (std::vector<std::uint64_t>{1, 2, 4, 8, 16}));
+}
+
+}  // namespace
+}  // namespace commgauge::measure
