@@ -31,6 +31,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
     measure::TimerOptions timer;
     std::string min_size = "1";
     std::string max_size = "1MiB";
+    std::string max_bytes = "2.5GB";
     std::string sizes;
     std::optional<double> delay;
     bool no_refine = false;
@@ -94,6 +95,14 @@ void add_loggp_command(CLI::App& app, Action& action) {
   cmd->add_option("--budget", f->loggp.budget_s, "bound on the whole run in seconds (0: none)")
       ->capture_default_str()
       ->group(g);
+  cmd->add_option("--max-messages", f->loggp.max_messages,
+                  "messages (both directions) that repetitions and refinement may use")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--max-bytes", f->max_bytes,
+                  "bytes (both directions) that repetitions and refinement may use")
+      ->capture_default_str()
+      ->group(g);
   cmd->add_flag("--no-self-check", f->no_self_check,
                 "skip replaying the result on the virtual network")
       ->group(g);
@@ -117,6 +126,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
         lo.min_size = parse_byte_size(f->min_size, "--min-size");
         lo.max_size = parse_byte_size(f->max_size, "--max-size");
       }
+      lo.max_bytes = parse_byte_size(f->max_bytes, "--max-bytes");
       if (f->delay) {
         if (*f->delay < 0)
           throw InputError("--delay", fmt::format("must be >= 0 us, got {}", *f->delay));

@@ -210,8 +210,26 @@ class Sweep {
     const auto [m, b] = cost(spec, reps);
     point_messages_ += m;
     point_bytes_ += b;
+    total_messages_ += m;
+    total_bytes_ += b;
     return prtt_batch(t_, spec, reps);
   }
+
+ public:
+  /// Whether one more size (first batches only) still fits in the message and byte budgets.
+  bool can_afford_point(std::uint64_t bytes) const {
+    double m = 0, b = 0;
+    for (std::uint32_t n : {1u, o_.n, o_.n, o_.n}) {
+      const auto [mm, bb] = cost({PrttKind::client_delay, n, bytes, 0}, o_.min_repetitions);
+      m += mm;
+      b += bb;
+    }
+    return total_messages_ + m <= static_cast<double>(o_.max_messages) &&
+           total_bytes_ + b <= static_cast<double>(o_.max_bytes);
+  }
+
+ private:
+  double total_messages_ = 0, total_bytes_ = 0;
 
   double share_messages_ = 0, share_bytes_ = 0;
   double point_messages_ = 0, point_bytes_ = 0;
@@ -608,9 +626,14 @@ void refine_switches(Sweep& sweep, LoggpResult& r, const LoggpOptions& o) {
         r.budget_exhausted = true;
         return;
       }
-      auto mid = static_cast<std::uint64_t>(
-          std::llround(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi))));
-      mid = std::clamp<std::uint64_t>(mid, lo + 1, hi - 1);
+      const std::uint64_t mid = std::clamp<std::uint64_t>(
+          static_cast<std::uint64_t>(
+              std::llround(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi)))),
+          lo + 1, hi - 1);
+      if (!sweep.can_afford_point(mid)) {
+        r.refinement_stopped_by_budget = true;
+        break;
+      }
       sweep.report(fmt::format("refining {}-{} B", lo, hi), 0.9);
       LoggpPoint p = sweep.point(mid);
       p.refined = true;

@@ -116,6 +116,7 @@ struct LoggpResult {
   net::Counters total_counters;  ///< both directions
   double seconds = 0;
   bool budget_exhausted = false;
+  bool refinement_stopped_by_budget = false;
   std::uint32_t remeasured_points = 0;
   std::vector<std::string> notes;
 };
