@@ -394,6 +394,19 @@ std::optional<RendezvousReading> fit_range(LoggpResult& r, LoggpRange& range, st
   }
   range.fit_points = xg.size();
   model::LinkRange& lr = range.params;
+  {
+    // Plain LogGP's g and G, as seed 000's tool fits them: eq. (7) over every size of the range.
+    std::vector<double> xa, ga, ga_n;
+    for (std::size_t i = first; i <= last; ++i) {
+      xa.push_back(static_cast<double>(pts[i].bytes - 1));
+      ga.push_back(pts[i].g_all_us);
+      ga_n.push_back(pts[i].g_all_noise);
+    }
+    const bool fit = xa.size() >= 2 && xa.front() != xa.back();
+    const auto fa = fit ? weighted_fit(xa, ga, ga_n) : stats::LineFit{ga[0], 0};
+    lr.plain_gap_us = std::max(0.0, fa.intercept);
+    lr.plain_gap_per_byte_us = std::max(0.0, fa.slope);
+  }
   bool clamped = false;
   const bool one_point = x.size() == 1;
 

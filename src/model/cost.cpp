@@ -27,7 +27,9 @@ CostModel::CostModel(const LinkParams& link)
                        to_picoseconds(r.recv_overhead_us), to_picoseconds(r.gap_us),
                        std::llround(r.send_overhead_per_byte_us * 1e9),
                        std::llround(r.recv_overhead_per_byte_us * 1e9),
-                       std::llround(r.gap_per_byte_us * 1e9), r.rendezvous, r.progress});
+                       std::llround(r.gap_per_byte_us * 1e9), r.rendezvous, r.progress,
+                       to_picoseconds(r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us),
+                       to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
   }
 }
 
@@ -44,8 +46,8 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs);
   c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs);
   c.latency = latency_;
-  c.control_send = r.o_s;
-  c.control_recv = r.o_r;
+  c.control_send = r.ctrl_s;
+  c.control_recv = r.ctrl_r;
   return c;
 }
 

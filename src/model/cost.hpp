@@ -25,8 +25,8 @@ struct MessageCost {
   Picoseconds recv_overhead = 0;  ///< o_r + k*O_r: the receiver is busy after arrival
   Picoseconds gap = 0;            ///< g + (k-1)*G: minimum distance between send starts
   Picoseconds latency = 0;        ///< L
-  Picoseconds control_send = 0;   ///< o_s: sending a rendezvous request or acknowledgement
-  Picoseconds control_recv = 0;   ///< o_r: receiving one (seed 004's o')
+  Picoseconds control_send = 0;   ///< o' (default o_s): sending a rendezvous request or ack
+  Picoseconds control_recv = 0;   ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
 };
 
 /// LinkParams compiled to integer units once, so that costing a message is a lookup and a
@@ -40,7 +40,7 @@ class CostModel {
 
   /// One-way time of a blocking send whose receive was posted before the message (or its
   /// rendezvous request) arrived: eager o_s + kO_s + L + (k-1)G + o_r + kO_r; rendezvous adds
-  /// the request and acknowledgement, 2 (o_s + L + o_r) (seed 004's T4 + T5 with t_r <= t_s).
+  /// the request and acknowledgement, 2 (o'_s + L + o'_r) (seed 004's T4 + T5 with t_r <= t_s).
   Picoseconds blocking_one_way(std::uint64_t bytes) const;
 
  private:
@@ -50,6 +50,7 @@ class CostModel {
     std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
     bool rendezvous;
     Progress progress;
+    Picoseconds ctrl_s, ctrl_r;  // o' for sending / receiving a control message
   };
   LinkParams link_;
   Picoseconds latency_;

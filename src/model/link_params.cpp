@@ -71,6 +71,12 @@ void validate(const LinkParams& link, const std::string& where) {
         throw InputError(where, fmt::format("{}{}: must be >= 0, got {}", at, name, value));
       }
     }
+    for (const auto& [name, value] : {std::pair<const char*, double>{"o_ctrl_s_us", r.control_send_us},
+                                      {"o_ctrl_r_us", r.control_recv_us}}) {
+      if (value < 0 && value != -1) {
+        throw InputError(where, fmt::format("{}{}: must be >= 0, got {}", at, name, value));
+      }
+    }
     const double one_way = r.send_overhead_us + link.latency_us + r.recv_overhead_us;
     if (!(one_way > 0)) {
       throw InputError(where, fmt::format("{}: the one-way time o_s + L + o_r must be positive, "

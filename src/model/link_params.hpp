@@ -27,6 +27,14 @@ struct LinkRange {
   double recv_overhead_per_byte_us = 0;  ///< O_r (seed 004)
   double gap_us = 0;                     ///< g
   double gap_per_byte_us = 0;            ///< G
+  /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
+  /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
+  double control_send_us = -1;
+  double control_recv_us = -1;
+  /// g and G as plain LogGP takes them (seed 000's tool: eq. (7) fitted over all sizes of the
+  /// range, also where o hides the gap). Negative: not known, g and G are used.
+  double plain_gap_us = -1;
+  double plain_gap_per_byte_us = -1;
   bool rendezvous = false;               ///< k in this range uses rendezvous (k >= S)
   Progress progress = Progress::independent;
 };

@@ -34,6 +34,10 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
     range.recv_overhead_per_byte_us = r.value("O_r_us_per_byte", 0.0);
     range.gap_us = r["g_us"].get<double>();
     range.gap_per_byte_us = r["G_us_per_byte"].get<double>();
+    range.control_send_us = r.value("o_ctrl_s_us", -1.0);
+    range.control_recv_us = r.value("o_ctrl_r_us", -1.0);
+    range.plain_gap_us = r.value("g_eq7_us", -1.0);
+    range.plain_gap_per_byte_us = r.value("G_eq7_us_per_byte", -1.0);
     range.rendezvous = r.value("rendezvous", false);
     range.progress = model::progress_from_string(r.value("progress", std::string("independent")));
     link.ranges.push_back(range);
@@ -77,6 +81,10 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
                         {"G_us_per_byte", r.gap_per_byte_us},
                         {"rendezvous", r.rendezvous},
                         {"progress", model::to_string(r.progress)}};
+    if (r.plain_gap_us >= 0) j["g_eq7_us"] = r.plain_gap_us;
+    if (r.plain_gap_per_byte_us >= 0) j["G_eq7_us_per_byte"] = r.plain_gap_per_byte_us;
+    if (r.control_send_us >= 0) j["o_ctrl_s_us"] = r.control_send_us;
+    if (r.control_recv_us >= 0) j["o_ctrl_r_us"] = r.control_recv_us;
     if (i + 1 < link.ranges.size()) j["to_bytes"] = link.to_bytes(i);
     ranges.push_back(j);
   }

@@ -1,0 +1,200 @@
+#include "model/closed_forms.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::model {
+
+namespace {
+
+Picoseconds eager_one_way(const MessageCost& m) {
+  return m.send_overhead + m.transfer + m.recv_overhead;
+}
+
+// The rendezvous rounds of PRTT as a max-plus recurrence, message by message. `client_delay`
+// is d between the client's sends; `server_delay` is d before each of the server's receives
+// after the first. Returns the client's time from its first send to the reply received.
+Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds client_delay,
+                            Picoseconds server_delay) {
+  const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
+  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  Picoseconds start = 0;   // the client starts send i (its request)
+  Picoseconds posted = 0;  // the server has posted receive i
+  Picoseconds done = 0;    // receive i completed at the server
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Picoseconds answered = std::max(start + cs + L, posted);  // seed 004 T4
+    const Picoseconds returned = answered + cr + cs + L + cr + t1;  // T5, then T1
+    done = returned + t2 + t3;
+    posted = done + (i + 1 < n ? server_delay : 0);
+    // The next request: after the delay, and no sooner than the gap after this one.
+    start = std::max(returned + client_delay, start + m.gap);
+  }
+  // The reply: the client's receive is posted (it returned from its last send long ago).
+  return done + (cs + L + cr) + (cs + L + cr) + t1 + t2 + t3;
+}
+
+}  // namespace
+
+Picoseconds one_way(const CostModel& c, std::uint64_t k) { return c.blocking_one_way(k); }
+
+Picoseconds round_trip(const CostModel& c, std::uint64_t k) {
+  return std::max(2 * one_way(c, k), c.message(k).gap);
+}
+
+Picoseconds prtt(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
+  const MessageCost m = c.message(k);
+  if (n == 0) return 0;
+  if (m.rendezvous) return rendezvous_prtt(m, n, d, 0);
+  // seed 000 eq. (5): PRTT(1,0,s) + (n-1) max(o + d, G_all), with o_s, o_r and per-byte terms.
+  const Picoseconds cycle = std::max({m.send_overhead + d, m.gap, m.recv_overhead});
+  return 2 * eager_one_way(m) + static_cast<Picoseconds>(n - 1) * cycle;
+}
+
+Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
+  const MessageCost m = c.message(k);
+  if (n == 0) return 0;
+  if (m.rendezvous) return rendezvous_prtt(m, n, 0, d);
+  const Picoseconds cycle = std::max({m.send_overhead, m.gap, d + m.recv_overhead});
+  return 2 * eager_one_way(m) + static_cast<Picoseconds>(n - 1) * cycle;
+}
+
+LogGPSTerms loggps_terms(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {
+  const MessageCost m = c.message(k);
+  LogGPSTerms t;
+  t.rendezvous = m.rendezvous;
+  t.t1 = m.send_overhead;
+  t.t2 = m.transfer;
+  t.t3 = m.recv_overhead;
+  t.t4 = std::max(m.control_send + m.latency, t_r - t_s) + m.control_recv;
+  t.t5 = m.control_send + m.latency + m.control_recv;
+  return t;
+}
+
+Picoseconds loggps_communication_time(const CostModel& c, std::uint64_t k, Picoseconds t_s,
+                                      Picoseconds t_r) {
+  const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
+  return (t.rendezvous ? t.t4 + t.t5 : 0) + t.t1 + t.t2 + t.t3;
+}
+
+Picoseconds loggps_send_time(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {
+  const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
+  return t.rendezvous ? t.t4 + t.t5 + t.t1 : t.t1;  // Table 4, eqs. (4), (5)
+}
+
+Picoseconds loggps_recv_time(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {
+  const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
+  const Picoseconds late = t_r - t_s;
+  if (!t.rendezvous) return std::max<Picoseconds>(t.t1 + t.t2 - late, 0) + t.t3;  // eq. (7)
+  const MessageCost m = c.message(k);
+  return std::max<Picoseconds>(m.control_send + m.latency - late, 0) + m.control_recv + t.t5 +
+         t.t1 + t.t2 + t.t3;  // eq. (9)
+}
+
+Picoseconds loggps_round_trip(const CostModel& c, std::uint64_t k) {
+  return 2 * loggps_communication_time(c, k, 0, 0);
+}
+
+std::string to_string(TransferMechanism t) {
+  switch (t) {
+    case TransferMechanism::T: return "T";
+    case TransferMechanism::TA: return "TA";
+    case TransferMechanism::RAT: return "RAT";
+    case TransferMechanism::RTA: return "RTA";
+  }
+  return "?";
+}
+
+TransferMechanism transfer_mechanism_from_string(const std::string& s) {
+  if (s == "T") return TransferMechanism::T;
+  if (s == "TA") return TransferMechanism::TA;
+  if (s == "RAT") return TransferMechanism::RAT;
+  if (s == "RTA") return TransferMechanism::RTA;
+  throw InputError(fmt::format("transfer mechanism must be T, TA, RAT or RTA, not \"{}\"", s));
+}
+
+OverlapCase overlap_case(const MessageCost& m) {
+  if (!m.rendezvous) return OverlapCase::eager_T;
+  return m.progress == Progress::dependent ? OverlapCase::dcp_RAT : OverlapCase::icp_RTA;
+}
+
+OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds comp,
+                                Picoseconds t_r) {
+  const MessageCost m = c.message(k);
+  const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
+  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  OverlapCosts o;
+  o.mechanism = overlap_case(m);
+  Picoseconds receiver_free = 0;  // the receiver's CPU is free (inside MPI) from here
+  Picoseconds arrival = 0;        // the data reaches the receiver
+  Picoseconds t_rw = 0;           // the receiver enters MPI_Wait
+  Picoseconds t_sw = 0;           // the sender enters MPI_Wait
+  switch (o.mechanism) {
+    case OverlapCase::eager_T: {
+      // seed 001 §2.2.1: Os = Oi, Or = Oc, Tc = Oi + G(K-1) + L + Oc.
+      o.isend = t1;
+      t_sw = t1 + comp;
+      o.sender_done = t_sw;
+      arrival = t1 + t2;
+      if (arrival <= t_r) {  // the copy happens in MPI_Irecv itself
+        o.irecv = t3;
+        t_rw = t_r + t3 + comp;
+        o.receiver_done = t_rw;
+      } else {
+        t_rw = t_r + comp;
+        o.receiver_done = std::max(arrival, t_rw) + t3;
+      }
+      break;
+    }
+    case OverlapCase::dcp_RAT: {
+      // seed 001 §2.2.2, DCP/RAT: MPI_Irecv answers the request if it has arrived
+      // (Tr > Ts + O' + L), otherwise the receiver's Wait does; the sender's Wait receives the
+      // ack and sends the data.
+      o.isend = cs;
+      t_sw = cs + comp;
+      const Picoseconds request = cs + L;
+      Picoseconds answered = 0;
+      if (request <= t_r) {
+        answered = t_r;
+        o.irecv = cr + cs;
+        t_rw = t_r + o.irecv + comp;
+        receiver_free = t_rw;
+      } else {
+        t_rw = t_r + comp;
+        answered = std::max(request, t_rw);
+        receiver_free = answered + cr + cs;
+      }
+      const Picoseconds ack = answered + cr + cs + L;
+      o.sender_done = std::max(ack, t_sw) + cr + t1;
+      arrival = o.sender_done + t2;
+      o.receiver_done = std::max({arrival, t_rw, receiver_free}) + t3;
+      break;
+    }
+    case OverlapCase::icp_RTA: {
+      // seed 001 §2.2.2, ICP: the hand-shake and the data proceed while both sides compute;
+      // here they cost no application CPU (an offload engine or progress thread).
+      o.isend = cs;
+      t_sw = cs + comp;
+      t_rw = t_r + comp;
+      const Picoseconds answered = std::max(cs + L, t_r);
+      const Picoseconds injected = answered + cr + cs + L + cr + t1;
+      o.sender_done = std::max(injected, t_sw);
+      arrival = injected + t2;
+      o.receiver_done = std::max(arrival, t_rw) + t3;
+      break;
+    }
+  }
+  o.osw = o.sender_done - t_sw;
+  o.orw = o.receiver_done - t_rw;
+  o.os = o.isend + o.osw;
+  o.orr = o.irecv + o.orw;
+  o.tc = o.receiver_done;
+  const double c_us = to_microseconds(comp);
+  o.rso = c_us > 0 ? c_us / (c_us + to_microseconds(o.os)) : 0;
+  o.rro = c_us > 0 ? c_us / (c_us + to_microseconds(o.orr)) : 0;
+  return o;
+}
+
+}  // namespace commgauge::model

@@ -1,0 +1,122 @@
+#include "model/models.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::model {
+
+LinkParams to_link(const LogGP& p) {
+  LinkParams link;
+  link.latency_us = p.latency_us;
+  for (const auto& r : p.ranges) {
+    LinkRange lr;
+    lr.from_bytes = r.from_bytes;
+    lr.send_overhead_us = r.overhead_us;
+    lr.recv_overhead_us = r.overhead_us;
+    lr.gap_us = r.gap_us;
+    lr.gap_per_byte_us = r.gap_per_byte_us;
+    link.ranges.push_back(lr);
+  }
+  return link;
+}
+
+LinkParams to_link(const LogGPS& p) {
+  if (p.short_bytes > p.rendezvous_bytes && p.rendezvous_bytes > 0) {
+    throw InputError("LogGPS: s must not be above S");
+  }
+  LinkParams link;
+  link.latency_us = p.latency_us;
+  LinkRange shorts;
+  shorts.from_bytes = 1;
+  shorts.send_overhead_us = shorts.recv_overhead_us = p.overhead_us;
+  shorts.send_overhead_per_byte_us = p.send_per_byte_short_us;
+  shorts.recv_overhead_per_byte_us = p.recv_per_byte_short_us;
+  shorts.gap_per_byte_us = p.gap_per_byte_short_us;
+  LinkRange longs = shorts;
+  longs.send_overhead_per_byte_us = p.send_per_byte_long_us;
+  longs.recv_overhead_per_byte_us = p.recv_per_byte_long_us;
+  longs.gap_per_byte_us = p.gap_per_byte_long_us;
+  if (p.short_bytes > 1) link.ranges.push_back(shorts);
+  if (p.rendezvous_bytes == 0 || p.short_bytes < p.rendezvous_bytes) {
+    longs.from_bytes = std::max<std::uint64_t>(p.short_bytes, 1);
+    link.ranges.push_back(longs);
+  }
+  if (p.rendezvous_bytes > 0) {
+    LinkRange rndv = longs;
+    rndv.from_bytes = p.rendezvous_bytes;
+    rndv.rendezvous = true;
+    link.ranges.push_back(rndv);
+  }
+  return link;
+}
+
+bool loggpo_combination_supported(Progress scp, TransferMechanism tm) {
+  return (scp == Progress::dependent && tm == TransferMechanism::RAT) ||
+         (scp == Progress::independent && tm == TransferMechanism::RTA);
+}
+
+TransferMechanism implied_mechanism(const LinkRange& r) {
+  if (!r.rendezvous) return TransferMechanism::T;
+  return r.progress == Progress::dependent ? TransferMechanism::RAT : TransferMechanism::RTA;
+}
+
+LinkParams to_link(const LogGPO& p) {
+  if (!loggpo_combination_supported(p.progress, p.mechanism)) {
+    throw InputError(fmt::format(
+        "LogGPO: Scp = {} with Tm = {} has no formulas in seed 001 (only DCP with RAT and ICP with "
+        "RTA); it is rejected, not guessed",
+        p.progress == Progress::dependent ? "DCP" : "ICP", to_string(p.mechanism)));
+  }
+  LinkParams link;
+  link.latency_us = p.latency_us;
+  LinkRange eager;
+  eager.from_bytes = 1;
+  eager.send_overhead_us = p.init_us;
+  eager.send_overhead_per_byte_us = p.init_per_byte_us;
+  eager.recv_overhead_us = p.copy_us;
+  eager.recv_overhead_per_byte_us = p.copy_per_byte_us;
+  eager.gap_per_byte_us = p.gap_per_byte_us;
+  if (p.rendezvous_bytes != 1) link.ranges.push_back(eager);
+  if (p.rendezvous_bytes > 0) {
+    LinkRange rndv = eager;
+    rndv.from_bytes = p.rendezvous_bytes;
+    rndv.rendezvous = true;
+    rndv.progress = p.progress;
+    rndv.control_send_us = rndv.control_recv_us = p.control_us;
+    link.ranges.push_back(rndv);
+  }
+  return link;
+}
+
+const std::vector<ModelInfo>& model_infos() {
+  static const std::vector<ModelInfo> infos = {
+      {"loggp", "LogGP: constant overheads, gap and gap per byte; no protocol synchronisation",
+       "Alexandrov et al. 1995; parameters as in seed 000 (Hoefler et al.), Table 2"},
+      {"loggps", "LogGPS: per-byte overheads, short/eager/rendezvous ranges, rendezvous hand-shake",
+       "seed 004 (Ino et al.), Tables 3-6"},
+      {"loggpo", "LogGPO: LogGPS plus the progress strategy Scp and transfer mechanism Tm, which "
+                 "decide how much of a transfer overlaps computation",
+       "seed 001 (LogGPO), §2.2"}};
+  return infos;
+}
+
+CommModel make_model(const std::string& name, const LinkParams& link) {
+  LinkParams view = link;
+  if (name == "loggp") {
+    for (auto& r : view.ranges) {
+      if (r.plain_gap_us >= 0) r.gap_us = r.plain_gap_us;
+      if (r.plain_gap_per_byte_us >= 0) r.gap_per_byte_us = r.plain_gap_per_byte_us;
+      r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
+      r.rendezvous = false;
+      r.control_send_us = r.control_recv_us = -1;
+    }
+  } else if (name == "loggps") {
+    for (auto& r : view.ranges) r.progress = Progress::independent;
+  } else if (name != "loggpo") {
+    throw InputError("--model", fmt::format("unknown model \"{}\" (loggp, loggps or loggpo)", name));
+  }
+  return CommModel(name, view);
+}
+
+}  // namespace commgauge::model
