@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli/method_run.hpp"
 #include "cli/options.hpp"
-#include "cli/run_guard.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "measure/latency.hpp"
@@ -84,23 +84,16 @@ void add_latency_command(CLI::App& app, Action& action) {
       f->latency.validate();
       f->timer.validate();
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
-      measure::TimerCharacterization timer;
-      std::optional<measure::LatencyResult> result;
-      nlohmann::json transport_context;
       report::TerminalProgress progress;
-      run_guarded(*runner, [&] {
-        if (runner->reports())
-          timer = measure::characterize_timer(runner->source_clock(), f->timer);
-        runner->run({"latency", f->latency}, [&](net::Transport& t) {
-          auto r = measure::measure_latency(t, f->latency, timer, &progress);
-          if (r) {
-            result = std::move(r);
-            transport_context = t.context();
-          }
-        });
-      });
-      if (!result) return 0;
-      const nlohmann::json context = report::run_context(transport_context, timer);
+      auto run = run_method<measure::LatencyResult>(
+          *runner, f->timer, {"latency", f->latency},
+          [&](net::Transport& t, const measure::TimerCharacterization& timer) {
+            return measure::measure_latency(t, f->latency, timer, &progress);
+          });
+      if (!run.result) return 0;
+      const auto& timer = run.timer;
+      const auto& context = run.context;
+      const auto& result = run.result;
       std::printf("commgauge latency over %s; timer %s: res_timing = %.4f us, min_ov = %.4f us\n",
                   context.value("transport", "?").c_str(), timer.clock.c_str(), timer.res_timing_us,
                   timer.min_ov_us);

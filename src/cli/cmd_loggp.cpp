@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/method_run.hpp"
 #include "cli/options.hpp"
-#include "cli/run_guard.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "measure/loggp.hpp"
@@ -138,23 +138,16 @@ void add_loggp_command(CLI::App& app, Action& action) {
       lo.validate();
       f->timer.validate();
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
-      measure::TimerCharacterization timer;
-      std::optional<measure::LoggpResult> result;
-      nlohmann::json transport_context;
       report::TerminalProgress progress;
-      run_guarded(*runner, [&] {
-        if (runner->reports())
-          timer = measure::characterize_timer(runner->source_clock(), f->timer);
-        runner->run({"loggp", lo}, [&](net::Transport& t) {
-          auto r = measure::measure_loggp(t, lo, &progress);
-          if (r) {
-            result = std::move(r);
-            transport_context = t.context();
-          }
-        });
-      });
-      if (!result) return 0;
-      const nlohmann::json context = report::run_context(transport_context, timer);
+      auto run = run_method<measure::LoggpResult>(
+          *runner, f->timer, {"loggp", lo},
+          [&](net::Transport& t, const measure::TimerCharacterization&) {
+            return measure::measure_loggp(t, lo, &progress);
+          });
+      if (!run.result) return 0;
+      const auto& timer = run.timer;
+      const auto& context = run.context;
+      const auto& result = run.result;
       std::printf("commgauge loggp over %s\n", context.value("transport", "?").c_str());
       std::fputs(report::loggp_table(*result).c_str(), stdout);
       if (!f->json.empty()) {

@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   commgauge::cli::add_timer_command(app, action);
   commgauge::cli::add_latency_command(app, action);
   commgauge::cli::add_loggp_command(app, action);
+  commgauge::cli::add_overlap_command(app, action);
+  commgauge::cli::add_profile_command(app, action);
+  commgauge::cli::add_predict_command(app, action);
   commgauge::cli::add_serve_command(app, action);
 
   try {

@@ -32,5 +32,8 @@ void add_timer_command(CLI::App& app, Action& action);
 void add_latency_command(CLI::App& app, Action& action);
 void add_serve_command(CLI::App& app, Action& action);
 void add_loggp_command(CLI::App& app, Action& action);
+void add_overlap_command(CLI::App& app, Action& action);
+void add_profile_command(CLI::App& app, Action& action);
+void add_predict_command(CLI::App& app, Action& action);
 
 }  // namespace commgauge::cli

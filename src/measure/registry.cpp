@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
+#include "measure/overlap.hpp"
 
 namespace commgauge::measure {
 
@@ -12,6 +13,10 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
   try {
     if (job.method == "latency") {
       measure_latency(transport, job.params.get<LatencyOptions>(), {}, nullptr);
+      return;
+    }
+    if (job.method == "overlap") {
+      measure_overlap(transport, job.params.get<OverlapOptions>(), std::nullopt, nullptr);
       return;
     }
     if (job.method == "loggp") {

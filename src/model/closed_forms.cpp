@@ -38,7 +38,9 @@ Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds c
 
 }  // namespace
 
-Picoseconds one_way(const CostModel& c, std::uint64_t k) { return c.blocking_one_way(k); }
+Picoseconds one_way(const CostModel& c, std::uint64_t k) {
+  return c.blocking_one_way(k);
+}
 
 Picoseconds round_trip(const CostModel& c, std::uint64_t k) {
   return std::max(2 * one_way(c, k), c.message(k).gap);
@@ -79,12 +81,14 @@ Picoseconds loggps_communication_time(const CostModel& c, std::uint64_t k, Picos
   return (t.rendezvous ? t.t4 + t.t5 : 0) + t.t1 + t.t2 + t.t3;
 }
 
-Picoseconds loggps_send_time(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {
+Picoseconds loggps_send_time(const CostModel& c, std::uint64_t k, Picoseconds t_s,
+                             Picoseconds t_r) {
   const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
   return t.rendezvous ? t.t4 + t.t5 + t.t1 : t.t1;  // Table 4, eqs. (4), (5)
 }
 
-Picoseconds loggps_recv_time(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {
+Picoseconds loggps_recv_time(const CostModel& c, std::uint64_t k, Picoseconds t_s,
+                             Picoseconds t_r) {
   const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
   const Picoseconds late = t_r - t_s;
   if (!t.rendezvous) return std::max<Picoseconds>(t.t1 + t.t2 - late, 0) + t.t3;  // eq. (7)
@@ -99,10 +103,14 @@ Picoseconds loggps_round_trip(const CostModel& c, std::uint64_t k) {
 
 std::string to_string(TransferMechanism t) {
   switch (t) {
-    case TransferMechanism::T: return "T";
-    case TransferMechanism::TA: return "TA";
-    case TransferMechanism::RAT: return "RAT";
-    case TransferMechanism::RTA: return "RTA";
+    case TransferMechanism::T:
+      return "T";
+    case TransferMechanism::TA:
+      return "TA";
+    case TransferMechanism::RAT:
+      return "RAT";
+    case TransferMechanism::RTA:
+      return "RTA";
   }
   return "?";
 }

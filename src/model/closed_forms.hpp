@@ -84,17 +84,17 @@ OverlapCase overlap_case(const MessageCost& m);
 /// MPI_Wait; the receiver calls MPI_Irecv at Tr, computes `comp`, then MPI_Wait.
 struct OverlapCosts {
   OverlapCase mechanism = OverlapCase::eager_T;
-  Picoseconds isend = 0;     ///< time inside MPI_Isend (Oi(k) eager, O' rendezvous)
-  Picoseconds irecv = 0;     ///< time inside MPI_Irecv (O'+O' if the request was there, DCP)
-  Picoseconds osw = 0;       ///< Osw: time inside the sender's MPI_Wait
-  Picoseconds orw = 0;       ///< Orw: time inside the receiver's MPI_Wait
-  Picoseconds os = 0;        ///< Os = isend + Osw: the sender's total overhead
-  Picoseconds orr = 0;       ///< Or = irecv + Orw: the receiver's total overhead
+  Picoseconds isend = 0;          ///< time inside MPI_Isend (Oi(k) eager, O' rendezvous)
+  Picoseconds irecv = 0;          ///< time inside MPI_Irecv (O'+O' if the request was there, DCP)
+  Picoseconds osw = 0;            ///< Osw: time inside the sender's MPI_Wait
+  Picoseconds orw = 0;            ///< Orw: time inside the receiver's MPI_Wait
+  Picoseconds os = 0;             ///< Os = isend + Osw: the sender's total overhead
+  Picoseconds orr = 0;            ///< Or = irecv + Orw: the receiver's total overhead
   Picoseconds sender_done = 0;    ///< when the sender's Wait returns
   Picoseconds receiver_done = 0;  ///< when the receiver's Wait returns (data in the buffer)
-  Picoseconds tc = 0;        ///< Tc: receiver_done - Ts, from MPI_Isend to the data delivered
-  double rso = 0;            ///< Rso = comp / (comp + Os)
-  double rro = 0;            ///< Rro = comp / (comp + Or)
+  Picoseconds tc = 0;             ///< Tc: receiver_done - Ts, from MPI_Isend to the data delivered
+  double rso = 0;                 ///< Rso = comp / (comp + Os)
+  double rro = 0;                 ///< Rro = comp / (comp + Or)
 };
 
 /// Closed forms for the three cases (derivations in docs/models.md). They differ from seed 001's

@@ -23,13 +23,13 @@ CostModel::CostModel(const LinkParams& link)
     : link_(link), latency_(to_picoseconds(link.latency_us)) {
   ranges_.reserve(link.ranges.size());
   for (const auto& r : link.ranges) {
-    ranges_.push_back({r.from_bytes, to_picoseconds(r.send_overhead_us),
-                       to_picoseconds(r.recv_overhead_us), to_picoseconds(r.gap_us),
-                       std::llround(r.send_overhead_per_byte_us * 1e9),
-                       std::llround(r.recv_overhead_per_byte_us * 1e9),
-                       std::llround(r.gap_per_byte_us * 1e9), r.rendezvous, r.progress,
-                       to_picoseconds(r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us),
-                       to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
+    ranges_.push_back(
+        {r.from_bytes, to_picoseconds(r.send_overhead_us), to_picoseconds(r.recv_overhead_us),
+         to_picoseconds(r.gap_us), std::llround(r.send_overhead_per_byte_us * 1e9),
+         std::llround(r.recv_overhead_per_byte_us * 1e9), std::llround(r.gap_per_byte_us * 1e9),
+         r.rendezvous, r.progress,
+         to_picoseconds(r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us),
+         to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
   }
 }
 

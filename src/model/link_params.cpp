@@ -71,8 +71,9 @@ void validate(const LinkParams& link, const std::string& where) {
         throw InputError(where, fmt::format("{}{}: must be >= 0, got {}", at, name, value));
       }
     }
-    for (const auto& [name, value] : {std::pair<const char*, double>{"o_ctrl_s_us", r.control_send_us},
-                                      {"o_ctrl_r_us", r.control_recv_us}}) {
+    for (const auto& [name, value] :
+         {std::pair<const char*, double>{"o_ctrl_s_us", r.control_send_us},
+          {"o_ctrl_r_us", r.control_recv_us}}) {
       if (value < 0 && value != -1) {
         throw InputError(where, fmt::format("{}{}: must be >= 0, got {}", at, name, value));
       }

@@ -35,7 +35,7 @@ struct LinkRange {
   /// range, also where o hides the gap). Negative: not known, g and G are used.
   double plain_gap_us = -1;
   double plain_gap_per_byte_us = -1;
-  bool rendezvous = false;               ///< k in this range uses rendezvous (k >= S)
+  bool rendezvous = false;  ///< k in this range uses rendezvous (k >= S)
   Progress progress = Progress::independent;
 };
 

@@ -95,8 +95,9 @@ const std::vector<ModelInfo>& model_infos() {
        "Alexandrov et al. 1995; parameters as in seed 000 (Hoefler et al.), Table 2"},
       {"loggps", "LogGPS: per-byte overheads, short/eager/rendezvous ranges, rendezvous hand-shake",
        "seed 004 (Ino et al.), Tables 3-6"},
-      {"loggpo", "LogGPO: LogGPS plus the progress strategy Scp and transfer mechanism Tm, which "
-                 "decide how much of a transfer overlaps computation",
+      {"loggpo",
+       "LogGPO: LogGPS plus the progress strategy Scp and transfer mechanism Tm, which "
+       "decide how much of a transfer overlaps computation",
        "seed 001 (LogGPO), §2.2"}};
   return infos;
 }
@@ -112,9 +113,11 @@ CommModel make_model(const std::string& name, const LinkParams& link) {
       r.control_send_us = r.control_recv_us = -1;
     }
   } else if (name == "loggps") {
-    for (auto& r : view.ranges) r.progress = Progress::independent;
+    for (auto& r : view.ranges)
+      r.progress = Progress::independent;
   } else if (name != "loggpo") {
-    throw InputError("--model", fmt::format("unknown model \"{}\" (loggp, loggps or loggpo)", name));
+    throw InputError("--model",
+                     fmt::format("unknown model \"{}\" (loggp, loggps or loggpo)", name));
   }
   return CommModel(name, view);
 }

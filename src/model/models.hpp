@@ -18,9 +18,9 @@ namespace commgauge::model {
 /// seed 000 Table 2: one LogGP parameter set per protocol range.
 struct LogGPRange {
   std::uint64_t from_bytes = 1;
-  double overhead_us = 0;        ///< o
-  double gap_us = 0;             ///< g
-  double gap_per_byte_us = 0;    ///< G
+  double overhead_us = 0;      ///< o
+  double gap_us = 0;           ///< g
+  double gap_per_byte_us = 0;  ///< G
 };
 struct LogGP {
   double latency_us = 0;  ///< L (the model latency: one-way = o + L + (k-1)G + o)
@@ -29,16 +29,16 @@ struct LogGP {
 
 /// seed 004 Table 5: short (k < s) and long (k >= s) per-byte parameters, thresholds s and S.
 struct LogGPS {
-  double latency_us = 0;                  ///< L
-  double overhead_us = 0;                 ///< o'
-  double send_per_byte_short_us = 0;      ///< O_s for k < s
-  double recv_per_byte_short_us = 0;      ///< O_r for k < s
-  double gap_per_byte_short_us = 0;       ///< G for k < s
-  double send_per_byte_long_us = 0;       ///< O_s for k >= s
-  double recv_per_byte_long_us = 0;       ///< O_r for k >= s
-  double gap_per_byte_long_us = 0;        ///< G for k >= s
-  std::uint64_t short_bytes = 0;          ///< s: first size of the long (eager) protocol
-  std::uint64_t rendezvous_bytes = 0;     ///< S: first size of the rendezvous protocol
+  double latency_us = 0;               ///< L
+  double overhead_us = 0;              ///< o'
+  double send_per_byte_short_us = 0;   ///< O_s for k < s
+  double recv_per_byte_short_us = 0;   ///< O_r for k < s
+  double gap_per_byte_short_us = 0;    ///< G for k < s
+  double send_per_byte_long_us = 0;    ///< O_s for k >= s
+  double recv_per_byte_long_us = 0;    ///< O_r for k >= s
+  double gap_per_byte_long_us = 0;     ///< G for k >= s
+  std::uint64_t short_bytes = 0;       ///< s: first size of the long (eager) protocol
+  std::uint64_t rendezvous_bytes = 0;  ///< S: first size of the rendezvous protocol
 };
 
 /// seed 001 Table 1: LogGPO.
@@ -49,9 +49,9 @@ struct LogGPO {
   double control_us = 0;               ///< O': processing a control message
   double init_us = 0;                  ///< Oi(k) = init_us + k init_per_byte_us
   double init_per_byte_us = 0;
-  double copy_us = 0;                  ///< Oc(k) = copy_us + k copy_per_byte_us
+  double copy_us = 0;  ///< Oc(k) = copy_us + k copy_per_byte_us
   double copy_per_byte_us = 0;
-  Progress progress = Progress::dependent;            ///< Scp: DCP or ICP
+  Progress progress = Progress::dependent;               ///< Scp: DCP or ICP
   TransferMechanism mechanism = TransferMechanism::RAT;  ///< Tm of the rendezvous protocol
 };
 
@@ -74,7 +74,7 @@ TransferMechanism implied_mechanism(const LinkRange& r);
 // ---- models by name -------------------------------------------------------------------------
 
 struct ModelInfo {
-  std::string name;         ///< loggp, loggps, loggpo
+  std::string name;  ///< loggp, loggps, loggpo
   std::string description;
   std::string citation;
 };

@@ -3,4 +3,5 @@
 
 namespace commgauge::profile::embedded {
 extern const char* const kLinkParamsSchema;
-}
+extern const char* const kProfileSchema;
+}  // namespace commgauge::profile::embedded

@@ -18,15 +18,17 @@ using commgauge::testing::loggps_link;
 using net::Role;
 using net::Transport;
 
-constexpr Picoseconds us(double x) { return static_cast<Picoseconds>(x * 1e6 + (x >= 0 ? 0.5 : -0.5)); }
+constexpr Picoseconds us(double x) {
+  return static_cast<Picoseconds>(x * 1e6 + (x >= 0 ? 0.5 : -0.5));
+}
 
 // ---- hand-computed values ----
 
 TEST(ClosedForms, LogGPOneWayAndPrtt) {
   const CostModel c(loggp_link(5, 1.5, 4, 0.001));
-  EXPECT_EQ(one_way(c, 1), us(8));              // o + L + o
-  EXPECT_EQ(one_way(c, 1001), us(9));           // + 1000 G
-  EXPECT_EQ(round_trip(c, 1), us(16));          // seed 000 eq. (1): 2 (L + 2o)
+  EXPECT_EQ(one_way(c, 1), us(8));      // o + L + o
+  EXPECT_EQ(one_way(c, 1001), us(9));   // + 1000 G
+  EXPECT_EQ(round_trip(c, 1), us(16));  // seed 000 eq. (1): 2 (L + 2o)
   // eq. (5): PRTT(16,0,1) = PRTT(1,0,1) + 15 max(o, G_all) = 16 + 15 x 4
   EXPECT_EQ(prtt(c, 16, 0, 1), us(16 + 15 * 4));
   // d = 10 > G_all: 16 + 15 (o + d) = 16 + 15 x 11.5
@@ -71,10 +73,10 @@ TEST(ClosedForms, LogGPSFromSeed004Table5Shape) {
   p.short_bytes = 8191;
   p.rendezvous_bytes = 16383;
   const CostModel c(to_link(p));
-  EXPECT_EQ(c.message(8190).gap, us(8189 * 0.01517));       // short: k = s - 1
+  EXPECT_EQ(c.message(8190).gap, us(8189 * 0.01517));                  // short: k = s - 1
   EXPECT_EQ(c.message(8191).send_overhead, us(6.73 + 8191 * 0.0048));  // long from s
-  EXPECT_FALSE(c.message(16382).rendezvous);                  // k = S - 1
-  EXPECT_TRUE(c.message(16383).rendezvous);                   // k = S
+  EXPECT_FALSE(c.message(16382).rendezvous);                           // k = S - 1
+  EXPECT_TRUE(c.message(16383).rendezvous);                            // k = S
 }
 
 TEST(ClosedForms, LogGPOCombinations) {
@@ -291,7 +293,8 @@ TEST(Models, LogGPDropsTheHandshakeAndPerByteOverheads) {
 
 TEST(Models, RegistryListsTheThree) {
   std::vector<std::string> names;
-  for (const auto& m : model_infos()) names.push_back(m.name);
+  for (const auto& m : model_infos())
+    names.push_back(m.name);
   EXPECT_EQ(names, (std::vector<std::string>{"loggp", "loggps", "loggpo"}));
 }
 

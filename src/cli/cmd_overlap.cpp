@@ -1,0 +1,107 @@
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cli/method_run.hpp"
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "measure/overlap.hpp"
+#include "profile/json_file.hpp"
+#include "profile/profile.hpp"
+#include "report/overlap_report.hpp"
+#include "report/progress_bar.hpp"
+
+namespace commgauge::cli {
+
+void add_overlap_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "overlap",
+      "LogGPO parameters from measurement (seed 001): per size the time in MPI_Isend, MPI_Irecv "
+      "and both MPI_Waits after no, sufficient and one-sided computation; the progress strategy "
+      "(DCP/ICP) per rendezvous range, the transfer mechanism Tm (T/RAT/RTA), the control "
+      "overheads O', the overlap ratios Rso and Rro, and the eager/rendezvous switch S.");
+  struct Flags {
+    TransportFlags transport;
+    measure::OverlapOptions overlap;
+    measure::TimerOptions timer;
+    std::string sizes, min_size = "1", max_size = "1MiB";
+    std::string loggp, link_class;
+    std::string json, plot;
+  };
+  auto f = std::make_shared<Flags>();
+  f->timer.trials = std::uint64_t{1} << 20;
+  add_transport_options(*cmd, f->transport);
+  const std::string g = "Method";
+  auto* mn =
+      cmd->add_option("--min-size", f->min_size, "first size")->capture_default_str()->group(g);
+  auto* mx =
+      cmd->add_option("--max-size", f->max_size, "last size")->capture_default_str()->group(g);
+  auto* ppo = cmd->add_option("--points-per-octave", f->overlap.points_per_octave, "sweep density")
+                  ->capture_default_str()
+                  ->group(g);
+  cmd->add_option("--sizes", f->sizes, "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\"")
+      ->group(g)
+      ->excludes(mn)
+      ->excludes(mx)
+      ->excludes(ppo);
+  cmd->add_option("--repetitions", f->overlap.repetitions, "trials per experiment (medians)")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--min-comp", f->overlap.min_comp_us,
+                  "least computation C in us (C = max(this, 4 x the one-way time))")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--comp-us", f->overlap.comp_us, "computation for Rso and Rro (default: C)")
+      ->group(g);
+  cmd->add_option("--loggp", f->loggp,
+                  "link parameters (loggp --json) or profile: its ranges and S to compare with")
+      ->group(g);
+  cmd->add_option("--link-class", f->link_class, "link class of a --loggp profile")->group(g);
+  cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--json", f->json, "write everything as JSON")->group("Output");
+  cmd->add_option("--plot", f->plot, "draw the call and wait times per size (.png or .svg)")
+      ->group("Output");
+  cmd->callback([&action, f] {
+    action = [f](int& argc, char**& argv) {
+      auto& o = f->overlap;
+      if (!f->sizes.empty()) {
+        o.sizes = parse_size_list(f->sizes, "--sizes");
+      } else {
+        o.min_size = parse_byte_size(f->min_size, "--min-size");
+        o.max_size = parse_byte_size(f->max_size, "--max-size");
+      }
+      o.validate();
+      std::optional<model::LinkParams> loggp;
+      if (!f->loggp.empty()) {
+        loggp = profile::read_link_for_prediction(f->loggp, f->link_class).link;
+      } else if (!f->link_class.empty()) {
+        throw InputError("--link-class", "only applies with --loggp");
+      }
+      auto runner = net::make_runner(f->transport.resolve(), argc, argv);
+      report::TerminalProgress progress;
+      auto run = run_method<measure::OverlapResult>(
+          *runner, f->timer, {"overlap", o},
+          [&](net::Transport& t, const measure::TimerCharacterization&) {
+            return measure::measure_overlap(t, o, loggp, &progress);
+          });
+      if (!run.result) return 0;
+      std::printf("commgauge overlap over %s\n", run.context.value("transport", "?").c_str());
+      std::fputs(report::overlap_table(*run.result).c_str(), stdout);
+      if (!f->json.empty()) {
+        profile::write_json_file(f->json, report::overlap_json(*run.result, o, run.context));
+      }
+      if (!f->plot.empty()) {
+        report::plot_overlap(
+            f->plot, *run.result,
+            fmt::format("commgauge overlap over {}", run.context.value("transport", "?")));
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli

@@ -1,0 +1,183 @@
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "cli/options.hpp"
+#include "cli/run_guard.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "measure/latency.hpp"
+#include "measure/loggp.hpp"
+#include "measure/overlap.hpp"
+#include "profile/json_file.hpp"
+#include "profile/profile.hpp"
+#include "report/context.hpp"
+#include "report/latency_report.hpp"
+#include "report/loggp_report.hpp"
+#include "report/overlap_report.hpp"
+#include "report/progress_bar.hpp"
+
+namespace commgauge::cli {
+
+namespace {
+
+// Which link class the run measured, and what carried the messages.
+std::pair<std::string, std::string> link_class_of(const std::string& requested,
+                                                  const std::string& label,
+                                                  const net::TransportOptions& t,
+                                                  const nlohmann::json& context) {
+  const auto hosts = context.value("hosts", nlohmann::json::array());
+  const bool same_host = hosts.size() == 2 && hosts[0] == hosts[1];
+  if (requested == "auto" || requested.empty()) {
+    return same_host ? std::make_pair("intra_node", "local")
+                     : std::make_pair("inter_node", "network");
+  }
+  if (requested == "intra_node") {
+    if (!same_host) throw InputError("--link-class", "intra_node needs both ends on one host");
+    return {"intra_node", "local"};
+  }
+  if (requested != "inter_node") {
+    throw InputError("--link-class",
+                     fmt::format("expected auto, intra_node or inter_node, got \"{}\"", requested));
+  }
+  if (!same_host) return {"inter_node", "network"};
+  // One host: only a real link between network namespaces counts, never the local kernel path.
+  const bool loopback_peer = !t.peer || t.peer->host.rfind("127.", 0) == 0 ||
+                             t.peer->host == "localhost" || t.peer->host == "::1";
+  if (t.kind != "tcp" || loopback_peer || label.empty()) {
+    throw InputError(
+        "--link-class",
+        "inter_node on one host needs a real link between network namespaces: "
+        "--transport tcp --peer ADDRESS (not loopback) and --link-label describing it");
+  }
+  return {"inter_node", "namespaces"};
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "profile",
+      "Measure this machine's profile in one go: loggp (LogGP(S) ranges), overlap (LogGPO) and "
+      "latency, written as one versioned JSON document per link class (intra_node, inter_node). "
+      "An existing profile file gets the measured class added or replaced.");
+  struct Flags {
+    TransportFlags transport;
+    std::string output;
+    std::string max_size = "1MiB";
+    std::string latency_sizes;
+    std::string link_class = "auto";
+    std::string link_label;
+    measure::TimerOptions timer;
+    std::uint64_t latency_trials = 2000;
+  };
+  auto f = std::make_shared<Flags>();
+  f->timer.trials = std::uint64_t{1} << 22;
+  add_transport_options(*cmd, f->transport);
+  cmd->add_option("-o,--output", f->output, "the profile file to write (or update)")->required();
+  cmd->add_option("--max-size", f->max_size, "largest message size measured")
+      ->capture_default_str();
+  cmd->add_option("--latency-sizes", f->latency_sizes,
+                  "sizes of the latency part (default: 1:max:4)");
+  cmd->add_option("--latency-trials", f->latency_trials, "trials per latency size")
+      ->capture_default_str();
+  cmd->add_option("--link-class", f->link_class,
+                  "auto (by the hosts), intra_node or inter_node (one host: only a link between "
+                  "network namespaces, with --link-label)")
+      ->capture_default_str();
+  cmd->add_option("--link-label", f->link_label, "what the link is, e.g. \"veth, tbf 200 Mbit/s\"");
+  cmd->add_option("--timer-trials", f->timer.trials, "timer pairs (seed 002 §3.1)")
+      ->capture_default_str();
+  cmd->callback([&action, f] {
+    action = [f](int& argc, char**& argv) {
+      const std::uint64_t max_size = parse_byte_size(f->max_size, "--max-size");
+      measure::LoggpOptions lo;
+      lo.max_size = max_size;
+      lo.validate();
+      measure::OverlapOptions oo;
+      oo.max_size = max_size;
+      oo.validate();
+      measure::LatencyOptions la;
+      la.sizes = parse_size_list(
+          f->latency_sizes.empty() ? fmt::format("1:{}:4", max_size) : f->latency_sizes,
+          "--latency-sizes");
+      la.trials = f->latency_trials;
+      la.validate();
+      f->timer.validate();
+      // Refuse to clobber a file that is not a profile before measuring anything.
+      profile::Profile prof;
+      if (std::filesystem::exists(f->output)) prof = profile::read_profile(f->output);
+      const net::TransportOptions topts = f->transport.resolve();
+      auto runner = net::make_runner(topts, argc, argv);
+      report::TerminalProgress progress;
+      measure::TimerCharacterization timer;
+      std::optional<measure::LoggpResult> loggp;
+      std::optional<measure::OverlapResult> overlap;
+      std::optional<measure::LatencyResult> latency;
+      nlohmann::json transport_context;
+      run_guarded(*runner, [&] {
+        if (runner->reports())
+          timer = measure::characterize_timer(runner->source_clock(), f->timer);
+        runner->run({"loggp", lo}, [&](net::Transport& t) {
+          if (auto r = measure::measure_loggp(t, lo, &progress)) {
+            loggp = std::move(r);
+            transport_context = t.context();
+          }
+        });
+        // Overlap over the same ranges; the dest needs no link (it only obeys commands).
+        const std::optional<model::LinkParams> ranges =
+            loggp ? std::optional<model::LinkParams>(loggp->link) : std::nullopt;
+        runner->run({"overlap", oo}, [&](net::Transport& t) {
+          if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) overlap = std::move(r);
+        });
+        runner->run({"latency", la}, [&](net::Transport& t) {
+          if (auto r = measure::measure_latency(t, la, timer, &progress)) latency = std::move(r);
+        });
+      });
+      if (!loggp) return 0;
+      const nlohmann::json context = report::run_context(transport_context, timer);
+      const auto [cls, carried] = link_class_of(f->link_class, f->link_label, topts, context);
+      const model::LinkParams link = measure::merge_overlap(loggp->link, *overlap);
+      nlohmann::json source = {{"kind", "measured"},
+                               {"method", "loggp + overlap + latency"},
+                               {"transport", context.value("transport", "?")},
+                               {"hosts", context.value("hosts", nlohmann::json::array())},
+                               {"link", carried},
+                               {"date_utc", context.value("date_utc", "")},
+                               {"commgauge_version", context.value("commgauge_version", "")},
+                               {"measured_min_bytes", loggp->points.front().bytes},
+                               {"measured_max_bytes", loggp->points.back().bytes},
+                               {"context", context}};
+      if (!f->link_label.empty()) source["link_label"] = f->link_label;
+      nlohmann::json latency_section = {{"results", nlohmann::json::array()}};
+      for (const auto& p : latency->points) {
+        latency_section["results"].push_back({{"size_bytes", p.size_bytes},
+                                              {"min_us", p.stats.min},
+                                              {"median_us", p.stats.median},
+                                              {"mean_us", p.stats.mean},
+                                              {"max_us", p.stats.max},
+                                              {"trials", p.stats.count},
+                                              {"npp_used", p.npp_used}});
+      }
+      profile::LinkClass lc{link, source, report::overlap_profile_section(*overlap),
+                            latency_section};
+      prof.classes[cls] = lc;
+      if (prof.description.empty()) prof.description = "measured by commgauge profile";
+      // Validate what is written exactly as a reader will.
+      const nlohmann::json doc = profile::profile_to_json(prof);
+      profile::profile_from_json(doc, f->output);
+      profile::write_json_file(f->output, doc);
+      std::printf("commgauge profile over %s -> %s, link class %s (%s)\n\n",
+                  context.value("transport", "?").c_str(), f->output.c_str(), cls.c_str(),
+                  carried.c_str());
+      std::fputs(report::loggp_table(*loggp).c_str(), stdout);
+      std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
+      std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
+      return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli

@@ -1,0 +1,346 @@
+#include "measure/overlap.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "model/models.hpp"
+#include "stats/descriptive.hpp"
+
+namespace commgauge::measure {
+
+void OverlapOptions::validate() const {
+  if (sizes.empty() && min_size > max_size) {
+    throw InputError("--min-size",
+                     fmt::format("{} is larger than --max-size {}", min_size, max_size));
+  }
+  if (repetitions < 1) throw InputError("--repetitions", "must be at least 1");
+  if (!(points_per_octave > 0)) throw InputError("--points-per-octave", "must be positive");
+  if (!(min_comp_us >= 0)) throw InputError("--min-comp", "must be >= 0 us");
+  if (comp_us < 0 && comp_us != -1) throw InputError("--comp-us", "must be >= 0 us");
+}
+
+std::vector<std::uint64_t> OverlapOptions::sweep_sizes() const {
+  std::vector<std::uint64_t> out = sizes;
+  if (out.empty()) {
+    const double step = std::pow(2.0, 1.0 / points_per_octave);
+    for (double s = static_cast<double>(std::max<std::uint64_t>(min_size, 1));
+         s <= static_cast<double>(max_size) * (1 + 1e-12); s *= step) {
+      out.push_back(static_cast<std::uint64_t>(std::llround(s)));
+    }
+    if (out.empty() || out.back() != max_size) out.push_back(max_size);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void to_json(nlohmann::json& j, const OverlapOptions& o) {
+  j = {{"sizes", o.sizes},
+       {"min_size", o.min_size},
+       {"max_size", o.max_size},
+       {"points_per_octave", o.points_per_octave},
+       {"repetitions", o.repetitions},
+       {"min_comp_us", o.min_comp_us},
+       {"comp_us", o.comp_us}};
+}
+
+void from_json(const nlohmann::json& j, OverlapOptions& o) {
+  o.sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
+  o.min_size = j.at("min_size");
+  o.max_size = j.at("max_size");
+  o.points_per_octave = j.at("points_per_octave");
+  o.repetitions = j.at("repetitions");
+  o.min_comp_us = j.at("min_comp_us");
+  o.comp_us = j.at("comp_us");
+}
+
+namespace {
+
+enum class Experiment : std::uint64_t {
+  pingpong = 1,
+  both_compute,
+  no_compute,
+  receiver_late,
+  sender_late,
+  done = 0xff
+};
+
+// Two medians per experiment and side.
+struct SideTimes {
+  double call_us = 0;  // inside the nonblocking call (or the one-way time for ping-pong)
+  double wait_us = 0;  // inside the wait
+};
+
+// One trial of an experiment on either side; returns this side's times.
+SideTimes trial(net::Transport& t, Experiment e, std::size_t k, double comp_us) {
+  const bool sender = t.role() == net::Role::source;
+  SideTimes out;
+  t.barrier();
+  if (e == Experiment::pingpong) {
+    if (sender) {
+      const double a = t.now_us();
+      t.send(k);
+      t.recv(k);
+      out.call_us = (t.now_us() - a) / 2;
+    } else {
+      t.recv(k);
+      t.send(k);
+    }
+    return out;
+  }
+  // How long each side computes before and after posting.
+  double before = 0, after = comp_us;
+  if (e == Experiment::no_compute) after = 0;
+  if (e == Experiment::receiver_late && !sender) {
+    before = comp_us;
+    after = 0;
+  }
+  if (e == Experiment::sender_late && sender) after = 2 * comp_us;
+  t.compute(before);
+  const double a = t.now_us();
+  net::Request r = sender ? t.isend(k) : t.irecv(k);
+  const double b = t.now_us();
+  t.compute(after);
+  const double w = t.now_us();
+  t.wait(r);
+  const double end = t.now_us();
+  out.call_us = b - a;
+  out.wait_us = end - w;
+  return out;
+}
+
+SideTimes medians(std::vector<SideTimes>& v) {
+  std::vector<double> a, b;
+  for (const auto& x : v) {
+    a.push_back(x.call_us);
+    b.push_back(x.wait_us);
+  }
+  return {stats::median(a), stats::median(b)};
+}
+
+// Both sides run `reps` trials; the dest sends its medians to the source.
+std::pair<SideTimes, SideTimes> run_experiment(net::Transport& t, Experiment e, std::size_t k,
+                                               double comp_us, std::uint32_t reps) {
+  std::vector<SideTimes> mine(reps);
+  for (auto& m : mine)
+    m = trial(t, e, k, comp_us);
+  SideTimes local = medians(mine);
+  if (t.role() == net::Role::dest) {
+    t.send_value(std::bit_cast<std::uint64_t>(local.call_us));
+    t.send_value(std::bit_cast<std::uint64_t>(local.wait_us));
+    return {};
+  }
+  SideTimes remote;
+  remote.call_us = std::bit_cast<double>(t.recv_value());
+  remote.wait_us = std::bit_cast<double>(t.recv_value());
+  return {local, remote};
+}
+
+void command(net::Transport& t, Experiment e, std::uint64_t k, double comp_us) {
+  t.send_value(static_cast<std::uint64_t>(e));
+  t.send_value(k);
+  t.send_value(std::bit_cast<std::uint64_t>(comp_us));
+}
+
+void serve(net::Transport& t, std::uint32_t reps) {
+  for (;;) {
+    const auto e = static_cast<Experiment>(t.recv_value());
+    if (e == Experiment::done) return;
+    const std::uint64_t k = t.recv_value();
+    const double comp = std::bit_cast<double>(t.recv_value());
+    run_experiment(t, e, k, comp, reps);
+  }
+}
+
+OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOptions& o) {
+  OverlapPoint p;
+  p.bytes = k;
+  auto run = [&](Experiment e, double comp) {
+    command(t, e, k, comp);
+    return run_experiment(t, e, k, comp, o.repetitions);
+  };
+  p.one_way_us = run(Experiment::pingpong, 0).first.call_us;
+  p.comp_us = std::max(o.min_comp_us, 4 * p.one_way_us);
+  const auto [s1, r1] = run(Experiment::both_compute, p.comp_us);
+  p.isend_us = s1.call_us;
+  p.sender_wait_us = s1.wait_us;
+  p.irecv_us = r1.call_us;
+  p.receiver_wait_us = r1.wait_us;
+  const auto [s2, r2] = run(Experiment::no_compute, 0);
+  p.sender_wait_nocomp_us = s2.wait_us;
+  p.receiver_wait_nocomp_us = r2.wait_us;
+  const auto [s3, r3] = run(Experiment::receiver_late, p.comp_us);
+  (void)s3;
+  p.irecv_late_us = r3.call_us;
+  p.receiver_wait_late_us = r3.wait_us;
+  const auto [s4, r4] = run(Experiment::sender_late, p.comp_us);
+  p.sender_wait_sender_late_us = s4.wait_us;
+  p.receiver_wait_sender_late_us = r4.wait_us;
+  return p;
+}
+
+// The per-size decisions.
+void classify(OverlapPoint& p, double small_one_way, double rso_comp) {
+  // A send that waits for the receiver (E2: the sender's Wait holds the hand-shake) is a
+  // rendezvous; eager sends complete locally.
+  // The hand-shake costs about a small-message round trip (2 one-way times); an eager send's
+  // Wait has at most its own completion left to do.
+  p.synchronizing = p.sender_wait_nocomp_us > 2 * small_one_way;
+  if (p.synchronizing) {
+    // ICP: the transfer completed while both sides computed outside the library (E1), so the
+    // receiver's Wait is far shorter than without computation (E2).
+    const bool independent = p.receiver_wait_us < 0.5 * p.receiver_wait_nocomp_us &&
+                             p.sender_wait_us < 0.5 * std::max(p.sender_wait_nocomp_us, 1e-9);
+    p.progress = independent ? model::Progress::independent : model::Progress::dependent;
+    // E4: the receiver's Wait absorbs the sender's extra computation when the data moves only
+    // in the sender's call (RAT); otherwise the receiver pulled it (RTA).
+    p.mechanism = p.receiver_wait_sender_late_us > 0.5 * p.comp_us ? model::TransferMechanism::RAT
+                                                                   : model::TransferMechanism::RTA;
+  } else {
+    p.mechanism = model::TransferMechanism::T;
+  }
+  p.rso_comp_us = rso_comp >= 0 ? rso_comp : p.comp_us;
+  const double os = p.isend_us + p.sender_wait_us;
+  const double orr = p.irecv_us + p.receiver_wait_us;
+  p.rso = p.rso_comp_us / (p.rso_comp_us + os);
+  p.rro = p.rso_comp_us / (p.rso_comp_us + orr);
+}
+
+double median_of(const std::vector<double>& v) {
+  return v.empty() ? -1 : stats::median(v);
+}
+
+void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& loggp_link) {
+  // Range starts: loggp's, or where the classification changes.
+  std::vector<std::uint64_t> starts;
+  if (loggp_link) {
+    for (const auto& lr : loggp_link->ranges)
+      starts.push_back(lr.from_bytes);
+  } else {
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+      if (i == 0 || r.points[i].synchronizing != r.points[i - 1].synchronizing) {
+        starts.push_back(i == 0 ? std::min<std::uint64_t>(r.points[i].bytes, 1)
+                                : r.points[i].bytes);
+      }
+    }
+  }
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    OverlapRange range;
+    range.from_bytes = starts[k];
+    const std::uint64_t end = k + 1 < starts.size() ? starts[k + 1] : UINT64_MAX;
+    int sync = 0, total = 0, dcp = 0, rat = 0;
+    std::vector<double> ctrl_s, ctrl_r, rso, rro, comp;
+    for (const auto& p : r.points) {
+      if (p.bytes < range.from_bytes || p.bytes >= end) continue;
+      ++total;
+      rso.push_back(p.rso);
+      rro.push_back(p.rro);
+      comp.push_back(p.rso_comp_us);
+      if (!p.synchronizing) continue;
+      ++sync;
+      dcp += p.progress == model::Progress::dependent ? 1 : 0;
+      rat += p.mechanism == model::TransferMechanism::RAT ? 1 : 0;
+      ctrl_s.push_back(p.isend_us);  // the request's send overhead O'_s
+      if (p.progress == model::Progress::dependent) {
+        ctrl_r.push_back(std::max(0.0, p.irecv_late_us - p.isend_us));  // O'_r + O'_s answered
+      }
+    }
+    if (total == 0) {
+      range.notes.push_back("no measured size in this range");
+    }
+    range.rendezvous = total > 0 && 2 * sync > total;
+    if (range.rendezvous) {
+      range.progress = 2 * dcp > sync ? model::Progress::dependent : model::Progress::independent;
+      range.mechanism =
+          2 * rat > sync ? model::TransferMechanism::RAT : model::TransferMechanism::RTA;
+      range.supported = model::loggpo_combination_supported(*range.progress, range.mechanism);
+      range.control_send_us = median_of(ctrl_s);
+      range.control_recv_us = median_of(ctrl_r);
+      if (!range.supported) {
+        range.notes.push_back(fmt::format(
+            "measured {} with {}: seed 001 has no formulas for this combination, so the loggpo "
+            "model rejects this range",
+            *range.progress == model::Progress::dependent ? "DCP" : "ICP",
+            model::to_string(range.mechanism)));
+      }
+    }
+    range.rso = rso.empty() ? 0 : stats::median(rso);
+    range.rro = rro.empty() ? 0 : stats::median(rro);
+    range.comp_us = comp.empty() ? 0 : stats::median(comp);
+    r.ranges.push_back(range);
+  }
+}
+
+}  // namespace
+
+std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOptions& o,
+                                             const std::optional<model::LinkParams>& loggp_link,
+                                             ProgressSink* progress) {
+  o.validate();
+  if (t.role() == net::Role::dest) {
+    serve(t, o.repetitions);
+    return std::nullopt;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  OverlapResult r;
+  const auto sizes = o.sweep_sizes();
+  // Warm-up, discarded.
+  command(t, Experiment::pingpong, sizes.front(), 0);
+  run_experiment(t, Experiment::pingpong, sizes.front(), 0, o.repetitions);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (progress) {
+      progress->update(fmt::format("overlap {} B", sizes[i]),
+                       static_cast<double>(i) / static_cast<double>(sizes.size()));
+    }
+    r.points.push_back(measure_point(t, sizes[i], o));
+  }
+  t.send_value(static_cast<std::uint64_t>(Experiment::done));
+  if (progress) progress->done();
+  const double small = r.points.front().one_way_us;
+  for (auto& p : r.points)
+    classify(p, small, o.comp_us);
+  // S: the first size of the last run of synchronizing sizes.
+  for (std::size_t i = r.points.size(); i-- > 0;) {
+    if (!r.points[i].synchronizing) break;
+    r.switch_bytes = r.points[i].bytes;
+  }
+  if (loggp_link) {
+    const std::uint64_t s = loggp_link->rendezvous_threshold_bytes();
+    r.loggp_switch_bytes = s;
+    if (s > 0 && r.switch_bytes > 0) {
+      // Agreement: loggp's S lies between the last eager size overlap measured and its S.
+      std::uint64_t before = 0;
+      for (const auto& p : r.points) {
+        if (p.bytes < r.switch_bytes) before = p.bytes;
+      }
+      r.agrees_with_loggp = s > before && s <= r.switch_bytes;
+    } else {
+      r.agrees_with_loggp = (s == 0) == (r.switch_bytes == 0);
+    }
+  }
+  build_ranges(r, loggp_link);
+  r.source_counters = t.counters();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResult& r) {
+  model::LinkParams out = link;
+  for (auto& lr : out.ranges) {
+    if (!lr.rendezvous) continue;
+    for (const auto& range : r.ranges) {
+      if (range.from_bytes != lr.from_bytes || !range.rendezvous || !range.progress) continue;
+      lr.progress = *range.progress;
+      if (range.control_send_us >= 0) lr.control_send_us = range.control_send_us;
+      if (range.control_recv_us >= 0) lr.control_recv_us = range.control_recv_us;
+    }
+  }
+  return out;
+}
+
+}  // namespace commgauge::measure

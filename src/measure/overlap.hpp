@@ -1,0 +1,101 @@
+#pragma once
+// LogGPO parameters from measurement (seed 001 takes them from tools and judgement; commgauge
+// measures them). Per message size, with nonblocking calls:
+//   E0  blocking ping-pong (the one-way time, and the computation length C that is "sufficient")
+//   E1  both sides compute C outside the library after posting: what still waits in MPI_Wait
+//       decides the progress strategy (ICP: the transfer completed during the computation)
+//   E2  no computation: the waits alone (the sender's shows the rendezvous synchronisation)
+//   E3  the receiver posts late (computes C first): the time in MPI_Irecv shows Oc (eager copy)
+//       or the answer to a waiting request (DCP: O'_r + O'_s)
+//   E4  the sender waits late (computes 2C, the receiver C): if the receiver's Wait absorbs the
+//       sender's extra computation, the data moves in the sender's call (RAT); if not, the
+//       receiver pulls it (RTA)
+// Each experiment is repeated and summarised by medians; a barrier precedes every trial.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/progress.hpp"
+#include "model/closed_forms.hpp"
+#include "model/link_params.hpp"
+#include "net/transport.hpp"
+
+namespace commgauge::measure {
+
+struct OverlapOptions {
+  std::vector<std::uint64_t> sizes;  ///< explicit sizes; empty: geometric sweep
+  std::uint64_t min_size = 1;
+  std::uint64_t max_size = 1u << 20;
+  double points_per_octave = 1;
+  std::uint32_t repetitions = 11;  ///< trials per experiment (medians)
+  double min_comp_us = 20;         ///< C = max(min_comp_us, 4 x one-way(k))
+  double comp_us = -1;             ///< computation for Rso/Rro (< 0: C of each size)
+  void validate() const;           ///< throws InputError
+  std::vector<std::uint64_t> sweep_sizes() const;
+};
+
+void to_json(nlohmann::json& j, const OverlapOptions& o);
+void from_json(const nlohmann::json& j, OverlapOptions& o);
+
+struct OverlapPoint {
+  std::uint64_t bytes = 0;
+  double one_way_us = 0;                    ///< E0
+  double comp_us = 0;                       ///< C used for E1, E3, E4
+  double isend_us = 0;                      ///< E1: time inside MPI_Isend
+  double irecv_us = 0;                      ///< E1: time inside MPI_Irecv (posted early)
+  double sender_wait_us = 0;                ///< E1: Osw after sufficient computation
+  double receiver_wait_us = 0;              ///< E1: Orw after sufficient computation
+  double sender_wait_nocomp_us = 0;         ///< E2
+  double receiver_wait_nocomp_us = 0;       ///< E2
+  double irecv_late_us = 0;                 ///< E3: MPI_Irecv after the data/request arrived
+  double receiver_wait_late_us = 0;         ///< E3
+  double receiver_wait_sender_late_us = 0;  ///< E4
+  double sender_wait_sender_late_us = 0;    ///< E4
+  bool synchronizing = false;               ///< the send waits for the receiver: rendezvous
+  std::optional<model::Progress> progress;  ///< rendezvous sizes only
+  model::TransferMechanism mechanism = model::TransferMechanism::T;
+  double rso = 0, rro = 0;  ///< overlap ratios for the reported computation
+  double rso_comp_us = 0;
+};
+
+struct OverlapRange {
+  std::uint64_t from_bytes = 0;
+  bool rendezvous = false;
+  std::optional<model::Progress> progress;  ///< Scp (majority of the range's sizes)
+  model::TransferMechanism mechanism = model::TransferMechanism::T;
+  bool supported = true;        ///< a combination seed 001 has formulas for
+  double control_send_us = -1;  ///< O'_s (median over the range)
+  double control_recv_us = -1;  ///< O'_r
+  double rso = 0, rro = 0;
+  double comp_us = 0;
+  std::vector<std::string> notes;
+};
+
+struct OverlapResult {
+  std::vector<OverlapPoint> points;
+  std::vector<OverlapRange> ranges;
+  std::uint64_t switch_bytes = 0;  ///< S as overlap sees it (first size of the last run of
+                                   ///< synchronizing sizes); 0: none
+  std::optional<std::uint64_t> loggp_switch_bytes;  ///< S from loggp, if one was given
+  std::optional<bool> agrees_with_loggp;
+  net::Counters source_counters;
+  double seconds = 0;
+  std::vector<std::string> notes;
+};
+
+/// Runs the method on either end; returns the result on the source. `loggp_link`, if given,
+/// supplies the protocol ranges (and its S for the comparison); otherwise ranges follow the
+/// synchronizing/eager classification.
+std::optional<OverlapResult> measure_overlap(net::Transport& transport, const OverlapOptions& o,
+                                             const std::optional<model::LinkParams>& loggp_link,
+                                             ProgressSink* progress);
+
+/// The link with the overlap findings merged in: per rendezvous range the progress strategy and
+/// the control overheads O'_s, O'_r (what the loggpo model and the simulator use).
+model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResult& r);
+
+}  // namespace commgauge::measure

@@ -1,0 +1,119 @@
+#include "profile/profile.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "profile/embedded_schemas.hpp"
+#include "profile/json_file.hpp"
+#include "profile/link_params_json.hpp"
+
+namespace commgauge::profile {
+
+const std::string& profile_schema_text() {
+  static const std::string text = embedded::kProfileSchema;
+  return text;
+}
+
+const JsonSchema& profile_schema() {
+  static const JsonSchema schema(nlohmann::json::parse(profile_schema_text()));
+  return schema;
+}
+
+Profile profile_from_json(const nlohmann::json& document, const std::string& where) {
+  profile_schema().validate(document, where);
+  Profile p;
+  p.description = document.value("description", "");
+  if (document["link_classes"].empty()) {
+    throw InputError(where,
+                     "/link_classes: at least one link class (intra_node or inter_node) is needed");
+  }
+  for (const auto& [name, cls] : document["link_classes"].items()) {
+    const std::string at = fmt::format("{}: /link_classes/{}", where, name);
+    LinkClass lc;
+    lc.link = link_params_from_json(cls["link"], at + "/link");
+    lc.source = cls["source"];
+    lc.overlap = cls.value("overlap", nlohmann::json());
+    lc.latency = cls.value("latency", nlohmann::json());
+    if (name == "inter_node" && lc.source["kind"] == "measured") {
+      const std::string link = lc.source.value("link", "");
+      if (link != "network" && link != "namespaces") {
+        throw InputError(at, fmt::format("/source/link: a measured inter_node class must come from "
+                                         "a real network link (\"network\" or \"namespaces\"), "
+                                         "not \"{}\"",
+                                         link.empty() ? "(missing)" : link));
+      }
+    }
+    if (lc.link.latency_negative()) {
+      p.flags.push_back(fmt::format("{}: L = {} us is negative (o and L overlap); allowed", name,
+                                    lc.link.latency_us));
+    }
+    p.classes[name] = std::move(lc);
+  }
+  return p;
+}
+
+Profile read_profile(const std::filesystem::path& path) {
+  return profile_from_json(read_json_file(path), path.string());
+}
+
+nlohmann::json profile_to_json(const Profile& p) {
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [name, lc] : p.classes) {
+    nlohmann::json c = {{"link", link_params_to_json(lc.link)}, {"source", lc.source}};
+    if (!lc.overlap.is_null()) c["overlap"] = lc.overlap;
+    if (!lc.latency.is_null()) c["latency"] = lc.latency;
+    classes[name] = c;
+  }
+  nlohmann::json doc = {{"format", "commgauge-profile"}, {"version", 1}, {"link_classes", classes}};
+  if (!p.description.empty()) doc["description"] = p.description;
+  return doc;
+}
+
+LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
+                                           const std::string& link_class) {
+  const nlohmann::json doc = read_json_file(path);
+  const std::string format = doc.is_object() ? doc.value("format", "") : "";
+  LinkForPrediction out;
+  if (format == "commgauge-link-params") {
+    if (!link_class.empty()) {
+      throw InputError("--link-class", fmt::format("{} is a single link, not a profile with link "
+                                                   "classes",
+                                                   path.string()));
+    }
+    out.link = link_params_from_json(doc, path.string());
+    if (doc.contains("points") && doc["points"].is_array() && !doc["points"].empty()) {
+      std::uint64_t lo = UINT64_MAX, hi = 0;
+      for (const auto& p : doc["points"]) {
+        const auto b = p.value("size_bytes", std::uint64_t{0});
+        lo = std::min(lo, b);
+        hi = std::max(hi, b);
+      }
+      out.measured_bytes = std::make_pair(lo, hi);
+    }
+    return out;
+  }
+  if (format != "commgauge-profile") {
+    throw InputError(path.string(),
+                     "/format: expected \"commgauge-profile\" or "
+                     "\"commgauge-link-params\"");
+  }
+  const Profile p = profile_from_json(doc, path.string());
+  std::string name = link_class;
+  if (name.empty())
+    name = p.classes.contains("intra_node") ? "intra_node" : p.classes.begin()->first;
+  const auto it = p.classes.find(name);
+  if (it == p.classes.end()) {
+    throw InputError("--link-class",
+                     fmt::format("{} has no link class \"{}\"", path.string(), name));
+  }
+  out.link = it->second.link;
+  out.link_class = name;
+  const auto& src = it->second.source;
+  if (src.contains("measured_min_bytes") && src.contains("measured_max_bytes")) {
+    out.measured_bytes = std::make_pair(src["measured_min_bytes"].get<std::uint64_t>(),
+                                        src["measured_max_bytes"].get<std::uint64_t>());
+  }
+  return out;
+}
+
+}  // namespace commgauge::profile

@@ -1,0 +1,57 @@
+#pragma once
+// The machine profile (schemas/profile.v1.schema.json): per link class (intra_node,
+// inter_node) the link parameters, where they came from, and optionally the overlap (LogGPO)
+// and latency results. Models, prediction and simulation consume it; a user may write one by
+// hand for a machine they do not have.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/link_params.hpp"
+#include "profile/json_schema.hpp"
+
+namespace commgauge::profile {
+
+const JsonSchema& profile_schema();
+const std::string& profile_schema_text();
+
+struct LinkClass {
+  model::LinkParams link;
+  nlohmann::json source;   ///< {kind, method, transport, hosts, link, date_utc, ...}
+  nlohmann::json overlap;  ///< null or the overlap section
+  nlohmann::json latency;  ///< null or the latency section
+};
+
+struct Profile {
+  std::string description;
+  std::map<std::string, LinkClass> classes;  ///< "intra_node", "inter_node"
+  /// L < 0 anywhere (allowed, flagged): one message per class.
+  std::vector<std::string> flags;
+};
+
+/// Validates against the profile schema and each link against the link-parameter schema, and
+/// checks what a schema cannot: an inter_node class that was measured must come from a real
+/// network link (source.link "network" or "namespaces"), never from two local processes.
+/// Errors name the file and the field.
+Profile profile_from_json(const nlohmann::json& document, const std::string& where);
+Profile read_profile(const std::filesystem::path& path);
+nlohmann::json profile_to_json(const Profile& p);
+
+struct LinkForPrediction {
+  model::LinkParams link;
+  std::string link_class;  ///< the class taken from a profile; "" for a single link document
+  /// The smallest and largest size the link was measured at, when known.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> measured_bytes;
+};
+
+/// The link of `path`, which is either a profile (the class `link_class`, or intra_node, or the
+/// only class) or a single link-parameter document (loggp --json).
+LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
+                                           const std::string& link_class);
+
+}  // namespace commgauge::profile

@@ -1,0 +1,157 @@
+#include "report/overlap_report.hpp"
+
+#include <fmt/format.h>
+
+#include "model/closed_forms.hpp"
+#include "report/plot.hpp"
+#include "report/text_table.hpp"
+
+namespace commgauge::report {
+
+namespace {
+
+std::string scp_name(const std::optional<model::Progress>& p) {
+  if (!p) return "";
+  return *p == model::Progress::dependent ? "DCP" : "ICP";
+}
+
+}  // namespace
+
+nlohmann::json overlap_profile_section(const measure::OverlapResult& r) {
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const auto& range : r.ranges) {
+    nlohmann::json j = {{"from_bytes", range.from_bytes},
+                        {"Tm", model::to_string(range.mechanism)},
+                        {"Rso", range.rso},
+                        {"Rro", range.rro},
+                        {"comp_us", range.comp_us}};
+    if (range.progress) j["Scp"] = scp_name(range.progress);
+    if (range.control_send_us >= 0) j["O_prime_s_us"] = range.control_send_us;
+    if (range.control_recv_us >= 0) j["O_prime_r_us"] = range.control_recv_us;
+    ranges.push_back(j);
+  }
+  nlohmann::json out = {{"S_bytes", r.switch_bytes}, {"ranges", ranges}};
+  if (r.agrees_with_loggp) out["agrees_with_loggp"] = *r.agrees_with_loggp;
+  return out;
+}
+
+nlohmann::json overlap_json(const measure::OverlapResult& r, const measure::OverlapOptions& o,
+                            const nlohmann::json& context) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : r.points) {
+    nlohmann::json j = {{"size_bytes", p.bytes},
+                        {"one_way_us", p.one_way_us},
+                        {"comp_us", p.comp_us},
+                        {"isend_us", p.isend_us},
+                        {"irecv_us", p.irecv_us},
+                        {"sender_wait_us", p.sender_wait_us},
+                        {"receiver_wait_us", p.receiver_wait_us},
+                        {"sender_wait_nocomp_us", p.sender_wait_nocomp_us},
+                        {"receiver_wait_nocomp_us", p.receiver_wait_nocomp_us},
+                        {"irecv_late_us", p.irecv_late_us},
+                        {"receiver_wait_late_us", p.receiver_wait_late_us},
+                        {"sender_wait_sender_late_us", p.sender_wait_sender_late_us},
+                        {"receiver_wait_sender_late_us", p.receiver_wait_sender_late_us},
+                        {"synchronizing", p.synchronizing},
+                        {"Tm", model::to_string(p.mechanism)},
+                        {"Rso", p.rso},
+                        {"Rro", p.rro},
+                        {"ratio_comp_us", p.rso_comp_us}};
+    if (p.progress) j["Scp"] = scp_name(p.progress);
+    points.push_back(j);
+  }
+  nlohmann::json out = overlap_profile_section(r);
+  out["method"] = "overlap";
+  out["points"] = points;
+  nlohmann::json notes = nlohmann::json::array();
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    for (const auto& n : r.ranges[k].notes)
+      notes.push_back(fmt::format("range {}: {}", k, n));
+    out["ranges"][k]["supported_by_loggpo"] = r.ranges[k].supported;
+  }
+  for (const auto& n : r.notes)
+    notes.push_back(n);
+  out["notes"] = notes;
+  if (r.loggp_switch_bytes) out["loggp_S_bytes"] = *r.loggp_switch_bytes;
+  out["messages"] = r.source_counters.messages;
+  out["bytes"] = r.source_counters.bytes;
+  out["seconds"] = r.seconds;
+  out["parameters"] = o;
+  out["context"] = context;
+  return out;
+}
+
+std::string overlap_table(const measure::OverlapResult& r) {
+  TextTable t({"size_B", "one-way_us", "C_us", "Isend_us", "Osw_us", "Irecv_us", "Orw_us",
+               "Osw(C=0)", "Orw(C=0)", "Irecv_late", "Orw(sender+C)", "proto", "Scp", "Tm", "Rso",
+               "Rro"});
+  for (const auto& p : r.points) {
+    t.add_row({std::to_string(p.bytes), number(p.one_way_us), number(p.comp_us, 3),
+               number(p.isend_us, 3), number(p.sender_wait_us, 3), number(p.irecv_us, 3),
+               number(p.receiver_wait_us, 3), number(p.sender_wait_nocomp_us, 3),
+               number(p.receiver_wait_nocomp_us, 3), number(p.irecv_late_us, 3),
+               number(p.receiver_wait_sender_late_us, 3), p.synchronizing ? "rndv" : "eager",
+               scp_name(p.progress), model::to_string(p.mechanism), number(p.rso, 3),
+               number(p.rro, 3)});
+  }
+  std::string out =
+      "OVERLAP PER SIZE (Osw/Orw: time in the sender's/receiver's MPI_Wait after "
+      "both computed C; Irecv_late: MPI_Irecv after the data arrived)\n" +
+      t.render();
+  TextTable g({"range from (bytes)", "protocol", "Scp", "Tm", "O'_s_us", "O'_r_us", "Rso", "Rro",
+               "loggpo"});
+  for (const auto& range : r.ranges) {
+    g.add_row({std::to_string(range.from_bytes), range.rendezvous ? "rendezvous" : "eager",
+               scp_name(range.progress), model::to_string(range.mechanism),
+               range.control_send_us >= 0 ? number(range.control_send_us) : "",
+               range.control_recv_us >= 0 ? number(range.control_recv_us) : "",
+               number(range.rso, 3), number(range.rro, 3), range.supported ? "ok" : "rejected"});
+  }
+  out += "\nLogGPO PARAMETERS PER RANGE (seed 001)\n" + g.render();
+  out += fmt::format("eager/rendezvous switch S seen by overlap: {}",
+                     r.switch_bytes ? std::to_string(r.switch_bytes) + " B" : "none");
+  if (r.loggp_switch_bytes) {
+    out +=
+        fmt::format("; loggp's S: {}; {}",
+                    *r.loggp_switch_bytes ? std::to_string(*r.loggp_switch_bytes) + " B" : "none",
+                    r.agrees_with_loggp && *r.agrees_with_loggp ? "they agree" : "they DISAGREE");
+  }
+  out += "\n";
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    for (const auto& n : r.ranges[k].notes)
+      out += fmt::format("range {}: {}\n", k, n);
+  }
+  out += fmt::format("{} messages, {:.3g} MB sent by the source, {:.1f} s\n",
+                     r.source_counters.messages, static_cast<double>(r.source_counters.bytes) / 1e6,
+                     r.seconds);
+  return out;
+}
+
+void plot_overlap(const std::filesystem::path& output, const measure::OverlapResult& r,
+                  const std::string& title) {
+  std::string data = "# size isend swait rwait swait0 rwait0 oneway\n";
+  for (const auto& p : r.points) {
+    data +=
+        fmt::format("{} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", p.bytes, p.isend_us + 1e-4,
+                    p.sender_wait_us + 1e-4, p.receiver_wait_us + 1e-4,
+                    p.sender_wait_nocomp_us + 1e-4, p.receiver_wait_nocomp_us + 1e-4, p.one_way_us);
+  }
+  std::string script = fmt::format(
+      "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\nset ylabel 'time (us)'\n"
+      "set key top left\nset grid\n",
+      title);
+  if (r.switch_bytes) {
+    script += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lc rgb 'gray40'\n",
+                          r.switch_bytes);
+  }
+  script +=
+      "plot 'overlap.dat' u 1:7 w lp pt 7 title 'one-way (blocking)', "
+      "'' u 1:2 w lp pt 5 title 'MPI_Isend', "
+      "'' u 1:3 w lp pt 9 title 'sender Wait after computing C', "
+      "'' u 1:4 w lp pt 11 title 'receiver Wait after computing C', "
+      "'' u 1:5 w l dt 2 title 'sender Wait, no computation', "
+      "'' u 1:6 w l dt 3 title 'receiver Wait, no computation'";
+  run_gnuplot(output, script, {{"overlap.dat", data}});
+}
+
+}  // namespace commgauge::report

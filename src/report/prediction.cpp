@@ -1,0 +1,271 @@
+#include "report/prediction.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "profile/json_file.hpp"
+#include "report/plot.hpp"
+#include "report/text_table.hpp"
+
+namespace commgauge::report {
+
+namespace {
+
+std::vector<Measured> read_csv(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string(), "cannot open the file");
+  std::vector<Measured> out;
+  std::string line;
+  int number = 0;
+  bool rtt = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    std::replace(line.begin(), line.end(), ';', ',');
+    const auto comma = line.find(',');
+    if (comma == std::string::npos) {
+      throw InputError(fmt::format("{}:{}", path.string(), number),
+                       fmt::format("expected \"size,time\", got \"{}\"", line));
+    }
+    const std::string a = line.substr(0, comma);
+    const std::string b = line.substr(comma + 1);
+    char* end_a = nullptr;
+    char* end_b = nullptr;
+    const double size = std::strtod(a.c_str(), &end_a);
+    const double time = std::strtod(b.c_str(), &end_b);
+    if (end_a == a.c_str() || end_b == b.c_str()) {
+      if (out.empty() && number == 1) {  // a header
+        rtt = b.find("rtt") != std::string::npos;
+        continue;
+      }
+      throw InputError(fmt::format("{}:{}", path.string(), number),
+                       fmt::format("expected two numbers \"size,time\", got \"{}\"", line));
+    }
+    if (size < 0 || !(time > 0)) {
+      throw InputError(fmt::format("{}:{}", path.string(), number),
+                       "sizes must be >= 0 and times positive");
+    }
+    out.push_back({static_cast<std::uint64_t>(size), rtt ? time / 2 : time});
+  }
+  return out;
+}
+
+double e_abs(const std::vector<double>& errors) {
+  double sum = 0;
+  for (double e : errors)
+    sum += std::abs(e);
+  return sum / static_cast<double>(errors.size());
+}
+
+}  // namespace
+
+std::vector<Measured> read_measured(const std::filesystem::path& path) {
+  if (path.extension() == ".csv" || path.extension() == ".txt") return read_csv(path);
+  const nlohmann::json doc = profile::read_json_file(path);
+  std::vector<Measured> out;
+  if (doc.contains("results") && doc.value("method", "") == "latency") {
+    for (const auto& r : doc["results"]) {
+      out.push_back(
+          {r.at("size_bytes").get<std::uint64_t>(), r.at("stats_us").at("median").get<double>()});
+    }
+  } else if (doc.contains("points") && doc.value("format", "") == "commgauge-link-params") {
+    for (const auto& p : doc["points"]) {
+      out.push_back({p.at("size_bytes").get<std::uint64_t>(),
+                     p.at("prtt1").at("median_us").get<double>() / 2});
+    }
+  } else {
+    throw InputError(path.string(),
+                     "expected a latency JSON (commgauge latency --json), a loggp "
+                     "JSON (commgauge loggp --json) or a CSV of size,time");
+  }
+  return out;
+}
+
+PingPongPrediction predict_pingpong(const model::CommModel& m,
+                                    const std::vector<std::uint64_t>& sizes,
+                                    const std::vector<Measured>& measured,
+                                    const std::vector<bool>& extrapolated) {
+  PingPongPrediction p;
+  p.model = m.name();
+  std::vector<double> errors, above;
+  const std::uint64_t S = m.link().rendezvous_threshold_bytes();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    PingPongPoint pt;
+    pt.bytes = sizes[i];
+    pt.rtt_us = model::to_microseconds(m.round_trip(sizes[i]));
+    pt.one_way_us = pt.rtt_us / 2;
+    pt.extrapolated = i < extrapolated.size() && extrapolated[i];
+    for (const auto& meas : measured) {
+      if (meas.bytes != sizes[i]) continue;
+      pt.measured_one_way_us = meas.one_way_us;
+      pt.e_rel_percent = 100 * (pt.one_way_us - meas.one_way_us) / meas.one_way_us;
+      errors.push_back(*pt.e_rel_percent);
+      if (S > 0 && sizes[i] >= S) above.push_back(*pt.e_rel_percent);
+    }
+    p.points.push_back(pt);
+  }
+  if (!errors.empty()) p.e_abs_percent = e_abs(errors);
+  if (!above.empty()) p.e_abs_above_switch_percent = e_abs(above);
+  return p;
+}
+
+std::string pingpong_table(const std::vector<PingPongPrediction>& preds) {
+  std::vector<std::string> header = {"size_B"};
+  const bool measured = !preds.empty() && preds.front().e_abs_percent.has_value();
+  if (measured) header.push_back("measured_1way_us");
+  for (const auto& p : preds) {
+    header.push_back(p.model + "_1way_us");
+    if (measured) header.push_back(p.model + "_Erel_%");
+  }
+  TextTable t(header);
+  for (std::size_t i = 0; i < preds.front().points.size(); ++i) {
+    const auto& first = preds.front().points[i];
+    std::vector<std::string> row = {std::to_string(first.bytes) + (first.extrapolated ? "*" : "")};
+    if (measured)
+      row.push_back(first.measured_one_way_us ? number(*first.measured_one_way_us) : "");
+    for (const auto& p : preds) {
+      const auto& pt = p.points[i];
+      row.push_back(number(pt.one_way_us));
+      if (measured)
+        row.push_back(pt.e_rel_percent ? fmt::format("{:+.1f}", *pt.e_rel_percent) : "");
+    }
+    t.add_row(row);
+  }
+  std::string out = "PREDICTED PING-PONG (one-way = round trip / 2)\n" + t.render();
+  for (const auto& p : preds) {
+    if (p.e_abs_percent) {
+      out += fmt::format("{}: E_abs = {:.1f} % (mean |E_rel|, seed 003 §VI-B)", p.model,
+                         *p.e_abs_percent);
+      if (p.e_abs_above_switch_percent) {
+        out += fmt::format("; above the rendezvous switch {:.1f} %", *p.e_abs_above_switch_percent);
+      }
+      out += "\n";
+    }
+  }
+  bool any_extrapolated = false;
+  for (const auto& pt : preds.front().points)
+    any_extrapolated = any_extrapolated || pt.extrapolated;
+  if (any_extrapolated) out += "* outside the sizes the profile was measured at (--extrapolate)\n";
+  return out;
+}
+
+nlohmann::json pingpong_json(const std::vector<PingPongPrediction>& preds,
+                             const nlohmann::json& header) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const auto& p : preds) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& pt : p.points) {
+      nlohmann::json j = {{"size_bytes", pt.bytes},
+                          {"rtt_us", pt.rtt_us},
+                          {"one_way_us", pt.one_way_us},
+                          {"extrapolated", pt.extrapolated}};
+      if (pt.measured_one_way_us) j["measured_one_way_us"] = *pt.measured_one_way_us;
+      if (pt.e_rel_percent) j["e_rel_percent"] = *pt.e_rel_percent;
+      points.push_back(j);
+    }
+    nlohmann::json m = {{"model", p.model}, {"points", points}};
+    if (p.e_abs_percent) m["e_abs_percent"] = *p.e_abs_percent;
+    if (p.e_abs_above_switch_percent)
+      m["e_abs_above_switch_percent"] = *p.e_abs_above_switch_percent;
+    models.push_back(m);
+  }
+  nlohmann::json out = header;
+  out["scenario"] = "pingpong";
+  out["models"] = models;
+  if (preds.size() == 1) {  // the single-model shape: {"model", "points"}
+    out["model"] = preds[0].model;
+    out["points"] = models[0]["points"];
+    if (preds[0].e_abs_percent) out["e_abs_percent"] = *preds[0].e_abs_percent;
+  }
+  return out;
+}
+
+void plot_pingpong(const std::filesystem::path& output,
+                   const std::vector<PingPongPrediction>& preds, const std::string& title) {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string script = fmt::format(
+      "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\n"
+      "set ylabel 'one-way time (us)'\nset key top left\nset grid\nplot ",
+      title);
+  std::string measured;
+  for (const auto& pt : preds.front().points) {
+    if (pt.measured_one_way_us)
+      measured += fmt::format("{} {:.6f}\n", pt.bytes, *pt.measured_one_way_us);
+  }
+  std::string sep;
+  if (!measured.empty()) {
+    files.emplace_back("measured.dat", measured);
+    script += "'measured.dat' u 1:2 w p pt 7 ps 1.2 lc rgb 'black' title 'measured'";
+    sep = ", ";
+  }
+  for (const auto& p : preds) {
+    std::string data;
+    for (const auto& pt : p.points)
+      data += fmt::format("{} {:.6f}\n", pt.bytes, pt.one_way_us);
+    files.emplace_back(p.model + ".dat", data);
+    script += fmt::format("{}'{}.dat' u 1:2 w l lw 2 title '{}'", sep, p.model, p.model);
+    sep = ", ";
+  }
+  run_gnuplot(output, script, files);
+}
+
+std::string overlap_prediction_table(const std::vector<OverlapPrediction>& preds, double comp_us) {
+  std::string out = fmt::format(
+      "PREDICTED MPI_Isend / compute {} us / MPI_Wait on both sides (seed 001 Fig. 1)\n", comp_us);
+  for (const auto& p : preds) {
+    TextTable t({"size_B", "case", "Isend_us", "Osw_us", "Os_us", "Irecv_us", "Orw_us", "Or_us",
+                 "Tc_us", "sender_done_us", "receiver_done_us", "Rso", "Rro"});
+    for (const auto& [k, c] : p.points) {
+      const char* name = c.mechanism == model::OverlapCase::eager_T   ? "eager T"
+                         : c.mechanism == model::OverlapCase::dcp_RAT ? "DCP RAT"
+                                                                      : "ICP RTA";
+      auto us = [](model::Picoseconds ps) { return number(model::to_microseconds(ps)); };
+      t.add_row({std::to_string(k), name, us(c.isend), us(c.osw), us(c.os), us(c.irecv), us(c.orw),
+                 us(c.orr), us(c.tc), us(c.sender_done), us(c.receiver_done), number(c.rso, 3),
+                 number(c.rro, 3)});
+    }
+    out += "model " + p.model + "\n" + t.render();
+  }
+  return out;
+}
+
+nlohmann::json overlap_prediction_json(const std::vector<OverlapPrediction>& preds,
+                                       const nlohmann::json& header) {
+  nlohmann::json models = nlohmann::json::array();
+  for (const auto& p : preds) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& [k, c] : p.points) {
+      auto us = [](model::Picoseconds ps) { return model::to_microseconds(ps); };
+      points.push_back({{"size_bytes", k},
+                        {"case", c.mechanism == model::OverlapCase::eager_T   ? "eager_T"
+                                 : c.mechanism == model::OverlapCase::dcp_RAT ? "DCP_RAT"
+                                                                              : "ICP_RTA"},
+                        {"isend_us", us(c.isend)},
+                        {"osw_us", us(c.osw)},
+                        {"os_us", us(c.os)},
+                        {"irecv_us", us(c.irecv)},
+                        {"orw_us", us(c.orw)},
+                        {"or_us", us(c.orr)},
+                        {"tc_us", us(c.tc)},
+                        {"sender_done_us", us(c.sender_done)},
+                        {"receiver_done_us", us(c.receiver_done)},
+                        {"rso", c.rso},
+                        {"rro", c.rro}});
+    }
+    models.push_back({{"model", p.model}, {"points", points}});
+  }
+  nlohmann::json out = header;
+  out["scenario"] = "isend-compute-wait";
+  out["models"] = models;
+  if (preds.size() == 1) {
+    out["model"] = preds[0].model;
+    out["points"] = models[0]["points"];
+  }
+  return out;
+}
+
+}  // namespace commgauge::report

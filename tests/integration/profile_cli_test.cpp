@@ -1,0 +1,159 @@
+// commgauge overlap, profile and predict for real, and their bad input.
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::filesystem::path temp_file(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("commgauge-profile-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+// Open MPI's TCP BTL: rendezvous from its eager limit (64 KiB by default), driven by the
+// sender's calls (the receiver's Wait absorbs the sender's computation): DCP with RAT.
+TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
+  const auto prof = temp_file("tcp-profile.json");
+  std::filesystem::remove(prof);
+  const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self"}),
+                          {"profile", "-o", prof.string(), "--max-size", "256KiB",
+                           "--latency-trials", "300", "--timer-trials", "10000"}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto p = read_json(prof);
+  const auto& cls = p["link_classes"]["intra_node"];
+  EXPECT_EQ(cls["source"]["link"], "local");
+  EXPECT_EQ(cls["source"]["transport"], "mpi");
+  EXPECT_TRUE(cls["overlap"]["agrees_with_loggp"].get<bool>()) << cls["overlap"].dump();
+  const auto& rndv = cls["overlap"]["ranges"].back();
+  EXPECT_EQ(rndv["Scp"], "DCP");
+  EXPECT_EQ(rndv["Tm"], "RAT");
+  EXPECT_EQ(cls["overlap"]["S_bytes"], 65536);
+  EXPECT_GT(cls["latency"]["results"].size(), 3u);
+
+  const auto lat = temp_file("tcp-latency.json");
+  const auto m = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self"}),
+                          {"latency", "--sizes", "8,4KiB,128KiB", "--trials", "300",
+                           "--timer-trials", "10000", "--json", lat.string()}));
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto json = temp_file("predict.json");
+  const auto plot = temp_file("predict.png");
+  const auto pr = run({commgauge(), "predict", "pingpong", "--profile", prof.string(), "--sizes",
+                       "8,4KiB,128KiB", "--measured", lat.string(), "--json", json.string(),
+                       "--plot", plot.string()});
+  ASSERT_EQ(pr.exit_code, 0) << pr.err;
+  EXPECT_THAT(pr.out, HasSubstr("loggp: E_abs"));
+  EXPECT_THAT(pr.out, HasSubstr("loggpo: E_abs"));
+  const auto j = read_json(json);
+  ASSERT_EQ(j["models"].size(), 3u);
+  for (const auto& model : j["models"]) {
+    EXPECT_TRUE(model.contains("e_abs_percent"));
+    for (const auto& pt : model["points"]) {
+      EXPECT_GT(pt["rtt_us"].get<double>(), 0);
+      EXPECT_DOUBLE_EQ(pt["one_way_us"].get<double>(), pt["rtt_us"].get<double>() / 2);
+    }
+  }
+  EXPECT_GT(std::filesystem::file_size(plot), 1000u);
+}
+
+TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
+  // Open MPI's vader rendezvous is a single copy pulled by the receiver: with no progress
+  // thread it is DCP, and the transfer does not wait for the sender (RTA), a combination seed
+  // 001 gives no formulas for.
+  const auto json = temp_file("vader-overlap.json");
+  const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "self,vader"}),
+                          {"overlap", "--sizes", "64,1KiB,16KiB,128KiB", "--json", json.string(),
+                           "--timer-trials", "10000"}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = read_json(json);
+  const auto& last = j["points"].back();
+  EXPECT_TRUE(last["synchronizing"].get<bool>());
+  EXPECT_EQ(last["Scp"], "DCP");
+  EXPECT_EQ(last["Tm"], "RTA");
+  EXPECT_FALSE(j["points"].front()["synchronizing"].get<bool>());
+}
+
+TEST(PredictCli, IsendComputeWaitOnAShippedProfile) {
+  const auto json = temp_file("icw.json");
+  const auto o =
+      run({commgauge(), "predict", "isend-compute-wait", "--profile",
+           COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json", "--sizes", "8,100KiB",
+           "--comp-us", "100", "--model", "loggpo", "--json", json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = read_json(json);
+  EXPECT_EQ(j["model"], "loggpo");
+  EXPECT_EQ(j["points"][0]["case"], "eager_T");
+  EXPECT_EQ(j["points"][1]["case"], "DCP_RAT");
+  // Eager with 100 us of computation: the sender's Wait has nothing left (Osw = 0).
+  EXPECT_DOUBLE_EQ(j["points"][0]["osw_us"].get<double>(), 0.0);
+}
+
+void expect_error(const Outcome& o, const std::string& mentions) {
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr(mentions));
+}
+
+TEST(PredictCliErrors, MalformedProfile) {
+  const auto bad = temp_file("bad.json");
+  std::ofstream(bad) << "{\n  \"format\": \"commgauge-profile\",\n  \"version\": 1,,\n}";
+  expect_error(run({commgauge(), "predict", "pingpong", "--profile", bad.string()}), "bad.json:3:");
+}
+
+TEST(PredictCliErrors, UnknownModel) {
+  expect_error(
+      run({commgauge(), "predict", "pingpong", "--profile",
+           COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "--model", "logp"}),
+      "unknown model \"logp\"");
+}
+
+TEST(PredictCliErrors, SizesOutsideTheMeasuredRangeNeedExtrapolate) {
+  const auto link = temp_file("measured.json");
+  std::ifstream in(COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json");
+  auto doc = nlohmann::json::parse(in);
+  doc["points"] = nlohmann::json::array({{{"size_bytes", 1}}, {{"size_bytes", 1024}}});
+  std::ofstream(link) << doc.dump();
+  const auto o =
+      run({commgauge(), "predict", "pingpong", "--profile", link.string(), "--sizes", "8,1MiB"});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("1048576 B is outside the measured sizes 1-1024 B"));
+  EXPECT_THAT(o.out, ::testing::Not(HasSubstr("1048576")));
+  const auto x = run({commgauge(), "predict", "pingpong", "--profile", link.string(), "--sizes",
+                      "8,1MiB", "--extrapolate"});
+  EXPECT_EQ(x.exit_code, 0);
+  EXPECT_THAT(x.out, HasSubstr("1048576*"));
+  expect_error(
+      run({commgauge(), "predict", "pingpong", "--profile", link.string(), "--sizes", "1MiB"}),
+      "no size left to predict");
+}
+
+TEST(ProfileCliErrors, InterNodeOnOneHostNeedsARealLink) {
+  const auto o = run({commgauge(), "profile", "--transport", "virtual", "--virtual-net",
+                      COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "-o",
+                      temp_file("x.json").string(), "--link-class", "inter_node", "--max-size",
+                      "1KiB", "--latency-trials", "10", "--timer-trials", "100"});
+  expect_error(o, "inter_node on one host needs a real link between network namespaces");
+}
+
+}  // namespace
+}  // namespace commgauge::testing

@@ -1,0 +1,166 @@
+// The machine profile: schema, semantic checks, examples, and the round trip
+// virtual network -> loggp + overlap -> profile -> prediction.
+
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/error.hpp"
+#include "link_fixtures.hpp"
+#include "measure/loggp.hpp"
+#include "measure/overlap.hpp"
+#include "model/models.hpp"
+#include "net/virtual_network.hpp"
+#include "profile/json_file.hpp"
+#include "profile/link_params_json.hpp"
+#include "profile/profile.hpp"
+
+namespace commgauge::profile {
+namespace {
+
+using ::testing::HasSubstr;
+
+nlohmann::json minimal_profile() {
+  return {{"format", "commgauge-profile"},
+          {"version", 1},
+          {"link_classes",
+           {{"intra_node",
+             {{"link", link_params_to_json(commgauge::testing::loggp_link())},
+              {"source", {{"kind", "measured"}, {"link", "local"}}}}}}}};
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    profile_from_json(doc, "p.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Profile, ReadsAMinimalProfile) {
+  const Profile p = profile_from_json(minimal_profile(), "p.json");
+  ASSERT_TRUE(p.classes.contains("intra_node"));
+  EXPECT_DOUBLE_EQ(p.classes.at("intra_node").link.latency_us, 5.0);
+  EXPECT_EQ(profile_to_json(p)["link_classes"]["intra_node"]["link"],
+            minimal_profile()["link_classes"]["intra_node"]["link"]);
+}
+
+TEST(Profile, ErrorsNameTheField) {
+  auto doc = minimal_profile();
+  doc["version"] = 3;
+  EXPECT_THAT(error_of(doc), HasSubstr("p.json: /version: expected 1"));
+  doc = minimal_profile();
+  doc["link_classes"]["intra_node"]["link"]["ranges"][0].erase("o_s_us");
+  EXPECT_THAT(error_of(doc),
+              HasSubstr("/link_classes/intra_node/link: /ranges/0/o_s_us: required"));
+  doc = minimal_profile();
+  doc["link_classes"]["intra_node"]["link"]["ranges"][0]["g_us"] = -2;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/g_us: must be >= 0"));
+  doc = minimal_profile();
+  doc["link_classes"]["intra_node"].erase("source");
+  EXPECT_THAT(error_of(doc),
+              HasSubstr("/link_classes/intra_node/source: required field is missing"));
+  doc = minimal_profile();
+  doc["link_classes"]["cross_rack"] = doc["link_classes"]["intra_node"];
+  EXPECT_THAT(error_of(doc), HasSubstr("/link_classes/cross_rack: unknown field"));
+}
+
+TEST(Profile, MeasuredInterNodeMustComeFromARealLink) {
+  auto doc = minimal_profile();
+  doc["link_classes"]["inter_node"] = doc["link_classes"]["intra_node"];
+  EXPECT_THAT(error_of(doc),
+              HasSubstr("a measured inter_node class must come from a real network link"));
+  doc["link_classes"]["inter_node"]["source"]["link"] = "namespaces";
+  EXPECT_NO_THROW(profile_from_json(doc, "p.json"));
+}
+
+TEST(Profile, NegativeLatencyIsAllowedAndFlagged) {
+  auto doc = minimal_profile();
+  doc["link_classes"]["intra_node"]["link"]["L_us"] = -0.5;
+  const Profile p = profile_from_json(doc, "p.json");
+  ASSERT_EQ(p.flags.size(), 1u);
+  EXPECT_THAT(p.flags[0], HasSubstr("negative"));
+}
+
+TEST(Profile, ShippedExamplesAreValid) {
+  int n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(COMMGAUGE_SOURCE_DIR "/examples/profiles")) {
+    SCOPED_TRACE(e.path().string());
+    const Profile p = read_profile(e.path());
+    EXPECT_FALSE(p.classes.empty());
+    ++n;
+  }
+  EXPECT_GE(n, 6);
+  // seed 000 Table 2, Open MPI/openib: eel 5.96 us = o + L + o, rendezvous from 12289 B.
+  const auto l = read_link_for_prediction(
+      COMMGAUGE_SOURCE_DIR "/examples/profiles/seed000-table2-openmpi-openib.json", "");
+  EXPECT_EQ(l.link_class, "inter_node");
+  const model::CostModel c(l.link);
+  EXPECT_NEAR(model::to_microseconds(c.blocking_one_way(1)), 5.96, 1e-9);
+  EXPECT_EQ(l.link.rendezvous_threshold_bytes(), 12289u);
+}
+
+TEST(Profile, PredictionInputCanBeASingleLink) {
+  const auto path = std::filesystem::temp_directory_path() / "cg-link.json";
+  auto doc = link_params_to_json(commgauge::testing::loggp_link());
+  doc["points"] = nlohmann::json::array({{{"size_bytes", 4}}, {{"size_bytes", 4096}}});
+  write_json_file(path, doc);
+  const auto l = read_link_for_prediction(path, "");
+  EXPECT_EQ(l.link_class, "");
+  ASSERT_TRUE(l.measured_bytes.has_value());
+  EXPECT_EQ(l.measured_bytes->first, 4u);
+  EXPECT_EQ(l.measured_bytes->second, 4096u);
+  EXPECT_THROW(read_link_for_prediction(path, "inter_node"), InputError);
+}
+
+// loggp and overlap on a virtual network with a rendezvous range, merged into a profile link:
+// predict matches the virtual network's own round-trip times within 2 %, and overlap classifies
+// the progress mode.
+void round_trip_through_profile(model::Progress progress) {
+  const auto truth = commgauge::testing::loggps_link(progress);
+  net::VirtualNetwork net(truth);
+  measure::LoggpResult loggp;
+  net.run([&](net::Transport& t) {
+    if (auto r = measure::measure_loggp(t, {}, nullptr)) loggp = *r;
+  });
+  measure::OverlapResult overlap;
+  net.run([&](net::Transport& t) {
+    if (auto r = measure::measure_overlap(t, {}, loggp.link, nullptr)) overlap = *r;
+  });
+  ASSERT_EQ(overlap.ranges.size(), 2u);
+  ASSERT_TRUE(overlap.ranges[1].rendezvous);
+  EXPECT_EQ(overlap.ranges[1].progress, progress);
+  EXPECT_EQ(overlap.ranges[1].mechanism, progress == model::Progress::dependent
+                                             ? model::TransferMechanism::RAT
+                                             : model::TransferMechanism::RTA);
+  EXPECT_TRUE(overlap.agrees_with_loggp.value_or(false));
+  const model::LinkParams profiled = measure::merge_overlap(loggp.link, overlap);
+  const model::CostModel truth_cost(truth);
+  for (const char* name : {"loggps", "loggpo"}) {
+    const model::CommModel m = model::make_model(name, profiled);
+    for (std::uint64_t k : {1u, 64u, 4096u, 11585u, 16384u, 131072u, 1048576u}) {
+      const double want = model::to_microseconds(model::round_trip(truth_cost, k));
+      EXPECT_NEAR(model::to_microseconds(m.round_trip(k)), want, 0.02 * want) << name << " " << k;
+    }
+  }
+  // The LogGPO overlap scenario follows the measured progress mode too.
+  const model::CommModel o = model::make_model("loggpo", profiled);
+  const auto predicted = o.isend_compute_wait(131072, model::to_picoseconds(500), 0);
+  const auto exact = model::isend_compute_wait(truth_cost, 131072, model::to_picoseconds(500), 0);
+  EXPECT_NEAR(model::to_microseconds(predicted.receiver_done),
+              model::to_microseconds(exact.receiver_done),
+              0.02 * model::to_microseconds(exact.receiver_done));
+}
+
+TEST(ProfileRoundTrip, DependentProgress) {
+  round_trip_through_profile(model::Progress::dependent);
+}
+TEST(ProfileRoundTrip, IndependentProgress) {
+  round_trip_through_profile(model::Progress::independent);
+}
+
+}  // namespace
+}  // namespace commgauge::profile
