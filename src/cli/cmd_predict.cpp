@@ -40,14 +40,18 @@ void add_common(CLI::App& cmd, PredictFlags& f) {
 
 std::vector<model::CommModel> models_of(const PredictFlags& f, const model::LinkParams& link) {
   std::vector<model::CommModel> out;
-  if (f.model == "all") {
-    for (const auto& info : model::model_infos())
-      out.push_back(model::make_model(info.name, link));
-  } else {
+  if (f.model != "all") {
     out.push_back(model::make_model(f.model, link));
+    return out;
   }
-  // LogGPO needs a progress/transfer combination seed 001 has formulas for; the cost convention
-  // implies T, RAT (dependent) or RTA (independent), all accepted.
+  for (const auto& info : model::model_infos()) {
+    try {
+      out.push_back(model::make_model(info.name, link));
+    } catch (const InputError& e) {
+      // With all models, one that cannot model this link is left out, with the reason.
+      std::fprintf(stderr, "commgauge: warning: %s left out: %s\n", info.name.c_str(), e.what());
+    }
+  }
   return out;
 }
 
@@ -103,7 +107,8 @@ void add_predict_command(CLI::App& app, Action& action) {
       if (!f->measured.empty()) measured = report::read_measured(f->measured);
       std::vector<report::PingPongPrediction> preds;
       for (const auto& m : models_of(*f, link.link)) {
-        preds.push_back(report::predict_pingpong(m, sizes, measured, extrapolated));
+        preds.push_back(report::predict_pingpong(m, sizes, measured, extrapolated,
+                                                 link.link.rendezvous_threshold_bytes()));
       }
       std::fputs(report::pingpong_table(preds).c_str(), stdout);
       if (!f->json.empty())

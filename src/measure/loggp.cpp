@@ -345,7 +345,9 @@ std::optional<RendezvousReading> read_as_rendezvous(const LoggpRange& range, con
                                                     double single) {
   const double jump = right.g_all_us - left.g_all_us;
   const double p1_jump = right.prtt1.median_us - left.prtt1.median_us;
-  if (!(jump > 0.5 * rtt_small && p1_jump > 0.5 * rtt_small)) return std::nullopt;
+  // A hand-shake in each direction of the round trip: PRTT(1,0,s) steps by about two small
+  // round trips, G_all by about one.
+  if (!(jump > 0.5 * rtt_small && p1_jump > 1.5 * rtt_small)) return std::nullopt;
   const bool one_point = latency_line.points == 0;
   const double recv_overhead = (one_point ? single : latency_line.intercept) - latency_us + G_wire;
   const double per_byte = one_point ? G_wire : latency_line.slope;

@@ -336,6 +336,7 @@ model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResu
     for (const auto& range : r.ranges) {
       if (range.from_bytes != lr.from_bytes || !range.rendezvous || !range.progress) continue;
       lr.progress = *range.progress;
+      lr.transfer = model::to_string(range.mechanism);
       if (range.control_send_us >= 0) lr.control_send_us = range.control_send_us;
       if (range.control_recv_us >= 0) lr.control_recv_us = range.control_recv_us;
     }

@@ -36,6 +36,9 @@ struct LinkRange {
   double plain_gap_us = -1;
   double plain_gap_per_byte_us = -1;
   bool rendezvous = false;  ///< k in this range uses rendezvous (k >= S)
+  /// Seed 001's Tm as measured by `commgauge overlap` ("T", "TA", "RAT", "RTA"); empty: the one
+  /// the cost convention implies (T eager, RAT dependent, RTA independent).
+  std::string transfer;
   Progress progress = Progress::independent;
 };
 

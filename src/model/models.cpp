@@ -115,7 +115,21 @@ CommModel make_model(const std::string& name, const LinkParams& link) {
   } else if (name == "loggps") {
     for (auto& r : view.ranges)
       r.progress = Progress::independent;
-  } else if (name != "loggpo") {
+  } else if (name == "loggpo") {
+    for (const auto& r : view.ranges) {
+      if (!r.rendezvous || r.transfer.empty()) continue;
+      const TransferMechanism tm = transfer_mechanism_from_string(r.transfer);
+      if (!loggpo_combination_supported(r.progress, tm)) {
+        throw InputError(
+            "--model loggpo",
+            fmt::format("the rendezvous range from {} B was measured with Scp = {} and "
+                        "Tm = {}: seed 001 has formulas only for DCP with RAT and ICP "
+                        "with RTA, so LogGPO cannot model it",
+                        r.from_bytes, r.progress == Progress::dependent ? "DCP" : "ICP",
+                        r.transfer));
+      }
+    }
+  } else {
     throw InputError("--model",
                      fmt::format("unknown model \"{}\" (loggp, loggps or loggpo)", name));
   }

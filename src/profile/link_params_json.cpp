@@ -39,6 +39,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
     range.plain_gap_us = r.value("g_eq7_us", -1.0);
     range.plain_gap_per_byte_us = r.value("G_eq7_us_per_byte", -1.0);
     range.rendezvous = r.value("rendezvous", false);
+    range.transfer = r.value("Tm", std::string());
     range.progress = model::progress_from_string(r.value("progress", std::string("independent")));
     link.ranges.push_back(range);
   }
@@ -81,6 +82,7 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
                         {"G_us_per_byte", r.gap_per_byte_us},
                         {"rendezvous", r.rendezvous},
                         {"progress", model::to_string(r.progress)}};
+    if (!r.transfer.empty()) j["Tm"] = r.transfer;
     if (r.plain_gap_us >= 0) j["g_eq7_us"] = r.plain_gap_us;
     if (r.plain_gap_per_byte_us >= 0) j["G_eq7_us_per_byte"] = r.plain_gap_per_byte_us;
     if (r.control_send_us >= 0) j["o_ctrl_s_us"] = r.control_send_us;

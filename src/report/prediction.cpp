@@ -88,11 +88,12 @@ std::vector<Measured> read_measured(const std::filesystem::path& path) {
 PingPongPrediction predict_pingpong(const model::CommModel& m,
                                     const std::vector<std::uint64_t>& sizes,
                                     const std::vector<Measured>& measured,
-                                    const std::vector<bool>& extrapolated) {
+                                    const std::vector<bool>& extrapolated,
+                                    std::uint64_t switch_bytes) {
   PingPongPrediction p;
   p.model = m.name();
   std::vector<double> errors, above;
-  const std::uint64_t S = m.link().rendezvous_threshold_bytes();
+  const std::uint64_t S = switch_bytes;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     PingPongPoint pt;
     pt.bytes = sizes[i];

@@ -41,10 +41,12 @@ struct PingPongPrediction {
   std::optional<double> e_abs_above_switch_percent;  ///< the same for k >= S (if the link has S)
 };
 
+/// `switch_bytes`: the profile's rendezvous threshold S (0: none), for the error above it.
 PingPongPrediction predict_pingpong(const model::CommModel& m,
                                     const std::vector<std::uint64_t>& sizes,
                                     const std::vector<Measured>& measured,
-                                    const std::vector<bool>& extrapolated);
+                                    const std::vector<bool>& extrapolated,
+                                    std::uint64_t switch_bytes);
 
 std::string pingpong_table(const std::vector<PingPongPrediction>& p);
 nlohmann::json pingpong_json(const std::vector<PingPongPrediction>& p,
