@@ -66,10 +66,11 @@ TEST(RateLimitedLink, LoggpFindsTheGoodputThatTbfAllows) {
   const double rate = 1 / last["G_us_per_byte"].get<double>();
   const double plain = 1 / last["G_eq7_us_per_byte"].get<double>();
   EXPECT_NEAR(plain, goodput_bytes_per_us, 0.05 * goodput_bytes_per_us);
-  std::printf("tbf %d Mbit/s, MTU %d: goodput %.3f MB/s, measured 1/G = %.3f MB/s (%+.2f %%), "
-              "plain eq. (7) %.3f MB/s\n",
-              rate_mbit, mtu, goodput_bytes_per_us, rate,
-              100 * (rate - goodput_bytes_per_us) / goodput_bytes_per_us, plain);
+  std::printf(
+      "tbf %d Mbit/s, MTU %d: goodput %.3f MB/s, measured 1/G = %.3f MB/s (%+.2f %%), "
+      "plain eq. (7) %.3f MB/s\n",
+      rate_mbit, mtu, goodput_bytes_per_us, rate,
+      100 * (rate - goodput_bytes_per_us) / goodput_bytes_per_us, plain);
   EXPECT_NEAR(rate, goodput_bytes_per_us, 0.05 * goodput_bytes_per_us);
 }
 
