@@ -26,6 +26,15 @@ std::vector<double> SharingModel::penalties(std::span<const Flow> active) const 
   return p;
 }
 
+std::vector<double> SharingModel::scheme_penalties(const Scheme& s) const {
+  const std::vector<Flow> f = flows_of(s);
+  return penalties(f);
+}
+
+std::vector<double> FairSharing::scheme_penalties(const Scheme& s) const {
+  return run_to_completion(*this, s);
+}
+
 // ---- fair: max-min by progressive filling ---------------------------------------------------
 
 std::vector<double> FairSharing::rates(std::span<const Flow> active) const {

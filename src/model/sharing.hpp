@@ -43,12 +43,16 @@ class SharingModel {
   virtual std::vector<double> rates(std::span<const Flow> active) const = 0;
   /// The static penalty of each flow of the set (seed 003's prediction): 1 / rate.
   std::vector<double> penalties(std::span<const Flow> active) const;
+  /// What the model predicts for a whole scheme: the static penalties (seed 003's GigE and
+  /// Myrinet models), or for fair sharing the penalties of running it to completion.
+  virtual std::vector<double> scheme_penalties(const Scheme& s) const;
 };
 
 class FairSharing final : public SharingModel {
  public:
   std::string name() const override { return "fair"; }
   std::vector<double> rates(std::span<const Flow> active) const override;
+  std::vector<double> scheme_penalties(const Scheme& s) const override;
 };
 
 /// seed 003 §V-A's parameters; the defaults are the paper's (Figs. 2 and 4).

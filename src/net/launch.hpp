@@ -49,4 +49,11 @@ std::unique_ptr<PairRunner> make_runner(const TransportOptions& options, int& ar
 std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions& options, int& argc,
                                             char**& argv);
 
+class Group;
+/// All ranks of MPI_COMM_WORLD as a Group, with MPI initialised for as long as it lives
+/// (MPI target; the stub explains MPI is not built).
+std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv);
+/// Aborts every MPI rank (after this rank said why); a no-op without MPI.
+void abort_mpi_group(const char* message) noexcept;
+
 }  // namespace commgauge::net

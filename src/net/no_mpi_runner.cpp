@@ -1,4 +1,5 @@
 #include "common/error.hpp"
+#include "net/group.hpp"
 #include "net/launch.hpp"
 
 namespace commgauge::net {
@@ -8,5 +9,13 @@ std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions&, int&, char*
                    "this commgauge was built without MPI; rebuild with Open MPI installed "
                    "(scripts/setup) or use --transport tcp");
 }
+
+std::unique_ptr<Group> make_mpi_group(int&, char**&) {
+  throw InputError("--transport mpi",
+                   "this commgauge was built without MPI; rebuild with Open MPI installed "
+                   "(scripts/setup) or use --transport tcp");
+}
+
+void abort_mpi_group(const char*) noexcept {}
 
 }  // namespace commgauge::net

@@ -87,4 +87,58 @@ TwoHostLab::~TwoHostLab() {
   teardown();
 }
 
+StarLab::StarLab(const std::string& prefix, int nodes, int rate_mbit)
+    : prefix_(prefix), nodes_(nodes) {
+  teardown();
+  const std::string sw = switch_ns();
+  const std::string tbf = fmt::format("tbf rate {}mbit burst 4kb latency 100ms", rate_mbit);
+  std::vector<std::string> steps = {
+      "ip netns add " + sw, fmt::format("ip -n {} link add br0 type bridge", sw),
+      fmt::format("ip -n {} link set br0 up", sw),
+      fmt::format("ip -n {} addr add {}/24 dev br0", sw, switch_address()),
+      fmt::format("ip -n {} link set lo up", sw)};
+  for (int i = 0; i < nodes; ++i) {
+    const std::string ns = fmt::format("{}n{}", prefix_, i);
+    const std::string a = fmt::format("{}a{}", prefix_, i), b = fmt::format("{}b{}", prefix_, i);
+    steps.insert(
+        steps.end(),
+        {"ip netns add " + ns, fmt::format("ip link add {} type veth peer name {}", a, b),
+         fmt::format("ip link set {} netns {}", a, ns),
+         fmt::format("ip link set {} netns {}", b, sw),
+         fmt::format("ip -n {} addr add 10.79.0.{}/24 dev {}", ns, i + 1, a),
+         fmt::format("ip -n {} link set {} up", ns, a), fmt::format("ip -n {} link set lo up", ns),
+         fmt::format("ip -n {} link set {} master br0", sw, b),
+         fmt::format("ip -n {} link set {} up", sw, b),
+         // The node's outgoing link (its egress) and incoming link (the switch's egress).
+         fmt::format("ip netns exec {} tc qdisc add dev {} root {}", ns, a, tbf),
+         fmt::format("ip netns exec {} tc qdisc add dev {} root {}", sw, b, tbf)});
+  }
+  for (const auto& step : steps) {
+    if (shell(step) != 0) {
+      std::fprintf(stderr, "lab set-up failed at: %s\n", step.c_str());
+      teardown();
+      return;
+    }
+  }
+  ok_ = true;
+}
+
+std::string StarLab::tcp_nodes() const {
+  std::string out;
+  for (int i = 0; i < nodes_; ++i) {
+    out += fmt::format("{}{}={}n{}@10.79.0.{}", i ? "," : "", i, prefix_, i, i + 1);
+  }
+  return out;
+}
+
+void StarLab::teardown() {
+  for (int i = 0; i < nodes_; ++i)
+    shell(fmt::format("ip netns del {}n{}", prefix_, i));
+  shell("ip netns del " + switch_ns());
+}
+
+StarLab::~StarLab() {
+  teardown();
+}
+
 }  // namespace commgauge::testing

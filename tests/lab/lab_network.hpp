@@ -3,8 +3,22 @@
 // with tc tbf. Set up in the constructor, torn down in the destructor (also after failures), and
 // stale namespaces of an earlier crashed run are removed first.
 
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+/// Lab tests skip loudly when namespaces are not permitted, and fail instead under CI=true.
+#define REQUIRE_LAB()                                                                            \
+  do {                                                                                           \
+    std::string why_;                                                                            \
+    if (!::commgauge::testing::lab_permitted(why_)) {                                            \
+      const char* ci_ = std::getenv("CI");                                                       \
+      if (ci_ && std::string(ci_) == "true") FAIL() << "lab test cannot run under CI: " << why_; \
+      GTEST_SKIP() << "\n*** LAB TEST SKIPPED: " << why_ << " ***\n";                            \
+    }                                                                                            \
+  } while (0)
 
 namespace commgauge::testing {
 
@@ -34,6 +48,28 @@ class TwoHostLab {
   void teardown();
   std::string prefix_;
   int subnet_;
+  bool ok_ = false;
+};
+
+/// A star: `nodes` namespaces "<prefix>n<i>" (10.79.0.<i+1>), each joined by a veth pair to a
+/// Linux bridge in "<prefix>sw" (10.79.0.254), each direction of each node's link shaped with
+/// tbf: two flows leaving one node share its outgoing link, as on real NICs.
+class StarLab {
+ public:
+  StarLab(const std::string& prefix, int nodes, int rate_mbit);
+  ~StarLab();
+  StarLab(const StarLab&) = delete;
+  StarLab& operator=(const StarLab&) = delete;
+  bool ok() const { return ok_; }
+  std::string switch_ns() const { return prefix_ + "sw"; }
+  std::string switch_address() const { return "10.79.0.254"; }
+  /// --tcp-nodes for commgauge share: "0=NS@ADDRESS,...".
+  std::string tcp_nodes() const;
+
+ private:
+  void teardown();
+  std::string prefix_;
+  int nodes_;
   bool ok_ = false;
 };
 

@@ -16,15 +16,6 @@ namespace commgauge::testing {
 namespace {
 
 // Lab tests skip loudly when namespaces are not permitted, and fail instead under CI=true.
-#define REQUIRE_LAB()                                                                         \
-  do {                                                                                        \
-    std::string why;                                                                          \
-    if (!lab_permitted(why)) {                                                                \
-      const char* ci = std::getenv("CI");                                                     \
-      if (ci && std::string(ci) == "true") FAIL() << "lab test cannot run under CI: " << why; \
-      GTEST_SKIP() << "\n*** LAB TEST SKIPPED: " << why << " ***\n";                          \
-    }                                                                                         \
-  } while (0)
 
 int read_sysctl(const std::string& path, int fallback) {
   std::ifstream in(path);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "net/launch.hpp"
+#include "net/mpi/mpi_group.hpp"
 #include "net/mpi/mpi_transport.hpp"
 
 namespace commgauge::net {
@@ -33,7 +34,43 @@ class MpiRunner final : public PairRunner {
   MpiTransport transport_;
 };
 
+// MpiGroup with MPI initialised before it and finalised after it.
+class OwningMpiGroup final : public Group {
+ public:
+  OwningMpiGroup(int& argc, char**& argv) : environment_(argc, argv) {}
+  int rank() const override { return group_.rank(); }
+  int size() const override { return group_.size(); }
+  const std::vector<std::string>& hosts() const override { return group_.hosts(); }
+  void barrier() override { group_.barrier(); }
+  void send(int to, std::size_t bytes) override { group_.send(to, bytes); }
+  int recv_any(std::size_t bytes) override { return group_.recv_any(bytes); }
+  double now_us() override { return group_.now_us(); }
+  std::vector<std::vector<double>> gather(const std::vector<double>& mine) override {
+    return group_.gather(mine);
+  }
+  nlohmann::json context() const override { return group_.context(); }
+
+ private:
+  MpiEnvironment environment_;
+  MpiGroup group_;
+};
+
 }  // namespace
+
+std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv) {
+  return std::make_unique<OwningMpiGroup>(argc, argv);
+}
+
+void abort_mpi_group(const char* message) noexcept {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "commgauge: rank %d: %s\n", rank, message);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
 
 std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions& options, int& argc,
                                             char**& argv) {

@@ -1,0 +1,193 @@
+#include "report/share_report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "profile/json_file.hpp"
+#include "report/text_table.hpp"
+
+namespace commgauge::report {
+
+model::Scheme scheme_of_share_json(const nlohmann::json& doc, const std::string& where) {
+  if (!doc.is_object() || doc.value("method", "") != "share" || !doc.contains("scheme")) {
+    throw InputError(where, "expected the JSON of commgauge share (\"method\": \"share\")");
+  }
+  model::Scheme s;
+  s.origin = where;
+  try {
+    s.nodes = doc["scheme"].at("nodes").get<int>();
+    for (const auto& c : doc["scheme"].at("communications")) {
+      s.communications.push_back({c.at("name").get<std::string>(), c.at("source_node").get<int>(),
+                                  c.at("dest_node").get<int>(),
+                                  c.at("bytes").get<std::uint64_t>()});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(where, fmt::format("/scheme: {}", e.what()));
+  }
+  return s;
+}
+
+std::vector<double> read_measured_penalties(const std::string& path, const model::Scheme& scheme) {
+  const auto doc = profile::read_json_file(path);
+  const model::Scheme measured_scheme = scheme_of_share_json(doc, path);
+  std::map<std::string, double> by_name;
+  for (const auto& c : doc.value("communications", nlohmann::json::array())) {
+    if (c.contains("measured_penalty"))
+      by_name[c["name"].get<std::string>()] = c["measured_penalty"].get<double>();
+  }
+  std::vector<double> out;
+  for (const auto& c : scheme.communications) {
+    const auto it = by_name.find(c.name);
+    if (it == by_name.end()) {
+      throw InputError(path,
+                       fmt::format("has no measured penalty for communication \"{}\"", c.name));
+    }
+    out.push_back(it->second);
+  }
+  if (measured_scheme.communications.size() != scheme.communications.size()) {
+    throw InputError(path, "was measured with another scheme (its communications differ)");
+  }
+  return out;
+}
+
+std::pair<std::vector<double>, double> errors(const std::vector<double>& predicted,
+                                              const std::vector<double>& measured) {
+  std::vector<double> e_rel;
+  double sum = 0;
+  for (std::size_t i = 0; i < predicted.size(); ++i) {
+    e_rel.push_back(100 * (predicted[i] - measured[i]) / measured[i]);  // seed 003 §VI-B
+    sum += std::abs(e_rel.back());
+  }
+  return {e_rel, sum / static_cast<double>(predicted.size())};
+}
+
+std::string share_table(const model::Scheme& s, const std::optional<measure::ShareResult>& r,
+                        const std::vector<double>& measured, const Predictions& p) {
+  std::vector<std::string> header = {"comm", "nodes", "bytes"};
+  if (r)
+    header.insert(header.end(), {"T_s(median)", "P_measured", "P_range"});
+  else if (!measured.empty())
+    header.push_back("P_measured");
+  for (const auto& [name, values] : p) {
+    header.push_back("P_" + name);
+    if (!measured.empty()) header.push_back("Erel_" + name + "_%");
+  }
+  TextTable t(header);
+  std::map<std::string, std::vector<double>> e_rel;
+  std::map<std::string, double> e_abs;
+  if (!measured.empty()) {
+    for (const auto& [name, values] : p)
+      std::tie(e_rel[name], e_abs[name]) = errors(values, measured);
+  }
+  for (std::size_t i = 0; i < s.communications.size(); ++i) {
+    const auto& c = s.communications[i];
+    std::vector<std::string> row = {c.name, fmt::format("{} -> {}", c.source, c.destination),
+                                    std::to_string(c.bytes)};
+    if (r) {
+      const auto& m = r->communications[i];
+      row.push_back(number(m.median_s));
+      row.push_back(number(m.penalty, 3));
+      row.push_back(fmt::format("{}-{}", number(m.penalty_min, 3), number(m.penalty_max, 3)));
+    } else if (!measured.empty()) {
+      row.push_back(number(measured[i], 3));
+    }
+    for (const auto& [name, values] : p) {
+      row.push_back(number(values[i], 3));
+      if (!measured.empty()) row.push_back(fmt::format("{:+.1f}", e_rel[name][i]));
+    }
+    t.add_row(row);
+  }
+  std::string out = t.render();
+  for (const auto& [name, value] : e_abs)
+    out += fmt::format("{}: E_abs = {:.1f} %\n", name, value);
+  if (r) {
+    out += fmt::format("T_ref:");
+    for (const auto& [bytes, t_ref] : r->t_ref_s)
+      out += fmt::format(" {} B alone {:.4g} s;", bytes, t_ref);
+    out += fmt::format(" {} of {} ranks used, {:.2f} s\n", r->ranks_used, r->ranks, r->seconds);
+    if (r->emulated_nodes || r->one_host) {
+      out +=
+          "FUNCTIONAL ONLY: every rank ran on one host, so this measured memory and CPU "
+          "sharing, not network cards.\n";
+    }
+  }
+  return out;
+}
+
+nlohmann::json share_json(const model::Scheme& s, const std::optional<measure::ShareResult>& r,
+                          const std::vector<double>& measured, const Predictions& p,
+                          const nlohmann::json& context) {
+  nlohmann::json scheme_comms = nlohmann::json::array();
+  for (const auto& c : s.communications) {
+    scheme_comms.push_back({{"name", c.name},
+                            {"source_node", c.source},
+                            {"dest_node", c.destination},
+                            {"bytes", c.bytes}});
+  }
+  nlohmann::json comms = nlohmann::json::array();
+  std::map<std::string, std::vector<double>> e_rel;
+  nlohmann::json e_abs = nlohmann::json::object();
+  if (!measured.empty()) {
+    for (const auto& [name, values] : p) {
+      auto [rel, abs] = errors(values, measured);
+      e_rel[name] = rel;
+      e_abs[name] = abs;
+    }
+  }
+  for (std::size_t i = 0; i < s.communications.size(); ++i) {
+    const auto& c = s.communications[i];
+    nlohmann::json j = {{"name", c.name},
+                        {"source_node", c.source},
+                        {"dest_node", c.destination},
+                        {"bytes", c.bytes}};
+    if (r) {
+      const auto& m = r->communications[i];
+      j["time_s"] = m.median_s;
+      j["times_s"] = m.times_s;
+      j["t_ref_s"] = m.t_ref_s;
+      j["penalty_min"] = m.penalty_min;
+      j["penalty_max"] = m.penalty_max;
+    }
+    if (!measured.empty()) j["measured_penalty"] = measured[i];
+    if (p.size() == 1) {
+      j["predicted_penalty"] = p.begin()->second[i];
+      if (!measured.empty()) j["e_rel_percent"] = e_rel.begin()->second[i];
+    } else if (!p.empty()) {
+      for (const auto& [name, values] : p) {
+        j["predicted_penalty_" + name] = values[i];
+        if (!measured.empty()) j["e_rel_percent_" + name] = e_rel[name][i];
+      }
+    }
+    comms.push_back(j);
+  }
+  nlohmann::json out = {
+      {"method", "share"},
+      {"scheme", {{"file", s.origin}, {"nodes", s.nodes}, {"communications", scheme_comms}}},
+      {"communications", comms}};
+  if (p.size() == 1) {
+    out["model"] = p.begin()->first;
+    if (!measured.empty()) out["e_abs_percent"] = e_abs.begin().value();
+  } else if (!p.empty()) {
+    out["models"] = nlohmann::json::array();
+    for (const auto& [name, values] : p)
+      out["models"].push_back(name);
+    if (!measured.empty()) out["e_abs_percent"] = e_abs;
+  }
+  if (r) {
+    nlohmann::json t_ref = nlohmann::json::object();
+    for (const auto& [bytes, t] : r->t_ref_s)
+      t_ref[std::to_string(bytes)] = t;
+    out["t_ref_s"] = t_ref;
+    out["functional_only"] = r->emulated_nodes || r->one_host;
+    out["nodes_emulated"] = r->emulated_nodes;
+    out["ranks"] = r->ranks;
+    out["ranks_used"] = r->ranks_used;
+    out["seconds"] = r->seconds;
+    out["context"] = context;
+  }
+  return out;
+}
+
+}  // namespace commgauge::report

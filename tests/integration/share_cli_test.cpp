@@ -1,0 +1,128 @@
+// commgauge share and share-fit for real: MPI with emulated nodes, TCP task processes on this
+// host, predictions, and bad input.
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::filesystem::path temp_file(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("commgauge-share-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir / name;
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::string scheme(const std::string& name) {
+  return std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/" + name;
+}
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+void expect_sane(const nlohmann::json& j, std::size_t comms) {
+  ASSERT_EQ(j["communications"].size(), comms);
+  for (const auto& c : j["communications"]) {
+    EXPECT_GT(c["measured_penalty"].get<double>(), 0);
+    EXPECT_LE(c["penalty_min"].get<double>(), c["measured_penalty"].get<double>());
+    EXPECT_GE(c["penalty_max"].get<double>(), c["measured_penalty"].get<double>());
+    EXPECT_TRUE(c.contains("predicted_penalty"));
+    EXPECT_TRUE(c.contains("e_rel_percent"));
+  }
+  EXPECT_TRUE(j.contains("e_abs_percent"));
+  EXPECT_TRUE(j["functional_only"].get<bool>());  // one host: memory and CPU, not NICs
+}
+
+TEST(ShareCli, MpiWithEmulatedNodes) {
+  const auto json = temp_file("mpi.json");
+  const auto o = run(
+      with(mpirun(4), {"share", "--scheme", scheme("fig2-2.sch"), "--nodes", "3", "--size", "1MiB",
+                       "--iterations", "3", "--model", "gige", "--json", json.string()}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("FUNCTIONAL ONLY"));
+  expect_sane(read_json(json), 2);
+}
+
+TEST(ShareCli, TcpTaskProcessesOnThisHost) {
+  const auto json = temp_file("tcp.json");
+  const auto o =
+      run({commgauge(), "share", "--transport", "tcp", "--scheme", scheme("fig2-3.sch"), "--size",
+           "1MiB", "--iterations", "3", "--model", "fair", "--json", json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  expect_sane(read_json(json), 3);
+}
+
+TEST(ShareCli, PredictAndEvaluate) {
+  const auto json = temp_file("predict.json");
+  const auto o = run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--model",
+                      "myrinet", "--json", json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = read_json(json);
+  std::vector<double> p;
+  for (const auto& c : j["communications"])
+    p.push_back(c["predicted_penalty"].get<double>());
+  EXPECT_EQ(p, (std::vector<double>{5, 5, 5, 2.5, 2.5, 2.5}));  // seed 003 Fig. 6
+  // Evaluating the Myrinet model against a "measurement" equal to the fair model's output.
+  const auto fake = temp_file("fake.json");
+  const auto f = run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--model",
+                      "fair", "--json", fake.string()});
+  ASSERT_EQ(f.exit_code, 0);
+  auto doc = read_json(fake);
+  for (auto& c : doc["communications"])
+    c["measured_penalty"] = c["predicted_penalty"];
+  std::ofstream(fake) << doc.dump();
+  const auto e = run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--model", "fair",
+                      "--evaluate", fake.string()});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_THAT(e.out, HasSubstr("fair: E_abs = 0.0 %"));
+}
+
+TEST(ShareCliErrors, TooFewRanksSaysHowManyAreNeeded) {
+  const auto o = run(with(mpirun(2), {"share", "--scheme", scheme("fig2-3.sch"), "--nodes", "4"}));
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_THAT(o.err, HasSubstr("needs 6 ranks"));
+}
+
+TEST(ShareCliErrors, SchemeSyntaxError) {
+  const auto bad = temp_file("bad.sch");
+  std::ofstream(bad) << "a: 0 -> 1\nb: 0 => 2\n";
+  const auto o = run({commgauge(), "share", "--scheme", bad.string(), "--predict"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("bad.sch:2:6: expected \"->\""));
+}
+
+TEST(ShareCliErrors, MyrinetLimitIsAClearError) {
+  const auto dense = temp_file("dense.sch");
+  std::ofstream out(dense);
+  int k = 0;
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      if (i != j) out << "c" << k++ << ": " << i << " -> " << j << "\n";
+    }
+  }
+  out.close();
+  const auto o = run({commgauge(), "share", "--scheme", dense.string(), "--predict", "--model",
+                      "myrinet", "--state-set-limit", "1000"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("sets of communication states"));
+}
+
+}  // namespace
+}  // namespace commgauge::testing
