@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
   commgauge::cli::add_share_command(app, action);
   commgauge::cli::add_share_fit_command(app, action);
   commgauge::cli::add_share_task_command(app, action);
+  commgauge::cli::add_trace_command(app, action);
+  commgauge::cli::add_trace_summary_command(app, action);
+  commgauge::cli::add_trace_dump_command(app, action);
   commgauge::cli::add_serve_command(app, action);
 
   try {

@@ -38,5 +38,8 @@ void add_predict_command(CLI::App& app, Action& action);
 void add_share_command(CLI::App& app, Action& action);
 void add_share_fit_command(CLI::App& app, Action& action);
 void add_share_task_command(CLI::App& app, Action& action);
+void add_trace_command(CLI::App& app, Action& action);
+void add_trace_summary_command(CLI::App& app, Action& action);
+void add_trace_dump_command(CLI::App& app, Action& action);
 
 }  // namespace commgauge::cli

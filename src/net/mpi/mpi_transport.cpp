@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "net/mpi/mpi_tool_info.hpp"
 
 namespace commgauge::net {
 
@@ -18,83 +19,6 @@ int to_count(std::size_t bytes) {
     throw InputError(fmt::format("message of {} bytes exceeds MPI's int count", bytes));
   }
   return static_cast<int>(bytes);
-}
-
-std::string library_version() {
-  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int len = 0;
-  MPI_Get_library_version(text, &len);
-  std::string s(text, static_cast<std::size_t>(len));
-  const auto nl = s.find_first_of("\r\n");
-  if (nl != std::string::npos) s = s.substr(0, nl);
-  while (!s.empty() && (s.back() == ',' || s.back() == ' '))
-    s.pop_back();
-  return s;
-}
-
-// The point-to-point layer Open MPI uses, read through the MPI tool information interface
-// (MPI_T control variables): the requested pml/btl selections, the components that registered
-// variables (the opened ones), and each BTL's eager limit. Other MPI libraries give {}.
-nlohmann::json point_to_point_layer() {
-  int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
-    return nlohmann::json::object();
-  nlohmann::json out = nlohmann::json::object();
-  std::vector<std::string> pmls;
-  std::vector<std::string> btls;
-  int count = 0;
-  MPI_T_cvar_get_num(&count);
-  for (int i = 0; i < count; ++i) {
-    char name[256] = {};
-    int name_len = sizeof name;
-    int verbosity = 0, binding = 0, scope = 0;
-    MPI_Datatype type;
-    MPI_T_enum enumtype;
-    if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, nullptr, nullptr,
-                            &binding, &scope) != MPI_SUCCESS) {
-      continue;
-    }
-    const std::string n = name;
-    auto component = [&](const std::string& prefix, const std::string& suffix) -> std::string {
-      if (n.rfind(prefix, 0) != 0 || n.size() <= prefix.size() + suffix.size()) return "";
-      if (n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0) return "";
-      return n.substr(prefix.size(), n.size() - prefix.size() - suffix.size());
-    };
-    const std::string pml = component("pml_", "_priority");
-    if (!pml.empty() && pml.find('_') == std::string::npos) pmls.push_back(pml);
-    const std::string btl = component("btl_", "_eager_limit");
-    const bool wanted =
-        n == "pml" || n == "btl" || (!btl.empty() && btl.find('_') == std::string::npos);
-    if (!wanted) continue;
-    MPI_T_cvar_handle handle;
-    int elements = 0;
-    if (MPI_T_cvar_handle_alloc(i, nullptr, &handle, &elements) != MPI_SUCCESS) continue;
-    if (type == MPI_CHAR) {
-      std::vector<char> text(static_cast<std::size_t>(std::max(elements, 1)) + 1, '\0');
-      MPI_T_cvar_read(handle, text.data());
-      out[n == "pml" ? "pml_requested" : "btl_requested"] = std::string(text.data());
-    } else if (type == MPI_UNSIGNED_LONG || type == MPI_UNSIGNED_LONG_LONG || type == MPI_INT ||
-               type == MPI_UNSIGNED) {
-      unsigned long long value = 0;
-      if (type == MPI_INT || type == MPI_UNSIGNED) {
-        unsigned v = 0;
-        MPI_T_cvar_read(handle, &v);
-        value = v;
-      } else {
-        MPI_T_cvar_read(handle, &value);
-      }
-      btls.push_back(btl);
-      out["eager_limits"][btl] = value;
-    }
-    MPI_T_cvar_handle_free(&handle);
-  }
-  MPI_T_finalize();
-  if (pmls.size() == 1)
-    out["pml"] = pmls[0];
-  else if (!pmls.empty())
-    out["pml_candidates"] = pmls;
-  if (!btls.empty()) out["btls_opened"] = btls;
-  return out;
 }
 
 }  // namespace
@@ -157,7 +81,7 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
   MPI_Get_version(&version, &subversion);
   context_ = {{"transport", "mpi"},
               {"hosts", {std::string(names[0]), std::string(names[1])}},
-              {"mpi_library", library_version()},
+              {"mpi_library", mpi_library_version()},
               {"mpi_standard", fmt::format("{}.{}", version, subversion)},
               {"world_size", size},
               {"source_rank", source},

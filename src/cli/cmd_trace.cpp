@@ -1,0 +1,335 @@
+// commgauge trace, trace-dump, trace-summary: record an MPI program with the PMPI tracer and
+// look at what was recorded.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "profile/json_file.hpp"
+#include "report/trace_report.hpp"
+#include "trace/reader.hpp"
+#include "trace/summary.hpp"
+#include "trace/writer.hpp"
+
+namespace commgauge::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The tracer library: --tracer, $COMMGAUGE_TRACER, next to this binary, or where the build
+/// put it.
+std::string find_tracer(const std::string& given) {
+  std::vector<fs::path> candidates;
+  if (!given.empty()) {
+    if (!fs::exists(given)) throw InputError("--tracer", given + ": no such file");
+    return fs::absolute(given).string();
+  }
+  if (const char* env = std::getenv("COMMGAUGE_TRACER")) candidates.emplace_back(env);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / "libcommgauge-tracer.so");
+    candidates.push_back(exe.parent_path() / "../lib/commgauge/libcommgauge-tracer.so");
+    candidates.push_back(exe.parent_path() / "../tracer/libcommgauge-tracer.so");
+  }
+#ifdef COMMGAUGE_TRACER_BUILD_PATH
+  candidates.emplace_back(COMMGAUGE_TRACER_BUILD_PATH);
+#endif
+  for (const auto& c : candidates)
+    if (fs::exists(c, ec)) return fs::canonical(c).string();
+  throw InputError(
+      "the tracer library libcommgauge-tracer.so was not found (this commgauge was built "
+      "without MPI, or give its path with --tracer or $COMMGAUGE_TRACER)");
+}
+
+bool is_open_mpi_launcher(const std::string& program) {
+  const std::string base = fs::path(program).filename().string();
+  return base == "mpirun" || base == "mpiexec" || base == "orterun" || base == "mpirun.openmpi" ||
+         base == "mpiexec.openmpi";
+}
+
+std::string join_command(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args)
+    s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+volatile sig_atomic_t g_forward_signal = 0;
+void remember_signal(int sig) {
+  g_forward_signal = sig;
+}
+
+/// Runs the traced command; returns its exit status (128 + signal if it was killed).
+int run_command(std::vector<std::string> args, const std::vector<std::string>& env,
+                double timeout_s) {
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);  // its own process group, so a timeout kills the whole job
+    for (const auto& kv : env)
+      putenv(const_cast<char*>(kv.c_str()));
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "commgauge: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  struct sigaction action {
+  }, old_int{}, old_term{};
+  action.sa_handler = remember_signal;
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  bool timed_out = false;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
+    if (g_forward_signal != 0) {
+      kill(-pid, g_forward_signal);
+      g_forward_signal = 0;
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout_s > 0 && elapsed > timeout_s && !timed_out) {
+      std::fprintf(stderr, "commgauge trace: the command ran past --timeout %g s; killing it\n",
+                   timeout_s);
+      kill(-pid, SIGTERM);
+      timed_out = true;
+    }
+    if (timed_out && elapsed > timeout_s + 5) kill(-pid, SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+/// An empty (or new) output directory; --force clears a previous trace out of it.
+void prepare_directory(const fs::path& dir, bool force) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw InputError("-o", dir.string() + " is not a directory");
+    if (!fs::is_empty(dir, ec)) {
+      if (!force)
+        throw InputError("-o", dir.string() +
+                                   " is not empty (give --force to replace the trace "
+                                   "in it)");
+      for (const auto& entry : fs::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
+                                name == "trace.cgtc" ||
+                                (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
+        if (!trace_file)
+          throw InputError("-o", dir.string() + " holds " + name +
+                                     ", which is not part of a trace; refusing to clear it");
+        fs::remove(entry.path());
+      }
+    }
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError("-o", "cannot create " + dir.string() + ": " + ec.message());
+  const fs::path probe = dir / ".commgauge-write-test";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw InputError("-o", dir.string() + " is not writable: " + std::strerror(errno));
+  ::close(fd);
+  fs::remove(probe);
+}
+
+/// After a run that did not reach MPI_Finalize: an index.json rebuilt from the rank headers.
+void write_rebuilt_index(const fs::path& dir, const trace::TraceReader& trace) {
+  nlohmann::json index = trace.index();
+  index["rebuilt"] = true;
+  index["finished"] = false;
+  index["complete"] = false;
+  profile::write_json_file(dir / "index.json", index);
+}
+
+void print_summary(const trace::TraceReader& trace, const std::string& json_path, std::size_t top) {
+  const trace::TraceSummary summary = trace::summarize(trace, top);
+  std::fputs(report::trace_summary_text(summary).c_str(), stdout);
+  if (!json_path.empty()) profile::write_json_file(json_path, report::trace_summary_json(summary));
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "trace",
+      "Run an MPI program under the commgauge tracer (PMPI, loaded with LD_PRELOAD: no "
+      "relinking) and print an mpiP-style summary. Example: commgauge trace -o DIR -- mpirun -np "
+      "4 ./app args. With mpirun/mpiexec (Open MPI) the tracer reaches the ranks through "
+      "'-x LD_PRELOAD=...'; with another launcher (srun...) it is exported in the environment "
+      "the launcher passes on.");
+  struct Flags {
+    std::string dir;
+    bool force = false;
+    std::string json;
+    std::string tracer;
+    std::size_t top = 10;
+    bool cpu_time = false;
+    std::string clock = "auto";
+    double timeout_s = 0;
+    std::vector<std::string> command;
+  };
+  auto flags = std::make_shared<Flags>();
+  cmd->add_option("-o,--output", flags->dir, "trace directory (created; must be empty)")
+      ->required();
+  cmd->add_flag("--force", flags->force, "replace a previous trace in the directory");
+  cmd->add_option("--json", flags->json, "write the summary as JSON to this file");
+  cmd->add_option("--tracer", flags->tracer,
+                  "path of libcommgauge-tracer.so (default: found next to commgauge)");
+  cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
+  cmd->add_flag("--cpu-time", flags->cpu_time,
+                "also record each thread's CPU time at every event (shows oversubscription)");
+  cmd->add_option("--clock", flags->clock,
+                  "auto (invariant TSC where available, else CLOCK_MONOTONIC) or monotonic")
+      ->check(CLI::IsMember({"auto", "monotonic"}))
+      ->capture_default_str();
+  cmd->add_option("--timeout", flags->timeout_s,
+                  "kill the command after this many seconds (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("command", flags->command, "the command to trace, after --")->required();
+  cmd->callback([&action, flags] {
+    action = [flags](int&, char**&) {
+      const std::string tracer = find_tracer(flags->tracer);
+      const fs::path dir = fs::absolute(flags->dir);
+      prepare_directory(dir, flags->force);
+      std::vector<std::string> env = {"COMMGAUGE_TRACE_DIR=" + dir.string(),
+                                      "COMMGAUGE_TRACE_COMMAND=" + join_command(flags->command)};
+      if (flags->cpu_time) env.push_back("COMMGAUGE_TRACE_CPU=1");
+      if (flags->clock == "monotonic") env.push_back("COMMGAUGE_TRACE_CLOCK=monotonic");
+      std::vector<std::string> command = flags->command;
+      if (is_open_mpi_launcher(command.front())) {
+        // Only the ranks load the tracer, never mpirun or its daemons.
+        std::vector<std::string> exports = {"-x", "LD_PRELOAD=" + tracer};
+        for (const auto& kv : env) {
+          exports.push_back("-x");
+          exports.push_back(kv);
+        }
+        command.insert(command.begin() + 1, exports.begin(), exports.end());
+      } else {
+        env.push_back("LD_PRELOAD=" + tracer);
+      }
+      std::fprintf(stderr, "commgauge trace: recording into %s\n", dir.c_str());
+      std::fflush(stderr);
+      const int status = run_command(command, env, flags->timeout_s);
+      std::error_code ec;
+      const bool any_rank =
+          fs::exists(dir / trace::rank_file_name(0), ec) || fs::exists(dir / "index.json", ec);
+      if (!any_rank) {
+        throw InputError(fmt::format(
+            "the command exited with status {} and no rank was traced (is it an MPI program? "
+            "did it call MPI_Init?)",
+            status));
+      }
+      trace::TraceReader trace(dir);
+      if (trace.index_rebuilt()) {
+        std::fprintf(stderr,
+                     "commgauge trace: the run did not finish (exit status %d): index.json "
+                     "rebuilt from the rank files\n",
+                     status);
+        write_rebuilt_index(dir, trace);
+      }
+      print_summary(trace, flags->json, flags->top);
+      if (status != 0)
+        std::fprintf(stderr, "commgauge trace: the traced command exited with status %d\n", status);
+      return status;
+    };
+  });
+}
+
+void add_trace_summary_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "trace-summary", "Print the mpiP-style summary of a recorded trace (as `trace` does).");
+  struct Flags {
+    std::string dir;
+    std::string json;
+    std::size_t top = 10;
+  };
+  auto flags = std::make_shared<Flags>();
+  cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
+  cmd->add_option("--json", flags->json, "write the summary as JSON to this file");
+  cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
+  cmd->callback([&action, flags] {
+    action = [flags](int&, char**&) {
+      const trace::TraceReader trace(flags->dir);
+      print_summary(trace, flags->json, flags->top);
+      return 0;
+    };
+  });
+}
+
+void add_trace_dump_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "trace-dump",
+      "Print a trace's events as text, one per line: start on rank 0's clock (seconds since "
+      "rank 0's MPI_Init), duration, function and arguments.");
+  struct Flags {
+    std::string dir;
+    std::vector<std::uint32_t> ranks;
+    std::uint64_t limit = 0;
+    bool header = false;
+  };
+  auto flags = std::make_shared<Flags>();
+  cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
+  cmd->add_option("--rank", flags->ranks, "only these ranks (default: all)");
+  cmd->add_option("--limit", flags->limit, "at most this many events per rank (0: all)");
+  cmd->add_flag("--header", flags->header, "print each rank's header (JSON) first");
+  cmd->callback([&action, flags] {
+    action = [flags](int&, char**&) {
+      const trace::TraceReader trace(flags->dir);
+      std::vector<std::uint32_t> ranks = flags->ranks;
+      if (ranks.empty())
+        for (std::uint32_t r = 0; r < trace.ranks(); ++r)
+          ranks.push_back(r);
+      // The origin: rank 0's clock at its MPI_Init clock synchronisation.
+      double origin_ns = 0;
+      {
+        trace::RankReader r0 = trace.open_rank(0);
+        const trace::ClockMap map0 = trace::clock_map(trace, r0);
+        trace::Event first;
+        if (r0.next(first)) origin_ns = map0.root_ns(first.end_tick);
+      }
+      trace::Event e;
+      for (std::uint32_t r : ranks) {
+        trace::RankReader reader = trace.open_rank(r);
+        const trace::ClockMap map = trace::clock_map(trace, reader);
+        std::printf("# rank %u (%s)\n", r, reader.file_name().c_str());
+        if (flags->header) std::printf("# header %s\n", reader.header().dump().c_str());
+        while ((flags->limit == 0 || reader.event_count() < flags->limit) && reader.next(e)) {
+          std::printf("%u #%-6llu %s\n", r,
+                      static_cast<unsigned long long>(reader.event_count() - 1),
+                      report::event_text(e, (map.root_ns(e.start_tick) - origin_ns) * 1e-9,
+                                         map.duration_ns(1))
+                          .c_str());
+        }
+        if (reader.end() == trace::RankEnd::truncated)
+          std::printf("# rank %u TRUNCATED: its data ends without an end record\n", r);
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli

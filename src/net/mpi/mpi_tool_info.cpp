@@ -1,0 +1,149 @@
+#include "net/mpi/mpi_tool_info.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace commgauge::net {
+
+namespace {
+
+/// Reads one control variable's value as JSON (string, number or enumerated name).
+nlohmann::json read_value(int index, MPI_Datatype type, MPI_T_enum enumtype) {
+  MPI_T_cvar_handle handle;
+  int elements = 0;
+  if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &elements) != MPI_SUCCESS) return nullptr;
+  nlohmann::json value = nullptr;
+  if (type == MPI_CHAR) {
+    std::vector<char> text(static_cast<std::size_t>(std::max(elements, 1)) + 1, '\0');
+    if (MPI_T_cvar_read(handle, text.data()) == MPI_SUCCESS) value = std::string(text.data());
+  } else if (elements == 1 && (type == MPI_INT || type == MPI_UNSIGNED)) {
+    int v = 0;
+    if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) {
+      value = type == MPI_INT ? nlohmann::json(v) : nlohmann::json(static_cast<unsigned>(v));
+      if (enumtype != MPI_T_ENUM_NULL) {
+        int items = 0;
+        char name[256] = {};
+        int name_len = sizeof name;
+        MPI_T_enum_get_info(enumtype, &items, name, &name_len);
+        for (int i = 0; i < items; ++i) {
+          int item_value = 0;
+          char item[256] = {};
+          int item_len = sizeof item;
+          if (MPI_T_enum_get_item(enumtype, i, &item_value, item, &item_len) == MPI_SUCCESS &&
+              item_value == v) {
+            value = std::string(item);
+            break;
+          }
+        }
+      }
+    }
+  } else if (elements == 1 &&
+             (type == MPI_UNSIGNED_LONG || type == MPI_UNSIGNED_LONG_LONG || type == MPI_COUNT)) {
+    unsigned long long v = 0;
+    if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) value = v;
+  } else if (elements == 1 && type == MPI_DOUBLE) {
+    double v = 0;
+    if (MPI_T_cvar_read(handle, &v) == MPI_SUCCESS) value = v;
+  }
+  MPI_T_cvar_handle_free(&handle);
+  return value;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(text, &len);
+  std::string s(text, static_cast<std::size_t>(len));
+  const auto nl = s.find_first_of("\r\n");
+  if (nl != std::string::npos) s = s.substr(0, nl);
+  while (!s.empty() && (s.back() == ',' || s.back() == ' ' || s.back() == '\0'))
+    s.pop_back();
+  return s;
+}
+
+nlohmann::json read_control_variables(const std::function<bool(const std::string&)>& wanted) {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+    return nlohmann::json::object();
+  nlohmann::json out = nlohmann::json::object();
+  int count = 0;
+  MPI_T_cvar_get_num(&count);
+  for (int i = 0; i < count; ++i) {
+    char name[256] = {};
+    int name_len = sizeof name;
+    int verbosity = 0, binding = 0, scope = 0;
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &enumtype, nullptr, nullptr,
+                            &binding, &scope) != MPI_SUCCESS) {
+      continue;
+    }
+    if (!wanted(name)) continue;
+    nlohmann::json value = read_value(i, type, enumtype);
+    if (!value.is_null()) out[name] = std::move(value);
+  }
+  MPI_T_finalize();
+  return out;
+}
+
+nlohmann::json point_to_point_layer() {
+  // pml_<x>_priority names the pml components that registered (were opened);
+  // btl_<x>_eager_limit each opened BTL's eager limit.
+  std::vector<std::string> pmls;
+  std::vector<std::string> btls;
+  auto component = [](const std::string& n, const std::string& prefix, const std::string& suffix) {
+    if (!starts_with(n, prefix) || n.size() <= prefix.size() + suffix.size() ||
+        !ends_with(n, suffix))
+      return std::string();
+    const std::string c = n.substr(prefix.size(), n.size() - prefix.size() - suffix.size());
+    return c.find('_') == std::string::npos ? c : std::string();
+  };
+  const nlohmann::json vars = read_control_variables([&](const std::string& n) {
+    if (const auto pml = component(n, "pml_", "_priority"); !pml.empty()) pmls.push_back(pml);
+    return n == "pml" || n == "btl" || !component(n, "btl_", "_eager_limit").empty();
+  });
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : vars.items()) {
+    if (name == "pml") {
+      out["pml_requested"] = value;
+    } else if (name == "btl") {
+      out["btl_requested"] = value;
+    } else if (value.is_number()) {
+      const std::string btl = component(name, "btl_", "_eager_limit");
+      btls.push_back(btl);
+      out["eager_limits"][btl] = value;
+    }
+  }
+  if (pmls.size() == 1)
+    out["pml"] = pmls[0];
+  else if (!pmls.empty())
+    out["pml_candidates"] = pmls;
+  if (!btls.empty()) out["btls_opened"] = btls;
+  return out;
+}
+
+nlohmann::json collective_settings() {
+  return read_control_variables([](const std::string& n) {
+    if (n == "coll") return true;
+    if (starts_with(n, "coll_") && ends_with(n, "_priority")) return true;
+    if (!starts_with(n, "coll_tuned_")) return false;
+    return ends_with(n, "_algorithm") || ends_with(n, "_segmentsize") ||
+           ends_with(n, "_tree_fanout") || ends_with(n, "_chain_fanout") ||
+           ends_with(n, "_max_requests") || n == "coll_tuned_use_dynamic_rules" ||
+           n == "coll_tuned_dynamic_rules_filename" || n == "coll_tuned_priority";
+  });
+}
+
+}  // namespace commgauge::net

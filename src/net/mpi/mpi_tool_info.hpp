@@ -1,0 +1,27 @@
+#pragma once
+// What an MPI library says about itself: its version string and its control variables (the
+// MPI tool information interface, MPI_T). Used by the MPI transport and by the tracer, which
+// record the point-to-point layer and the collective tuning in force.
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace commgauge::net {
+
+/// The first line of MPI_Get_library_version, without trailing separators.
+std::string mpi_library_version();
+
+/// Every control variable whose name `wanted` accepts, as {name: value}; enumerated values
+/// are given by their name. {} if the library has no MPI_T.
+nlohmann::json read_control_variables(const std::function<bool(const std::string&)>& wanted);
+
+/// Open MPI's point-to-point layer: requested pml/btl, the opened components, BTL eager limits.
+nlohmann::json point_to_point_layer();
+
+/// The collective components' selection and Open MPI's tuned-component parameters in force
+/// (coll, coll_tuned_use_dynamic_rules, coll_tuned_*_algorithm, segment sizes...).
+nlohmann::json collective_settings();
+
+}  // namespace commgauge::net

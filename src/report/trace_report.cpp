@@ -1,0 +1,227 @@
+#include "report/trace_report.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "report/text_table.hpp"
+
+namespace commgauge::report {
+
+namespace {
+
+std::string class_name(std::uint32_t id) {
+  const trace::FunctionInfo* f = trace::find_function(id);
+  return f != nullptr ? std::string(trace::to_string(f->function_class)) : "unknown";
+}
+
+std::string bytes_text(std::uint64_t b) {
+  if (b >= (1ULL << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1 << 30));
+  if (b >= (1ULL << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  if (b >= (1ULL << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(b) / (1 << 10));
+  return fmt::format("{} B", b);
+}
+
+std::string end_text(trace::RankEnd e) {
+  switch (e) {
+    case trace::RankEnd::complete:
+      return "finished";
+    case trace::RankEnd::truncated:
+      return "TRUNCATED";
+    case trace::RankEnd::reading:
+      return "?";
+  }
+  return "?";
+}
+
+std::string peer_text(std::int32_t p) {
+  if (p == trace::kAnySource) return "any";
+  if (p == trace::kProcNull) return "null";
+  if (p == trace::kRootSelf) return "root";
+  return std::to_string(p);
+}
+
+}  // namespace
+
+std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_rank_rows) {
+  std::string out =
+      fmt::format("trace: {} ranks, {}, {}; {} on disk\n", s.ranks,
+                  s.finished ? "every rank finished" : "NOT every rank finished (see per-rank end)",
+                  s.complete ? "complete (every communicating call is modeled)"
+                             : "INCOMPLETE (see unmodeled calls)",
+                  bytes_text(s.trace_bytes));
+  if (!s.missing_ranks.empty()) {
+    out += "missing ranks:";
+    for (auto r : s.missing_ranks)
+      out += fmt::format(" {}", r);
+    out += "\n";
+  }
+  out += "\nPer rank (window: end of MPI_Init to start of MPI_Finalize)\n";
+  TextTable ranks({"rank", "host", "end", "window_s", "mpi_s", "mpi_%", "computation_s", "events",
+                   "poll_runs", "polls"});
+  double window = 0, mpi = 0, comp = 0;
+  std::uint64_t events = 0, runs = 0, polls = 0;
+  for (const auto& r : s.per_rank) {
+    window = std::max(window, r.window_seconds);
+    mpi += r.mpi_seconds;
+    comp += r.computation_seconds;
+    events += r.events;
+    runs += r.poll_runs;
+    polls += r.polls;
+    if (s.per_rank.size() > max_rank_rows && r.rank >= max_rank_rows) continue;
+    ranks.add_row({std::to_string(r.rank), r.host, end_text(r.end), number(r.window_seconds),
+                   number(r.mpi_seconds),
+                   number(r.window_seconds > 0 ? 100 * r.mpi_seconds / r.window_seconds : 0, 3),
+                   number(r.computation_seconds), std::to_string(r.events),
+                   std::to_string(r.poll_runs), std::to_string(r.polls)});
+  }
+  ranks.add_row({"all", "", "", number(window), number(mpi), "", number(comp),
+                 std::to_string(events), std::to_string(runs), std::to_string(polls)});
+  out += ranks.render();
+  if (s.per_rank.size() > max_rank_rows)
+    out += fmt::format("(first {} of {} ranks shown; --json has all)\n", max_rank_rows,
+                       s.per_rank.size());
+
+  out += "\nMPI functions (all ranks; bytes: count x type size as passed)\n";
+  std::vector<std::pair<std::uint32_t, trace::FunctionTotals>> rows(s.functions.begin(),
+                                                                    s.functions.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+  TextTable functions({"function", "class", "calls", "bytes", "seconds", "%mpi"});
+  for (const auto& [id, f] : rows)
+    functions.add_row({std::string(trace::function_name(id)), class_name(id),
+                       std::to_string(f.calls), std::to_string(f.bytes), number(f.seconds),
+                       number(mpi > 0 ? 100 * f.seconds / mpi : 0, 3)});
+  out += functions.render();
+
+  if (!s.largest.empty()) {
+    out += "\nLargest messages\n";
+    TextTable largest({"function", "rank", "peer", "bytes", "event"});
+    for (const auto& m : s.largest)
+      largest.add_row({std::string(trace::function_name(m.function)), std::to_string(m.rank),
+                       m.peer == -1 ? "(collective)" : peer_text(m.peer), std::to_string(m.bytes),
+                       std::to_string(m.event)});
+    out += largest.render();
+  }
+  if (!s.unmodeled.empty()) {
+    out +=
+        "\nUnmodeled communicating calls (recorded as opaque events; a replay takes their "
+        "recorded time):\n";
+    for (const auto& [id, calls] : s.unmodeled)
+      out += fmt::format("  {} x{}\n", trace::function_name(id), calls);
+  }
+  return out;
+}
+
+nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
+  nlohmann::json functions = nlohmann::json::array();
+  for (const auto& [id, f] : s.functions)
+    functions.push_back({{"name", trace::function_name(id)},
+                         {"class", class_name(id)},
+                         {"calls", f.calls},
+                         {"bytes", f.bytes},
+                         {"seconds", f.seconds}});
+  nlohmann::json unmodeled = nlohmann::json::array();
+  for (const auto& [id, calls] : s.unmodeled)
+    unmodeled.push_back({{"name", trace::function_name(id)}, {"calls", calls}});
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (const auto& r : s.per_rank) {
+    nlohmann::json f = nlohmann::json::array();
+    for (const auto& [id, t] : r.functions)
+      f.push_back({{"name", trace::function_name(id)},
+                   {"calls", t.calls},
+                   {"bytes", t.bytes},
+                   {"seconds", t.seconds}});
+    per_rank.push_back({{"rank", r.rank},
+                        {"host", r.host},
+                        {"finished", r.end == trace::RankEnd::complete},
+                        {"window_seconds", r.window_seconds},
+                        {"mpi_seconds", r.mpi_seconds},
+                        {"computation_seconds", r.computation_seconds},
+                        {"tracer_overhead_seconds", r.tracer_overhead_seconds},
+                        {"events", r.events},
+                        {"poll_runs", r.poll_runs},
+                        {"polls", r.polls},
+                        {"functions", f}});
+  }
+  nlohmann::json largest = nlohmann::json::array();
+  for (const auto& m : s.largest)
+    largest.push_back({{"function", trace::function_name(m.function)},
+                       {"rank", m.rank},
+                       {"peer", m.peer},
+                       {"bytes", m.bytes},
+                       {"event", m.event}});
+  return {{"ranks", s.ranks},
+          {"finished", s.finished},
+          {"complete", s.complete},
+          {"missing_ranks", s.missing_ranks},
+          {"trace_bytes", s.trace_bytes},
+          {"functions", functions},
+          {"unmodeled", unmodeled},
+          {"per_rank", per_rank},
+          {"largest_messages", largest}};
+}
+
+std::string event_text(const trace::Event& e, double t_seconds, double ns_per_tick) {
+  using trace::RecordKind;
+  const double duration_us = static_cast<double>(e.end_tick - e.start_tick) * ns_per_tick * 1e-3;
+  std::string out = fmt::format("{:14.9f} {:>10.3f}us ", t_seconds, duration_us);
+  switch (e.kind) {
+    case RecordKind::function:
+      out += std::string(trace::function_name(e.function));
+      break;
+    case RecordKind::poll_run:
+      out += fmt::format("poll_run {} x{} in_mpi={:.3f}us", trace::function_name(e.function),
+                         e.calls, static_cast<double>(e.in_mpi_ticks) * ns_per_tick * 1e-3);
+      break;
+    case RecordKind::comm_create:
+      out += "comm_create";
+      break;
+    case RecordKind::clock_sync:
+      out += "clock_sync";
+      break;
+    case RecordKind::end:
+      out += "end";
+      break;
+    case RecordKind::marker:
+      out += "marker";
+      break;
+  }
+  if (e.has(trace::kPeer)) out += " peer=" + peer_text(e.peer);
+  if (e.has(trace::kTag)) out += fmt::format(" tag={}", e.tag);
+  if (e.has(trace::kComm)) out += fmt::format(" comm={:#x}", e.comm);
+  if (e.has(trace::kNewComm)) out += fmt::format(" new_comm={:#x}", e.new_comm);
+  if (e.has(trace::kRoot)) out += " root=" + peer_text(e.root);
+  if (e.has(trace::kCount)) out += fmt::format(" count={}", e.count);
+  if (e.has(trace::kBytes)) out += fmt::format(" bytes={}", e.bytes);
+  if (e.has(trace::kRecvBytes)) out += fmt::format(" recv_bytes={}", e.recv_bytes);
+  if (e.has(trace::kRequest)) out += fmt::format(" request={}", e.request);
+  if (e.has(trace::kRequests)) out += fmt::format(" requests={}", fmt::join(e.requests, ","));
+  if (e.has(trace::kCounts)) out += fmt::format(" counts={}", fmt::join(e.counts, ","));
+  if (e.has(trace::kRecvCounts))
+    out += fmt::format(" recv_counts={}", fmt::join(e.recv_counts, ","));
+  if (e.has(trace::kMembers)) {
+    out += fmt::format(" members={}", fmt::join(e.members, ","));
+    if (e.remote_size > 0) out += fmt::format(" (remote: last {})", e.remote_size);
+  }
+  for (const auto& c : e.completions)
+    out += fmt::format(" done[req={} idx={} src={} tag={} bytes={}{}]", c.request, c.index,
+                       peer_text(c.source), c.tag, c.bytes, c.cancelled ? " cancelled" : "");
+  if (e.flags != 0) {
+    static const std::pair<std::uint32_t, const char*> kNames[] = {
+        {trace::kWildcardSource, "any_source"}, {trace::kWildcardTag, "any_tag"},
+        {trace::kCommutative, "commutative"},   {trace::kPersistent, "persistent"},
+        {trace::kSuccess, "success"},           {trace::kInPlace, "in_place"},
+        {trace::kIntercomm, "intercomm"},       {trace::kFortran, "fortran"},
+        {trace::kCommNull, "comm_null"},        {trace::kError, "error"}};
+    for (const auto& [bit, name] : kNames)
+      if (e.flags & bit) out += fmt::format(" {}", name);
+  }
+  if (e.has(trace::kLocal)) out += fmt::format(" local_calls={}", e.local_calls);
+  if (e.has(trace::kThread)) out += fmt::format(" thread={} seq={}", e.thread, e.sequence);
+  if (e.has(trace::kText)) out += " " + e.text;
+  return out;
+}
+
+}  // namespace commgauge::report

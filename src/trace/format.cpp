@@ -1,0 +1,271 @@
+#include "trace/format.hpp"
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <string>
+
+namespace commgauge::trace {
+
+namespace {
+
+constexpr std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr auto kCrcTable = make_crc_table();
+
+void put_u32(unsigned char* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+std::uint32_t get_u32(const unsigned char* in) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
+  return v;
+}
+
+void put_signed(std::vector<unsigned char>& out, std::int64_t v) {
+  put_varint(out, zigzag(v));
+}
+
+/// Bounds-checked reading of one payload.
+class Cursor {
+ public:
+  Cursor(std::span<const unsigned char> data, std::size_t& pos) : data_(data), pos_(pos) {}
+
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    const std::size_t start = pos_;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= data_.size()) throw FormatError(start, "event runs past the end of its block");
+      const unsigned char b = data_[pos_++];
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    throw FormatError(start, "varint longer than 10 bytes");
+  }
+  std::int64_t signed_varint() { return unzigzag(varint()); }
+  std::int32_t int32() {
+    const std::size_t start = pos_;
+    const std::int64_t v = signed_varint();
+    if (v < INT32_MIN || v > INT32_MAX) throw FormatError(start, "32-bit value out of range");
+    return static_cast<std::int32_t>(v);
+  }
+  std::uint32_t uint32() {
+    const std::size_t start = pos_;
+    const std::uint64_t v = varint();
+    if (v > UINT32_MAX) throw FormatError(start, "32-bit value out of range");
+    return static_cast<std::uint32_t>(v);
+  }
+  /// A length that must fit in what is left (each element takes at least one byte).
+  std::size_t length() {
+    const std::size_t start = pos_;
+    const std::uint64_t n = varint();
+    if (n > data_.size() - pos_) throw FormatError(start, "length exceeds the block");
+    return static_cast<std::size_t>(n);
+  }
+  std::string text() {
+    const std::size_t n = length();
+    std::string s(reinterpret_cast<const char*>(data_.data() + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  std::size_t pos() const { return pos_; }
+
+ private:
+  std::span<const unsigned char> data_;
+  std::size_t& pos_;
+};
+
+void put_u64_list(std::vector<unsigned char>& out, const std::vector<std::uint64_t>& values) {
+  put_varint(out, values.size());
+  for (std::uint64_t v : values)
+    put_varint(out, v);
+}
+void get_u64_list(Cursor& in, std::vector<std::uint64_t>& values) {
+  values.resize(in.length());
+  for (auto& v : values)
+    v = in.varint();
+}
+
+}  // namespace
+
+std::uint32_t crc32(const unsigned char* data, std::size_t n) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i)
+    c = kCrcTable[(c ^ data[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+void put_varint(std::vector<unsigned char>& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<unsigned char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<unsigned char>(v));
+}
+
+void encode_event(const Event& e, std::int64_t previous_start, std::vector<unsigned char>& out) {
+  put_varint(out, static_cast<std::uint32_t>(e.kind));
+  put_varint(out, e.fields);
+  if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run) put_varint(out, e.function);
+  put_signed(out, e.start_tick - previous_start);
+  put_signed(out, e.end_tick - e.start_tick);
+  const std::uint32_t f = e.fields;
+  if (f & kPeer) put_signed(out, e.peer);
+  if (f & kTag) put_signed(out, e.tag);
+  if (f & kComm) put_varint(out, e.comm);
+  if (f & kBytes) put_varint(out, e.bytes);
+  if (f & kRoot) put_signed(out, e.root);
+  if (f & kRequest) put_varint(out, e.request);
+  if (f & kCompletions) {
+    put_varint(out, e.completions.size());
+    for (const Completion& c : e.completions) {
+      put_varint(out, c.request);
+      put_signed(out, c.index);
+      put_signed(out, c.source);
+      put_signed(out, c.tag);
+      put_varint(out, (c.bytes << 1) | (c.cancelled ? 1u : 0u));
+    }
+  }
+  if (f & kCounts) put_u64_list(out, e.counts);
+  if (f & kFlags) put_varint(out, e.flags);
+  if (f & kPoll) {
+    put_varint(out, e.calls);
+    put_signed(out, e.in_mpi_ticks);
+  }
+  if (f & kMembers) {
+    put_varint(out, e.members.size());
+    std::int64_t previous = 0;
+    for (std::int32_t m : e.members) {  // sorted lists code as small positive deltas
+      put_signed(out, m - previous);
+      previous = m;
+    }
+    put_varint(out, e.remote_size);
+  }
+  if (f & kText) {
+    put_varint(out, e.text.size());
+    out.insert(out.end(), e.text.begin(), e.text.end());
+  }
+  if (f & kCount) put_varint(out, e.count);
+  if (f & kThread) {
+    put_varint(out, e.thread);
+    put_varint(out, e.sequence);
+  }
+  if (f & kCpu) put_signed(out, e.cpu_ns);
+  if (f & kRecvBytes) put_varint(out, e.recv_bytes);
+  if (f & kRecvCounts) put_u64_list(out, e.recv_counts);
+  if (f & kNewComm) put_varint(out, e.new_comm);
+  if (f & kLocal) {
+    put_varint(out, e.local_calls);
+    put_signed(out, e.local_ticks);
+  }
+  if (f & kRequests) put_u64_list(out, e.requests);
+}
+
+void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
+                  std::int64_t previous_start, Event& e) {
+  const std::size_t event_start = pos;
+  Cursor in(payload, pos);
+  const std::uint32_t kind = in.uint32();
+  if (kind == 0 || kind > kLastRecordKind)
+    throw FormatError(event_start, "unknown record kind " + std::to_string(kind));
+  e.kind = static_cast<RecordKind>(kind);
+  e.fields = in.uint32();
+  if ((e.fields & ~kKnownFields) != 0)
+    throw FormatError(event_start, "unknown field bits " + std::to_string(e.fields));
+  e.function = 0;
+  if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run) e.function = in.uint32();
+  e.start_tick = previous_start + in.signed_varint();
+  e.end_tick = e.start_tick + in.signed_varint();
+  const std::uint32_t f = e.fields;
+  e.peer = (f & kPeer) ? in.int32() : 0;
+  e.tag = (f & kTag) ? in.int32() : 0;
+  e.comm = (f & kComm) ? in.varint() : 0;
+  e.bytes = (f & kBytes) ? in.varint() : 0;
+  e.root = (f & kRoot) ? in.int32() : 0;
+  e.request = (f & kRequest) ? in.varint() : 0;
+  e.completions.clear();
+  if (f & kCompletions) {
+    e.completions.resize(in.length());
+    for (Completion& c : e.completions) {
+      c.request = in.varint();
+      c.index = in.int32();
+      c.source = in.int32();
+      c.tag = in.int32();
+      const std::uint64_t b = in.varint();
+      c.bytes = b >> 1;
+      c.cancelled = (b & 1) != 0;
+    }
+  }
+  e.counts.clear();
+  if (f & kCounts) get_u64_list(in, e.counts);
+  e.flags = (f & kFlags) ? in.uint32() : 0;
+  e.calls = 0;
+  e.in_mpi_ticks = 0;
+  if (f & kPoll) {
+    e.calls = in.varint();
+    e.in_mpi_ticks = in.signed_varint();
+  }
+  e.members.clear();
+  e.remote_size = 0;
+  if (f & kMembers) {
+    e.members.resize(in.length());
+    std::int64_t previous = 0;
+    for (std::int32_t& m : e.members) {
+      const std::int64_t v = previous + in.signed_varint();
+      if (v < 0 || v > INT32_MAX) throw FormatError(in.pos(), "member rank out of range");
+      m = static_cast<std::int32_t>(v);
+      previous = v;
+    }
+    e.remote_size = in.uint32();
+    if (e.remote_size > e.members.size())
+      throw FormatError(in.pos(), "remote group larger than the member list");
+  }
+  e.text.clear();
+  if (f & kText) e.text = in.text();
+  e.count = (f & kCount) ? in.varint() : 0;
+  e.thread = 0;
+  e.sequence = 0;
+  if (f & kThread) {
+    e.thread = in.uint32();
+    e.sequence = in.varint();
+  }
+  e.cpu_ns = (f & kCpu) ? in.signed_varint() : 0;
+  e.recv_bytes = (f & kRecvBytes) ? in.varint() : 0;
+  e.recv_counts.clear();
+  if (f & kRecvCounts) get_u64_list(in, e.recv_counts);
+  e.new_comm = (f & kNewComm) ? in.varint() : 0;
+  e.local_calls = 0;
+  e.local_ticks = 0;
+  if (f & kLocal) {
+    e.local_calls = in.uint32();
+    e.local_ticks = in.signed_varint();
+  }
+  e.requests.clear();
+  if (f & kRequests) get_u64_list(in, e.requests);
+}
+
+void write_block_header(unsigned char* out, std::uint32_t rank, std::uint32_t sequence,
+                        std::span<const unsigned char> payload) {
+  put_u32(out, kBlockMagic);
+  put_u32(out + 4, rank);
+  put_u32(out + 8, sequence);
+  put_u32(out + 12, static_cast<std::uint32_t>(payload.size()));
+  put_u32(out + 16, crc32(payload.data(), payload.size()));
+}
+
+BlockHeader read_block_header(const unsigned char* in) {
+  return BlockHeader{get_u32(in), get_u32(in + 4), get_u32(in + 8), get_u32(in + 12),
+                     get_u32(in + 16)};
+}
+
+}  // namespace commgauge::trace

@@ -1,0 +1,460 @@
+#include "trace/reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <regex>
+
+#include "trace/writer.hpp"
+
+namespace commgauge::trace {
+
+namespace {
+
+std::uint32_t get_u32(const unsigned char* in) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
+  return v;
+}
+
+nlohmann::json parse_header(const TraceFile& file, std::uint64_t offset,
+                            const std::vector<unsigned char>& payload) {
+  nlohmann::json header = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, false);
+  if (header.is_discarded() || !header.is_object())
+    file.fail(offset, "the rank header block is not a JSON object");
+  if (!header.contains("version") || !header["version"].is_number_unsigned())
+    file.fail(offset, "the rank header has no version");
+  const auto version = header["version"].get<std::uint64_t>();
+  if (version != kVersion)
+    file.fail(offset, "trace format version " + std::to_string(version) +
+                          " is not supported (this build reads version " +
+                          std::to_string(kVersion) + ")");
+  return header;
+}
+
+}  // namespace
+
+// ---- TraceFile ----
+
+TraceFile::TraceFile(const std::filesystem::path& path) : name_(path.string()) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw TraceError(name_, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    throw TraceError(name_, std::string("cannot stat: ") + std::strerror(error));
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+TraceFile::~TraceFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t TraceFile::read_at(std::uint64_t offset, unsigned char* out, std::size_t n) const {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t k = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) fail(offset + done, std::string("read error: ") + std::strerror(errno));
+    if (k == 0) break;
+    done += static_cast<std::size_t>(k);
+  }
+  return done;
+}
+
+void TraceFile::fail(std::uint64_t offset, const std::string& message) const {
+  throw TraceError(name_ + ": offset " + std::to_string(offset) + ": " + message);
+}
+
+// ---- RankReader ----
+
+RankReader::RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents,
+                       std::uint32_t rank)
+    : file_(std::move(file)), extents_(std::move(extents)), rank_(rank) {
+  if (!extents_.empty()) position_ = extents_.front().offset;
+  const std::uint64_t first = position_;
+  if (!load_block()) file_->fail(first, "no header block for rank " + std::to_string(rank));
+  header_ = parse_header(*file_, first, payload_);
+  if (header_.contains("rank") && header_["rank"] != rank)
+    file_->fail(first, "header of rank " + header_["rank"].dump() + " where rank " +
+                           std::to_string(rank) + " was expected");
+  payload_.clear();
+  payload_pos_ = 0;
+}
+
+bool RankReader::at_zero_tail(std::uint64_t offset) const {
+  // A rank file written through the mapping ends with zeros where the writer stopped.
+  unsigned char buffer[4096];
+  const std::uint64_t limit =
+      extents_.empty() ? 0 : extents_[extent_].offset + extents_[extent_].bytes;
+  while (offset < limit) {
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buffer, limit - offset));
+    const std::size_t got = file_->read_at(offset, buffer, want);
+    if (std::any_of(buffer, buffer + got, [](unsigned char c) { return c != 0; })) return false;
+    if (got < want) return true;
+    offset += got;
+  }
+  return true;
+}
+
+bool RankReader::load_block() {
+  while (extent_ < extents_.size() &&
+         position_ >= extents_[extent_].offset + extents_[extent_].bytes) {
+    if (++extent_ < extents_.size()) position_ = extents_[extent_].offset;
+  }
+  if (extent_ >= extents_.size()) return false;
+  const std::uint64_t limit = extents_[extent_].offset + extents_[extent_].bytes;
+  unsigned char raw[kBlockHeaderBytes];
+  const std::size_t got =
+      file_->read_at(position_, raw, std::min<std::uint64_t>(kBlockHeaderBytes, limit - position_));
+  const bool zero = std::all_of(raw, raw + got, [](unsigned char c) { return c == 0; });
+  if (zero && at_zero_tail(position_)) {
+    extent_ = extents_.size();  // the writer stopped here
+    return false;
+  }
+  if (got < kBlockHeaderBytes) file_->fail(position_, "file ends inside a block header");
+  const BlockHeader h = read_block_header(raw);
+  if (h.magic != kBlockMagic) file_->fail(position_, "no block here (bad magic)");
+  if (h.rank != rank_)
+    file_->fail(position_, "block of rank " + std::to_string(h.rank) + " in the data of rank " +
+                               std::to_string(rank_));
+  if (h.sequence != next_sequence_)
+    file_->fail(position_, "block " + std::to_string(h.sequence) + " where block " +
+                               std::to_string(next_sequence_) + " was expected");
+  if (h.payload_bytes > kBlockPayloadLimit ||
+      position_ + kBlockHeaderBytes + h.payload_bytes > limit)
+    file_->fail(position_, "block of " + std::to_string(h.payload_bytes) +
+                               " bytes runs past the end of the data");
+  payload_.resize(h.payload_bytes);
+  if (file_->read_at(position_ + kBlockHeaderBytes, payload_.data(), h.payload_bytes) !=
+      h.payload_bytes)
+    file_->fail(position_, "file ends inside a block");
+  if (crc32(payload_.data(), payload_.size()) != h.crc)
+    file_->fail(position_, "block checksum mismatch (corrupt data)");
+  block_offset_ = position_;
+  position_ += kBlockHeaderBytes + h.payload_bytes;
+  ++next_sequence_;
+  payload_pos_ = 0;
+  previous_start_ = 0;
+  return true;
+}
+
+bool RankReader::next(Event& e) {
+  if (end_ != RankEnd::reading) return false;
+  while (payload_pos_ >= payload_.size()) {
+    if (!load_block()) {
+      end_ = RankEnd::truncated;
+      return false;
+    }
+  }
+  try {
+    decode_event(payload_, payload_pos_, previous_start_, e);
+  } catch (const FormatError& error) {
+    file_->fail(block_offset_ + kBlockHeaderBytes + error.offset(),
+                std::string("event ") + std::to_string(events_) + " of rank " +
+                    std::to_string(rank_) + ": " + error.what());
+  }
+  previous_start_ = e.start_tick;
+  ++events_;
+  if (e.kind == RecordKind::end) end_ = RankEnd::complete;
+  return true;
+}
+
+// ---- TraceReader ----
+
+TraceReader::TraceReader(const std::filesystem::path& path) : path_(path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    const auto container = path / "trace.cgtc";
+    if (std::filesystem::exists(container, ec))
+      open_container(container);
+    else
+      open_directory(path);
+  } else if (std::filesystem::exists(path, ec)) {
+    open_container(path);
+  } else {
+    throw TraceError(path.string(), "no such trace (expected a trace directory or container file)");
+  }
+}
+
+void TraceReader::open_directory(const std::filesystem::path& dir) {
+  const auto index_path = dir / "index.json";
+  std::error_code ec;
+  if (std::filesystem::exists(index_path, ec)) {
+    TraceFile file(index_path);
+    std::string text(file.size(), '\0');
+    file.read_at(0, reinterpret_cast<unsigned char*>(text.data()), text.size());
+    index_ = nlohmann::json::parse(text, nullptr, false);
+    if (index_.is_discarded() || !index_.is_object())
+      throw TraceError(index_path.string(), "not a JSON object");
+    const auto version = index_.value("version", 0u);
+    if (version != kVersion)
+      throw TraceError(index_path.string(), "trace format version " + std::to_string(version) +
+                                                " is not supported (this build reads version " +
+                                                std::to_string(kVersion) + ")");
+    if (!index_.contains("ranks") || !index_["ranks"].is_number_unsigned())
+      throw TraceError(index_path.string(), "no \"ranks\" count");
+    ranks_ = index_["ranks"].get<std::uint32_t>();
+  } else {
+    rebuild_index();
+  }
+  for (std::uint32_t r = 0; r < ranks_; ++r)
+    if (!std::filesystem::exists(dir / rank_file_name(r), ec)) missing_.push_back(r);
+}
+
+void TraceReader::rebuild_index() {
+  // The index was never written (the run did not reach MPI_Finalize): the rank headers say
+  // what it would have held.
+  static const std::regex name_pattern(R"(rank-([0-9]+)\.cgt)");
+  std::uint32_t highest = 0;
+  bool any = false;
+  std::uint32_t world = 0;
+  std::vector<std::pair<std::uint32_t, nlohmann::json>> infos;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path_, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, m, name_pattern)) continue;
+    const auto r = static_cast<std::uint32_t>(std::stoul(m[1]));
+    RankReader reader = open_rank_file(r);
+    highest = std::max(highest, r);
+    any = true;
+    world = std::max(world, reader.header().value("size", 0u));
+    infos.emplace_back(r, rank_summary(reader));
+  }
+  if (ec) throw TraceError(path_.string(), "cannot list the directory: " + ec.message());
+  if (!any)
+    throw TraceError(path_.string(), "no index.json and no rank-<r>.cgt files: not a trace");
+  ranks_ = std::max(world, highest + 1);
+  index_ = {
+      {"format", "commgauge-trace"}, {"version", kVersion}, {"ranks", ranks_}, {"rebuilt", true}};
+  nlohmann::json rank_info = nlohmann::json::array();
+  for (std::uint32_t r = 0; r < ranks_; ++r)
+    rank_info.push_back(nullptr);
+  for (auto& [r, info] : infos)
+    rank_info[r] = std::move(info);
+  index_["rank_info"] = std::move(rank_info);
+  index_rebuilt_ = true;
+}
+
+nlohmann::json TraceReader::rank_summary(RankReader& reader) {
+  // What an index holds about a rank, from its header and first events (the Init clock sync).
+  nlohmann::json info = {{"host", reader.header().value("host", "")}};
+  Event e;
+  try {
+    for (int i = 0; i < 16 && reader.next(e); ++i) {
+      if (e.kind == RecordKind::clock_sync) {
+        info["clock"]["init"] = nlohmann::json::parse(e.text, nullptr, false);
+        break;
+      }
+    }
+  } catch (const TraceError&) {  // a damaged rank: trace-check reports it where it reads it
+  }
+  return info;
+}
+
+RankReader TraceReader::open_rank_file(std::uint32_t rank) const {
+  auto file = std::make_shared<const TraceFile>(path_ / rank_file_name(rank));
+  const std::uint64_t size = file->size();
+  return RankReader(std::move(file), {Extent{0, size}}, rank);
+}
+
+std::uint64_t TraceReader::bytes_on_disk() const {
+  if (container_) return container_->size();
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (std::uint32_t r = 0; r < ranks_; ++r) {
+    const auto size = std::filesystem::file_size(path_ / rank_file_name(r), ec);
+    if (!ec) total += size;
+  }
+  const auto index = std::filesystem::file_size(path_ / "index.json", ec);
+  if (!ec) total += index;
+  return total;
+}
+
+RankReader TraceReader::open_rank(std::uint32_t rank) const {
+  if (rank >= ranks_)
+    throw TraceError(path_.string(), "rank " + std::to_string(rank) +
+                                         " out of range (the trace has " + std::to_string(ranks_) +
+                                         " ranks)");
+  if (container_) return RankReader(container_, extents_[rank], rank);
+  return open_rank_file(rank);
+}
+
+void TraceReader::open_container(const std::filesystem::path& path) {
+  container_ = std::make_shared<const TraceFile>(path);
+  const TraceFile& file = *container_;
+  unsigned char head[kContainerHeaderBytes] = {};
+  if (file.read_at(0, head, sizeof head) != sizeof head || get_u32(head) != kContainerMagic)
+    file.fail(0, "not a commgauge trace container (bad magic)");
+  if (get_u32(head + 4) != kVersion)
+    file.fail(4, "trace format version " + std::to_string(get_u32(head + 4)) +
+                     " is not supported (this build reads version " + std::to_string(kVersion) +
+                     ")");
+  unsigned char foot[kFooterBytes] = {};
+  const bool has_footer =
+      file.size() >= kContainerHeaderBytes + kFooterBytes &&
+      file.read_at(file.size() - kFooterBytes, foot, sizeof foot) == sizeof foot &&
+      get_u32(foot) == kFooterMagic;
+  if (!has_footer) {
+    scan_container();
+    return;
+  }
+  const std::uint64_t directory =
+      get_u32(foot + 8) | (static_cast<std::uint64_t>(get_u32(foot + 12)) << 32);
+  std::vector<unsigned char> payload;
+  auto read_special_block = [&](std::uint64_t offset, std::uint32_t sequence) {
+    unsigned char raw[kBlockHeaderBytes];
+    if (offset + kBlockHeaderBytes > file.size() ||
+        file.read_at(offset, raw, sizeof raw) != sizeof raw)
+      file.fail(offset, "directory block out of the file");
+    const BlockHeader h = read_block_header(raw);
+    if (h.magic != kBlockMagic || h.rank != kContainerRank || h.sequence != sequence)
+      file.fail(offset, "bad directory block");
+    if (offset + kBlockHeaderBytes + h.payload_bytes > file.size() ||
+        h.payload_bytes > kBlockPayloadLimit)
+      file.fail(offset, "directory block runs past the end of the file");
+    payload.resize(h.payload_bytes);
+    file.read_at(offset + kBlockHeaderBytes, payload.data(), payload.size());
+    if (crc32(payload.data(), payload.size()) != h.crc)
+      file.fail(offset, "directory block checksum mismatch (corrupt data)");
+    return offset + kBlockHeaderBytes + h.payload_bytes;
+  };
+  const std::uint64_t index_offset = read_special_block(directory, 0);
+  std::size_t pos = 0;
+  auto varint = [&]() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos >= payload.size()) file.fail(directory, "truncated directory");
+      const unsigned char b = payload[pos++];
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    file.fail(directory, "bad varint in the directory");
+  };
+  const std::uint64_t ranks = varint();
+  if (ranks > payload.size()) file.fail(directory, "directory rank count exceeds its size");
+  ranks_ = static_cast<std::uint32_t>(ranks);
+  extents_.assign(ranks_, {});
+  for (auto& list : extents_) {
+    const std::uint64_t n = varint();
+    if (n > payload.size()) file.fail(directory, "directory extent count exceeds its size");
+    list.resize(n);
+    for (Extent& x : list) {
+      x.offset = varint();
+      x.bytes = varint();
+      if (x.offset + x.bytes > directory) file.fail(directory, "directory extent out of range");
+    }
+  }
+  read_special_block(index_offset, 1);
+  index_ = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, false);
+  if (index_.is_discarded() || !index_.is_object())
+    file.fail(index_offset, "index is not a JSON object");
+  for (std::uint32_t r = 0; r < ranks_; ++r)
+    if (extents_[r].empty()) missing_.push_back(r);
+}
+
+void TraceReader::scan_container() {
+  // No footer (the writer did not finish): find every rank's blocks by walking the headers.
+  const TraceFile& file = *container_;
+  std::uint64_t offset = kContainerHeaderBytes;
+  unsigned char raw[kBlockHeaderBytes];
+  while (offset + kBlockHeaderBytes <= file.size()) {
+    file.read_at(offset, raw, sizeof raw);
+    const BlockHeader h = read_block_header(raw);
+    if (h.magic != kBlockMagic) break;
+    const std::uint64_t next = offset + kBlockHeaderBytes + h.payload_bytes;
+    if (next > file.size()) break;
+    if (h.rank != kContainerRank) {
+      if (h.rank >= extents_.size()) {
+        if (h.rank > (1u << 24)) file.fail(offset, "implausible rank " + std::to_string(h.rank));
+        extents_.resize(h.rank + 1);
+      }
+      auto& list = extents_[h.rank];
+      if (!list.empty() && list.back().offset + list.back().bytes == offset)
+        list.back().bytes += next - offset;
+      else
+        list.push_back({offset, next - offset});
+    }
+    offset = next;
+  }
+  ranks_ = static_cast<std::uint32_t>(extents_.size());
+  std::uint32_t world = 0;
+  for (std::uint32_t r = 0; r < ranks_; ++r) {
+    if (extents_[r].empty()) continue;
+    RankReader reader(container_, extents_[r], r);
+    world = std::max(world, reader.header().value("size", 0u));
+  }
+  if (world > ranks_) extents_.resize(world);
+  ranks_ = static_cast<std::uint32_t>(extents_.size());
+  if (ranks_ == 0) file.fail(kContainerHeaderBytes, "no rank data in the container");
+  index_ = {
+      {"format", "commgauge-trace"}, {"version", kVersion}, {"ranks", ranks_}, {"rebuilt", true}};
+  index_rebuilt_ = true;
+  for (std::uint32_t r = 0; r < ranks_; ++r)
+    if (extents_[r].empty()) missing_.push_back(r);
+}
+
+// ---- ClockMap ----
+
+ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finalize) {
+  ns_per_tick_ = ticks_per_second > 0 ? 1e9 / ticks_per_second : 1.0;
+  if (init != nullptr) init_ = *init;
+  if (init != nullptr && finalize != nullptr && finalize->tick != init->tick &&
+      finalize->local_ns != init->local_ns) {
+    // Both syncs: the tick rate and the offset drift are measured over the whole run.
+    ns_per_tick_ = static_cast<double>(finalize->local_ns - init->local_ns) /
+                   static_cast<double>(finalize->tick - init->tick);
+    offset_slope_ = static_cast<double>(finalize->offset_ns - init->offset_ns) /
+                    static_cast<double>(finalize->local_ns - init->local_ns);
+    has_finalize_ = true;
+  }
+}
+
+ClockMap::Sync ClockMap::parse_sync(const std::string& json_text) {
+  const auto j = nlohmann::json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw TraceError("clock_sync record is not JSON");
+  return Sync{j.value("tick", std::int64_t{0}), j.value("local_ns", std::int64_t{0}),
+              j.value("offset_ns", std::int64_t{0}), j.value("round_trip_ns", std::int64_t{0})};
+}
+
+double ClockMap::root_ns(std::int64_t tick) const {
+  const double local =
+      static_cast<double>(init_.local_ns) + static_cast<double>(tick - init_.tick) * ns_per_tick_;
+  const double offset = static_cast<double>(init_.offset_ns) +
+                        (local - static_cast<double>(init_.local_ns)) * offset_slope_;
+  return local + offset;
+}
+
+ClockMap clock_map(const TraceReader& trace, const RankReader& rank) {
+  const double rate =
+      rank.header().contains("clock") ? rank.header()["clock"].value("ticks_per_second", 1e9) : 1e9;
+  const auto& index = trace.index();
+  const nlohmann::json* clock = nullptr;
+  if (index.contains("rank_info") && index["rank_info"].is_array() &&
+      rank.rank() < index["rank_info"].size() && index["rank_info"][rank.rank()].is_object() &&
+      index["rank_info"][rank.rank()].contains("clock"))
+    clock = &index["rank_info"][rank.rank()]["clock"];
+  std::optional<ClockMap::Sync> init, finalize;
+  auto read = [](const nlohmann::json& j) {
+    return ClockMap::Sync{j.value("tick", std::int64_t{0}), j.value("local_ns", std::int64_t{0}),
+                          j.value("offset_ns", std::int64_t{0}),
+                          j.value("round_trip_ns", std::int64_t{0})};
+  };
+  if (clock != nullptr && clock->contains("init") && (*clock)["init"].is_object())
+    init = read((*clock)["init"]);
+  if (clock != nullptr && clock->contains("finalize") && (*clock)["finalize"].is_object())
+    finalize = read((*clock)["finalize"]);
+  return ClockMap(rate, init ? &*init : nullptr, finalize ? &*finalize : nullptr);
+}
+
+}  // namespace commgauge::trace

@@ -1,0 +1,165 @@
+#pragma once
+// Streaming trace reader: a trace directory (index.json + rank files) or a container file.
+// Each rank is read block by block, so memory grows with ranks, never with trace length.
+// Malformed data raises TraceError naming the file and the byte offset.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
+#include "trace/format.hpp"
+
+namespace commgauge::trace {
+
+/// Malformed or unreadable trace data. The message starts with "file: offset N: ".
+class TraceError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+/// A byte range of a file holding blocks of one rank.
+struct Extent {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// An open file shared by the rank readers of a container (one descriptor for all ranks).
+class TraceFile {
+ public:
+  explicit TraceFile(const std::filesystem::path& path);
+  ~TraceFile();
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+
+  std::uint64_t size() const { return size_; }
+  const std::string& name() const { return name_; }
+  /// Reads exactly `n` bytes at `offset`, or returns how many could be read (end of file).
+  std::size_t read_at(std::uint64_t offset, unsigned char* out, std::size_t n) const;
+  [[noreturn]] void fail(std::uint64_t offset, const std::string& message) const;
+
+ private:
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  std::string name_;  ///< as printed in errors
+};
+
+/// How a rank's data ended.
+enum class RankEnd {
+  reading,    ///< not yet at the end
+  complete,   ///< the `end` record was read
+  truncated,  ///< the data stopped without an `end` record (crash, kill, abort)
+};
+
+/// One rank's events, streamed.
+class RankReader {
+ public:
+  RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents,
+             std::uint32_t rank);
+
+  /// The rank's header block (JSON); read on construction.
+  const nlohmann::json& header() const { return header_; }
+  std::uint32_t rank() const { return rank_; }
+
+  /// The next event, or false at the end of the rank's data (see end()).
+  bool next(Event& e);
+  RankEnd end() const { return end_; }
+  /// Number of events returned so far (the last one returned is event_count() - 1).
+  std::uint64_t event_count() const { return events_; }
+  /// Where the last returned event's block starts, for messages.
+  std::uint64_t block_offset() const { return block_offset_; }
+  const std::string& file_name() const { return file_->name(); }
+
+ private:
+  bool load_block();
+  bool at_zero_tail(std::uint64_t offset) const;
+
+  std::shared_ptr<const TraceFile> file_;
+  std::vector<Extent> extents_;
+  std::size_t extent_ = 0;
+  std::uint64_t position_ = 0;  ///< next block's offset
+  std::uint32_t rank_;
+  std::uint32_t next_sequence_ = 0;
+  nlohmann::json header_;
+  std::vector<unsigned char> payload_;
+  std::size_t payload_pos_ = 0;
+  std::int64_t previous_start_ = 0;
+  std::uint64_t block_offset_ = 0;
+  std::uint64_t events_ = 0;
+  RankEnd end_ = RankEnd::reading;
+};
+
+/// A whole trace: its index and a reader per rank.
+class TraceReader {
+ public:
+  /// `path` is a trace directory or a container file. Throws TraceError.
+  explicit TraceReader(const std::filesystem::path& path);
+
+  std::uint32_t ranks() const { return ranks_; }
+  /// index.json (or the container's index); rebuilt from the rank headers when missing.
+  const nlohmann::json& index() const { return index_; }
+  bool index_rebuilt() const { return index_rebuilt_; }
+  bool is_container() const { return container_ != nullptr; }
+  /// Ranks whose data is missing altogether (no file, no blocks).
+  const std::vector<std::uint32_t>& missing_ranks() const { return missing_; }
+
+  /// Bytes of the trace's files (rank files and index, or the container).
+  std::uint64_t bytes_on_disk() const;
+
+  /// Opens a reader for `rank` (per-rank files: one descriptor per open reader).
+  RankReader open_rank(std::uint32_t rank) const;
+
+ private:
+  void open_directory(const std::filesystem::path& dir);
+  void open_container(const std::filesystem::path& file);
+  void scan_container();
+  void rebuild_index();
+  RankReader open_rank_file(std::uint32_t rank) const;
+  static nlohmann::json rank_summary(RankReader& reader);
+
+  std::filesystem::path path_;
+  std::uint32_t ranks_ = 0;
+  nlohmann::json index_;
+  bool index_rebuilt_ = false;
+  std::shared_ptr<const TraceFile> container_;
+  std::vector<std::vector<Extent>> extents_;  ///< container: per rank
+  std::vector<std::uint32_t> missing_;
+};
+
+/// Maps a rank's clock ticks to nanoseconds on rank 0's clock, by linear interpolation between
+/// the clock_sync records taken at Init and Finalize (docs/trace-format.md, "Time").
+class ClockMap {
+ public:
+  struct Sync {
+    std::int64_t tick = 0;
+    std::int64_t local_ns = 0;
+    std::int64_t offset_ns = 0;  ///< rank 0's clock minus this rank's, at `local_ns`
+    std::int64_t round_trip_ns = 0;
+  };
+  ClockMap() = default;
+  /// From the header's tick rate estimate and the sync records available (init, finalize).
+  ClockMap(double ticks_per_second, const Sync* init, const Sync* finalize);
+  static Sync parse_sync(const std::string& json_text);
+
+  /// Rank 0's clock in nanoseconds at this rank's `tick`.
+  double root_ns(std::int64_t tick) const;
+  /// Nanoseconds for a duration of `ticks` on this rank's clock.
+  double duration_ns(std::int64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick_; }
+  bool has_finalize() const { return has_finalize_; }
+
+ private:
+  double ns_per_tick_ = 1.0;
+  Sync init_;
+  double offset_slope_ = 0.0;  ///< change of offset per local ns
+  bool has_finalize_ = false;
+};
+
+/// The ClockMap of `rank`, from the trace index (which holds both syncs when the run finished)
+/// or from the rank's header and first events.
+ClockMap clock_map(const TraceReader& trace, const RankReader& rank);
+
+}  // namespace commgauge::trace

@@ -1,0 +1,133 @@
+#include "trace/summary.hpp"
+
+#include <algorithm>
+
+#include "trace/function_ids.hpp"
+
+namespace commgauge::trace {
+
+namespace {
+
+void keep_largest(std::vector<MessageRecord>& largest, std::size_t k, const MessageRecord& m) {
+  if (k == 0 || m.bytes == 0) return;
+  auto smaller = [](const MessageRecord& a, const MessageRecord& b) { return a.bytes > b.bytes; };
+  if (largest.size() < k) {
+    largest.insert(std::upper_bound(largest.begin(), largest.end(), m, smaller), m);
+  } else if (m.bytes > largest.back().bytes) {
+    largest.pop_back();
+    largest.insert(std::upper_bound(largest.begin(), largest.end(), m, smaller), m);
+  }
+}
+
+bool is_collective(std::string_view pattern) {
+  static const std::string_view kCollectives[] = {
+      "barrier",  "bcast",     "reduce",   "allreduce", "reduce_scatter", "reduce_scatter_block",
+      "gather",   "scatter",   "gatherv",  "scatterv",  "allgather",      "allgatherv",
+      "alltoall", "alltoallv", "alltoallw"};
+  return std::find(std::begin(kCollectives), std::end(kCollectives), pattern) !=
+         std::end(kCollectives);
+}
+
+}  // namespace
+
+TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
+  TraceSummary s;
+  s.ranks = trace.ranks();
+  s.missing_ranks = trace.missing_ranks();
+  s.finished = s.missing_ranks.empty();
+  Event e;
+  for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
+    if (std::find(s.missing_ranks.begin(), s.missing_ranks.end(), r) != s.missing_ranks.end())
+      continue;
+    RankReader reader = trace.open_rank(r);
+    const ClockMap clock = clock_map(trace, reader);
+    RankSummary rs;
+    rs.rank = r;
+    rs.host = reader.header().value("host", "");
+    const double overhead_ticks =
+        reader.header().contains("tracer")
+            ? reader.header()["tracer"].value("overhead_ticks_per_event", 0.0)
+            : 0.0;
+    std::int64_t window_start = 0, window_end = 0, last_end = 0;
+    bool have_start = false, have_end = false;
+    std::int64_t mpi_ticks = 0;
+    std::uint64_t recorded = 0;
+    auto seconds = [&](std::int64_t ticks) { return clock.duration_ns(ticks) * 1e-9; };
+    while (reader.next(e)) {
+      last_end = std::max(last_end, e.end_tick);
+      if (e.has(kLocal)) mpi_ticks += e.local_ticks;
+      if (e.kind == RecordKind::poll_run) {
+        ++rs.poll_runs;
+        rs.polls += e.calls;
+        mpi_ticks += e.in_mpi_ticks;
+        auto& f = rs.functions[e.function];
+        f.calls += e.calls;
+        f.seconds += seconds(e.in_mpi_ticks);
+        ++recorded;
+        continue;
+      }
+      if (e.kind == RecordKind::end && !e.text.empty()) {
+        const auto j = nlohmann::json::parse(e.text, nullptr, false);
+        if (j.is_object() && j.contains("local") && j["local"].is_object()) {
+          for (const auto& [name, v] : j["local"].items()) {
+            const auto id = function_id(name);
+            if (!id) continue;
+            auto& f = rs.functions[*id];
+            f.calls += v.value("calls", std::uint64_t{0});
+            f.seconds += seconds(v.value("ticks", std::int64_t{0}));
+          }
+        }
+        continue;
+      }
+      if (e.kind != RecordKind::function) continue;
+      ++recorded;
+      if (e.function == fn::Init || e.function == fn::Init_thread) {
+        window_start = e.end_tick;
+        have_start = true;
+        continue;
+      }
+      if (e.function == fn::Finalize) {
+        window_end = e.start_tick;
+        have_end = true;
+        continue;
+      }
+      const std::int64_t duration = e.end_tick - e.start_tick;
+      mpi_ticks += duration;
+      auto& f = rs.functions[e.function];
+      ++f.calls;
+      f.bytes += e.bytes;
+      f.seconds += seconds(duration);
+      const FunctionInfo* info = find_function(e.function);
+      if (info != nullptr && info->function_class == FunctionClass::opaque)
+        ++s.unmodeled[e.function];
+      if (info != nullptr && e.has(kBytes)) {
+        const bool collective = is_collective(info->pattern);
+        keep_largest(s.largest, largest_messages,
+                     {e.function, r, collective ? -1 : e.peer, e.bytes, reader.event_count() - 1});
+      }
+    }
+    rs.end = reader.end();
+    rs.events = reader.event_count();
+    if (!have_end) window_end = last_end;
+    if (!have_start) window_start = 0;
+    rs.window_seconds = seconds(window_end - window_start);
+    rs.mpi_seconds = seconds(mpi_ticks);
+    rs.tracer_overhead_seconds =
+        seconds(static_cast<std::int64_t>(overhead_ticks * static_cast<double>(recorded)));
+    rs.computation_seconds =
+        std::max(0.0, rs.window_seconds - rs.mpi_seconds - rs.tracer_overhead_seconds);
+    if (rs.end != RankEnd::complete) s.finished = false;
+    for (const auto& [id, f] : rs.functions) {
+      auto& t = s.functions[id];
+      t.calls += f.calls;
+      t.bytes += f.bytes;
+      t.seconds += f.seconds;
+    }
+    s.per_rank.push_back(std::move(rs));
+  }
+  s.complete = s.finished && s.unmodeled.empty();
+  s.trace_bytes = trace.bytes_on_disk();
+  return s;
+}
+
+}  // namespace commgauge::trace

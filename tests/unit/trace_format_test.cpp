@@ -1,0 +1,367 @@
+// The trace format: encodings, blocks, rank files, containers, and a reader that fails with a
+// file and offset on damaged data and reads a crashed writer's file up to its last block.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "trace/format.hpp"
+#include "trace/function_ids.hpp"
+#include "trace/functions.hpp"
+#include "trace/reader.hpp"
+#include "trace/writer.hpp"
+
+namespace commgauge::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/commgauge-trace-test-XXXXXX";
+    path_ = ::mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+Event full_event() {
+  Event e;
+  e.kind = RecordKind::function;
+  e.function = fn::Alltoallw;
+  e.start_tick = 1'000'000'000'000;
+  e.end_tick = 1'000'000'004'321;
+  e.fields = kKnownFields & ~(kMembers | kText);
+  e.peer = kAnySource;
+  e.tag = 77;
+  e.comm = 0xDEADBEEFCAFEULL;
+  e.bytes = 1ULL << 40;
+  e.root = 3;
+  e.request = 12345;
+  e.completions = {{1, 0, 2, 7, 800, false}, {2, 3, kProcNull, -1, 0, true}};
+  e.counts = {0, 8, 1ULL << 33};
+  e.recv_bytes = 99;
+  e.recv_counts = {5, 6};
+  e.requests = {10, 11, 12};
+  e.flags = kWildcardSource | kCommutative | kFortran;
+  e.calls = 17'000'000;
+  e.in_mpi_ticks = 1234567;
+  e.count = 42;
+  e.thread = 2;
+  e.sequence = 999;
+  e.cpu_ns = 5'000'000;
+  e.new_comm = 88;
+  e.local_calls = 4;
+  e.local_ticks = 400;
+  return e;
+}
+
+Event send_event(std::int64_t start, std::int32_t peer, std::uint64_t bytes) {
+  Event e;
+  e.function = fn::Send;
+  e.start_tick = start;
+  e.end_tick = start + 500;
+  e.fields = kPeer | kTag | kComm | kBytes;
+  e.peer = peer;
+  e.tag = 1;
+  e.bytes = bytes;
+  return e;
+}
+
+std::string header(std::uint32_t rank, std::uint32_t size, std::uint32_t version = kVersion) {
+  return nlohmann::json{{"format", "commgauge-trace"},
+                        {"version", version},
+                        {"rank", rank},
+                        {"size", size},
+                        {"host", "h"},
+                        {"clock", {{"source", "monotonic"}, {"ticks_per_second", 1e9}}}}
+      .dump();
+}
+
+/// Writes one rank file with `n` sends and, if `complete`, an end record.
+void write_rank_file(const fs::path& path, std::uint32_t rank, std::uint32_t size, int n,
+                     bool complete = true) {
+  MappedRankFile file(path);
+  BlockEncoder encoder(rank, file);
+  encoder.write_header(header(rank, size));
+  for (int i = 0; i < n; ++i)
+    encoder.append(send_event(1000 + 1000 * i, static_cast<std::int32_t>((rank + 1) % size),
+                              static_cast<std::uint64_t>(i)));
+  if (complete) {
+    Event end;
+    end.kind = RecordKind::end;
+    end.start_tick = end.end_tick = 1000 + 1000 * n;
+    encoder.append(end);
+  }
+  encoder.flush();
+  file.close();
+}
+
+std::vector<Event> read_all(RankReader& reader) {
+  std::vector<Event> events;
+  Event e;
+  while (reader.next(e))
+    events.push_back(e);
+  return events;
+}
+
+TEST(TraceEncoding, VarintsAndZigzagRoundTrip) {
+  for (std::int64_t v :
+       std::initializer_list<std::int64_t>{0, 1, -1, 63, -64, std::int64_t{1} << 40,
+                                           -(std::int64_t{1} << 40), INT64_MAX, INT64_MIN})
+    EXPECT_EQ(unzigzag(zigzag(v)), v);
+  std::vector<unsigned char> out;
+  put_varint(out, 300);  // 300 = 0b10'0101100: 0xAC 0x02 (protobuf's example)
+  EXPECT_THAT(out, ::testing::ElementsAre(0xAC, 0x02));
+}
+
+TEST(TraceEncoding, Crc32MatchesTheStandardCheckValue) {
+  const std::string text = "123456789";
+  EXPECT_EQ(crc32(reinterpret_cast<const unsigned char*>(text.data()), text.size()), 0xCBF43926u);
+}
+
+TEST(TraceEncoding, EventWithEveryFieldRoundTrips) {
+  const Event e = full_event();
+  std::vector<unsigned char> out;
+  encode_event(e, 999'999'000'000, out);
+  std::size_t pos = 0;
+  Event back;
+  decode_event(out, pos, 999'999'000'000, back);
+  EXPECT_EQ(pos, out.size());
+  EXPECT_EQ(back, e);
+
+  Event members;
+  members.kind = RecordKind::comm_create;
+  members.fields = kComm | kMembers | kText;
+  members.comm = 5;
+  members.members = {4, 6, 8, 1, 3};
+  members.remote_size = 2;
+  members.text = "x";
+  out.clear();
+  encode_event(members, 0, out);
+  pos = 0;
+  decode_event(out, pos, 0, back);
+  EXPECT_EQ(back, members);
+}
+
+TEST(TraceEncoding, SmallSendsTakeAFewBytes) {
+  std::vector<unsigned char> out;
+  encode_event(send_event(1500, 1, 800), 1000, out);
+  // kind 1, fields 1, function id > 127: 2, start delta 500: 2, duration 500: 2, peer 1, tag 1,
+  // comm 1, bytes 800: 2.
+  EXPECT_EQ(out.size(), 13u);
+}
+
+TEST(TraceEncoding, MalformedEventsThrowWithTheirOffset) {
+  std::vector<unsigned char> out;
+  encode_event(full_event(), 0, out);
+  for (std::size_t cut = 0; cut < out.size(); ++cut) {
+    std::vector<unsigned char> part(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(cut));
+    std::size_t pos = 0;
+    Event e;
+    EXPECT_THROW(decode_event(part, pos, 0, e), FormatError) << "cut at " << cut;
+  }
+  std::vector<unsigned char> bad = {9, 0};  // record kind 9 does not exist
+  std::size_t pos = 0;
+  Event e;
+  try {
+    decode_event(bad, pos, 0, e);
+    FAIL();
+  } catch (const FormatError& error) {
+    EXPECT_EQ(error.offset(), 0u);
+    EXPECT_THAT(error.what(), HasSubstr("unknown record kind 9"));
+  }
+}
+
+TEST(TraceFunctions, TableMatchesTheGeneratedIds) {
+  EXPECT_EQ(function_name(fn::Send), "MPI_Send");
+  EXPECT_EQ(function_id("MPI_Waitall"), fn::Waitall);
+  EXPECT_EQ(find_function(fn::Isend)->function_class, FunctionClass::modeled);
+  EXPECT_EQ(find_function(fn::Isend)->pattern, "isend");
+  EXPECT_EQ(find_function(fn::Comm_rank)->function_class, FunctionClass::local);
+  EXPECT_EQ(find_function(fn::Put)->function_class, FunctionClass::opaque);
+  EXPECT_EQ(find_function(fn::Init)->function_class, FunctionClass::special);
+  EXPECT_EQ(find_function(0), nullptr);
+  EXPECT_EQ(function_name(100000), "function#100000");
+  // Every MPI-3.1 C function but the handle conversions, Wtime and Wtick, plus 10 Fortran-only.
+  EXPECT_EQ(function_table().size(), 391u);
+}
+
+TEST(TraceFiles, RankFilesRoundTripInBlocksOfAboutOneKilobyte) {
+  TempDir dir;
+  write_rank_file(dir.path() / rank_file_name(0), 0, 2, 1000);
+  write_rank_file(dir.path() / rank_file_name(1), 1, 2, 10);
+  TraceReader trace(dir.path());
+  EXPECT_TRUE(trace.index_rebuilt());  // no index.json
+  ASSERT_EQ(trace.ranks(), 2u);
+  RankReader r0 = trace.open_rank(0);
+  EXPECT_EQ(r0.header()["host"], "h");
+  const auto events = read_all(r0);
+  ASSERT_EQ(events.size(), 1001u);
+  EXPECT_EQ(events[500], send_event(501000, 1, 500));
+  EXPECT_EQ(r0.end(), RankEnd::complete);
+  // 1000 sends of about 9 bytes: about 9 blocks of 1 KiB, none much larger.
+  const auto size = fs::file_size(dir.path() / rank_file_name(0));
+  EXPECT_GT(size, 8000u);
+  EXPECT_LT(size, 14000u);
+}
+
+TEST(TraceFiles, ContainerHoldsEveryRankAndIsReadThroughOneFile) {
+  TempDir dir;
+  const auto path = dir.path() / "trace.cgtc";
+  constexpr std::uint32_t kRanks = 50;
+  {
+    ContainerWriter container(path, kRanks);
+    for (std::uint32_t r = 0; r < kRanks; ++r) {
+      BlockEncoder encoder(r, container);
+      encoder.write_header(header(r, kRanks));
+      for (int i = 0; i < 200; ++i)
+        encoder.append(send_event(i * 10, static_cast<std::int32_t>((r + 1) % kRanks), r));
+      Event end;
+      end.kind = RecordKind::end;
+      encoder.append(end);
+      encoder.flush();
+    }
+    container.finish(
+        nlohmann::json{{"format", "commgauge-trace"}, {"version", 1}, {"ranks", kRanks}}.dump());
+  }
+  TraceReader trace(path);
+  EXPECT_TRUE(trace.is_container());
+  EXPECT_FALSE(trace.index_rebuilt());
+  ASSERT_EQ(trace.ranks(), kRanks);
+  for (std::uint32_t r : {0u, 17u, 49u}) {
+    RankReader reader = trace.open_rank(r);
+    const auto events = read_all(reader);
+    ASSERT_EQ(events.size(), 201u);
+    EXPECT_EQ(events[3].bytes, r);
+    EXPECT_EQ(reader.end(), RankEnd::complete);
+  }
+  // Without its footer (a writer that did not finish) the blocks are found by scanning.
+  fs::resize_file(path, fs::file_size(path) - kFooterBytes);
+  TraceReader scanned(path);
+  EXPECT_TRUE(scanned.index_rebuilt());
+  ASSERT_EQ(scanned.ranks(), kRanks);
+  RankReader last = scanned.open_rank(49);
+  EXPECT_EQ(read_all(last).size(), 201u);
+}
+
+TEST(TraceFiles, AKilledWriterLeavesAFileReadableUpToItsLastBlock) {
+  TempDir dir;
+  const auto path = dir.path() / rank_file_name(0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    MappedRankFile file(path);
+    BlockEncoder encoder(0, file);
+    encoder.write_header(header(0, 1));
+    for (int i = 0; i < 1000; ++i)
+      encoder.append(send_event(i, 0, 8));
+    raise(SIGKILL);  // no flush, no close: the mapping is all that is left
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  TraceReader trace(dir.path());
+  RankReader reader = trace.open_rank(0);
+  const auto events = read_all(reader);
+  EXPECT_EQ(reader.end(), RankEnd::truncated);
+  // Whole blocks only: the events of the unfinished last block are lost, no more.
+  EXPECT_GT(events.size(), 850u);
+  EXPECT_LT(events.size(), 1000u);
+  EXPECT_EQ(events.back(), send_event(static_cast<std::int64_t>(events.size() - 1), 0, 8));
+}
+
+TEST(TraceFiles, DamagedFilesFailWithFileAndOffset) {
+  TempDir dir;
+  const auto path = dir.path() / rank_file_name(0);
+  write_rank_file(path, 0, 1, 500);
+  const auto size = fs::file_size(path);
+
+  {  // cut in the middle of a block
+    fs::copy_file(path, dir.path() / "cut.cgt");
+    fs::resize_file(dir.path() / "cut.cgt", size - 300);
+    auto file = std::make_shared<const TraceFile>(dir.path() / "cut.cgt");
+    RankReader reader(file, {Extent{0, file->size()}}, 0);
+    Event e;
+    try {
+      while (reader.next(e)) {
+      }
+      FAIL() << "a cut file must not read as complete";
+    } catch (const TraceError& error) {
+      EXPECT_THAT(error.what(), HasSubstr("cut.cgt: offset "));
+      EXPECT_THAT(error.what(), HasSubstr("runs past the end"));
+    }
+  }
+  {  // one flipped byte in the middle
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    char c = 0;
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.put(static_cast<char>(c ^ 0x10));
+  }
+  TraceReader trace(dir.path());
+  RankReader reader = trace.open_rank(0);
+  Event e;
+  try {
+    while (reader.next(e)) {
+    }
+    FAIL() << "a flipped byte must be detected";
+  } catch (const TraceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("rank-0.cgt: offset "));
+    EXPECT_THAT(error.what(),
+                ::testing::AnyOf(HasSubstr("checksum mismatch"), HasSubstr("bad magic"),
+                                 HasSubstr("runs past the end"), HasSubstr("block ")));
+  }
+}
+
+TEST(TraceFiles, UnknownVersionsAreRejected) {
+  TempDir dir;
+  {
+    MappedRankFile file(dir.path() / rank_file_name(0));
+    BlockEncoder encoder(0, file);
+    encoder.write_header(header(0, 1, 7));
+    encoder.flush();
+    file.close();
+  }
+  try {
+    TraceReader trace(dir.path());
+    FAIL();
+  } catch (const TraceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("rank-0.cgt: offset 0: trace format version 7"));
+  }
+  std::ofstream(dir.path() / "index.json")
+      << R"({"format":"commgauge-trace","version":2,"ranks":1})";
+  EXPECT_THROW(TraceReader{dir.path()}, TraceError);
+  EXPECT_THROW(TraceReader{dir.path() / "nothing-here"}, TraceError);
+}
+
+TEST(TraceClock, MapsTicksToRankZeroByLinearInterpolation) {
+  // Ticks at 2 GHz (0.5 ns each); rank 0's clock is 1000 ns ahead at Init, 3000 ns at Finalize.
+  const ClockMap::Sync init{2'000'000, 1'000'000, 1000, 50};
+  const ClockMap::Sync finalize{2'000'000 + 2'000'000'000, 1'000'000 + 1'000'000'000, 3000, 60};
+  const ClockMap map(1.9e9, &init, &finalize);  // the estimate is superseded by the syncs
+  EXPECT_TRUE(map.has_finalize());
+  EXPECT_DOUBLE_EQ(map.root_ns(init.tick), 1'001'000.0);
+  EXPECT_DOUBLE_EQ(map.root_ns(finalize.tick), 1'001'003'000.0);
+  // Halfway: 0.5 s later locally, offset halfway between 1000 and 3000.
+  EXPECT_DOUBLE_EQ(map.root_ns(init.tick + 1'000'000'000), 1'000'000 + 500'000'000 + 2000.0);
+  EXPECT_DOUBLE_EQ(map.duration_ns(2000), 1000.0);
+  const ClockMap init_only(1e9, &init, nullptr);
+  EXPECT_FALSE(init_only.has_finalize());
+  EXPECT_DOUBLE_EQ(init_only.root_ns(init.tick + 10), 1'001'010.0);
+}
+
+}  // namespace
+}  // namespace commgauge::trace
