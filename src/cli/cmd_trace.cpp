@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
 #include "report/trace_report.hpp"
+#include "trace/check.hpp"
 #include "trace/reader.hpp"
 #include "trace/summary.hpp"
 #include "trace/writer.hpp"
@@ -328,6 +329,70 @@ void add_trace_dump_command(CLI::App& app, Action& action) {
           std::printf("# rank %u TRUNCATED: its data ends without an end record\n", r);
       }
       return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli
+
+namespace commgauge::cli {
+
+void add_trace_check_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "trace-check",
+      "Validate a trace: all ranks present and readable (version, block checksums), every rank "
+      "finished, every send matched by a receive under MPI's matching rules (communicator, "
+      "source, tag, order) with agreeing sizes, every request completed, collectives alike on "
+      "every member, communicator ids agreeing. A receive ending before its send starts (after "
+      "clock mapping) is a warning. Exit status 1 if there are errors.");
+  struct Flags {
+    std::string dir;
+    std::string json;
+    std::size_t max_issues = 50;
+  };
+  auto flags = std::make_shared<Flags>();
+  cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
+  cmd->add_option("--json", flags->json, "write the result as JSON to this file");
+  cmd->add_option("--max-issues", flags->max_issues, "issues listed (all are counted)")
+      ->capture_default_str();
+  cmd->callback([&action, flags] {
+    action = [flags](int&, char**&) {
+      const trace::TraceReader trace(flags->dir);
+      const trace::CheckResult r = trace::check_trace(trace, flags->max_issues);
+      nlohmann::json issues = nlohmann::json::array();
+      for (const auto& i : r.issues) {
+        const char* severity =
+            i.severity == trace::CheckIssue::Severity::error ? "error" : "warning";
+        std::string place = i.rank >= 0 ? fmt::format("rank {}", i.rank) : "trace";
+        if (i.event >= 0) place += fmt::format(" event {}", i.event);
+        std::printf("%s: %s: %s\n", place.c_str(), severity, i.message.c_str());
+        issues.push_back(
+            {{"severity", severity}, {"rank", i.rank}, {"event", i.event}, {"message", i.message}});
+      }
+      if (r.errors + r.warnings > r.issues.size())
+        std::printf("... and %llu more\n",
+                    static_cast<unsigned long long>(r.errors + r.warnings - r.issues.size()));
+      std::printf(
+          "trace-check: %u ranks, %llu events, %llu messages matched, %llu requests completed, "
+          "%llu collective calls checked, %llu communicators: %s (%llu errors, %llu warnings)\n",
+          trace.ranks(), static_cast<unsigned long long>(r.events),
+          static_cast<unsigned long long>(r.messages_matched),
+          static_cast<unsigned long long>(r.requests_completed),
+          static_cast<unsigned long long>(r.collectives_checked),
+          static_cast<unsigned long long>(r.communicators), r.ok() ? "OK" : "FAILED",
+          static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.warnings));
+      if (!flags->json.empty())
+        profile::write_json_file(flags->json, {{"ok", r.ok()},
+                                               {"ranks", trace.ranks()},
+                                               {"events", r.events},
+                                               {"messages_matched", r.messages_matched},
+                                               {"requests_completed", r.requests_completed},
+                                               {"collectives_checked", r.collectives_checked},
+                                               {"communicators", r.communicators},
+                                               {"errors", r.errors},
+                                               {"warnings", r.warnings},
+                                               {"issues", issues}});
+      return r.ok() ? 0 : 1;
     };
   });
 }

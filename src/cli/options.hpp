@@ -41,5 +41,6 @@ void add_share_task_command(CLI::App& app, Action& action);
 void add_trace_command(CLI::App& app, Action& action);
 void add_trace_summary_command(CLI::App& app, Action& action);
 void add_trace_dump_command(CLI::App& app, Action& action);
+void add_trace_check_command(CLI::App& app, Action& action);
 
 }  // namespace commgauge::cli

@@ -81,14 +81,14 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       }
       if (e.kind != RecordKind::function) continue;
       ++recorded;
-      if (e.function == fn::Init || e.function == fn::Init_thread) {
-        window_start = e.end_tick;
-        have_start = true;
-        continue;
-      }
-      if (e.function == fn::Finalize) {
-        window_end = e.start_tick;
-        have_end = true;
+      // Init and Finalize bound the window; they are listed but not counted as MPI time.
+      const bool init = e.function == fn::Init || e.function == fn::Init_thread;
+      if (init || e.function == fn::Finalize) {
+        (init ? window_start : window_end) = init ? e.end_tick : e.start_tick;
+        (init ? have_start : have_end) = true;
+        auto& f = rs.functions[e.function];
+        ++f.calls;
+        f.seconds += seconds(e.end_tick - e.start_tick);
         continue;
       }
       const std::int64_t duration = e.end_tick - e.start_tick;

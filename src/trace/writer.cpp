@@ -72,6 +72,13 @@ void BlockEncoder::flush() {
   previous_start_ = 0;
 }
 
+bool BlockEncoder::flush_without_allocating() {
+  if (payload_.empty()) return true;
+  if (kBlockHeaderBytes + payload_.size() > block_.capacity()) return false;
+  flush();
+  return true;
+}
+
 void BlockEncoder::emit(std::span<const unsigned char> payload) {
   block_.resize(kBlockHeaderBytes + payload.size());
   write_block_header(block_.data(), rank_, sequence_, payload);

@@ -31,6 +31,8 @@ class BlockEncoder {
   void append(const Event& e);
   /// Writes the block being filled, if it holds anything.
   void flush();
+  /// flush() for a signal handler: does nothing (returns false) if it would allocate memory.
+  bool flush_without_allocating();
 
   std::uint32_t rank() const { return rank_; }
   std::uint64_t events() const { return events_; }

@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +120,26 @@ class CountingSink : public trace::BlockSink {
 };
 
 constexpr int kSyncTag = 7;
+
+/// mpirun sends SIGTERM to the ranks of a job that is aborted or timed out (then SIGKILL): the
+/// block being filled is written first. Installed only where the program left the default.
+void on_terminate(int sig) {
+  recorder().flush_on_signal();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_terminate_handlers() {
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction action {};
+    action.sa_handler = on_terminate;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    sigaction(sig, &action, nullptr);
+  }
+}
 
 }  // namespace
 
@@ -297,6 +319,7 @@ bool Recorder::start(std::uint32_t init_function, std::int64_t init_start, int t
     }
   }
   g_active = true;
+  install_terminate_handlers();
   Call call(init_function, lang);
   Event& e = event(call);
   e.start_tick = init_start;

@@ -149,10 +149,22 @@ void Recorder::write(Event& e) {
     w.fields |= trace::kCpu;
     w.cpu_ns = static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   }
+  writing_ = true;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   try {
     encoder_->append(e);
   } catch (const std::exception& error) {
     fail(error.what());
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  writing_ = false;
+}
+
+void Recorder::flush_on_signal() {
+  if (writing_ || failed_ || !encoder_) return;
+  try {
+    encoder_->flush_without_allocating();
+  } catch (...) {  // nothing can be reported from a signal handler
   }
 }
 

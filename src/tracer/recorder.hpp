@@ -68,6 +68,10 @@ class Recorder {
   /// Before PMPI_Abort: records the abort and flushes what was recorded.
   void abort(std::uint32_t function, std::int64_t start, int errorcode, Lang lang);
 
+  /// From a SIGTERM/SIGINT handler: writes the block being filled unless the signal
+  /// interrupted the tracer itself (then the last whole block is what remains).
+  void flush_on_signal();
+
   // ---- events ----
   /// The scratch event, reset and filled with the call's function, times and flags.
   Event& event(const Call& c);
@@ -151,6 +155,7 @@ class Recorder {
   std::unique_ptr<trace::MappedRankFile> file_;
   std::unique_ptr<trace::BlockEncoder> encoder_;
   bool failed_ = false;
+  volatile bool writing_ = false;  ///< inside write(): a signal handler must not flush
   bool incomplete_ = false;
   double ticks_per_second_ = 1e9;
   std::int64_t overhead_ticks_ = 0;

@@ -1,0 +1,547 @@
+#include "trace/check.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "trace/function_ids.hpp"
+#include "trace/functions.hpp"
+
+namespace commgauge::trace {
+
+namespace {
+
+/// Where an event is, for messages.
+struct Site {
+  std::uint32_t rank = 0;
+  std::uint64_t event = 0;
+  std::uint32_t function = 0;
+};
+
+std::string where(const Site& s) {
+  return fmt::format("rank {} event {} ({})", s.rank, s.event, function_name(s.function));
+}
+
+struct PendingSend {
+  Site site;
+  std::uint64_t bytes = 0;
+  double start_ns = 0;  ///< on rank 0's clock
+};
+
+struct PendingRecv {
+  Site site;
+  std::uint64_t received = 0;
+  std::uint64_t posted = 0;
+  double end_ns = 0;
+};
+
+/// (communicator, source, destination, tag): MPI's non-overtaking order holds per channel.
+using Channel = std::tuple<std::uint64_t, std::int32_t, std::int32_t, std::int32_t>;
+
+struct ChannelQueues {
+  std::deque<PendingSend> sends;
+  std::deque<PendingRecv> recvs;
+};
+
+/// What a live request stands for.
+struct RequestState {
+  enum class Kind { send, recv, collective, other } kind = Kind::other;
+  Site site;
+  std::uint64_t comm = 0;
+  std::int32_t peer = 0;  ///< send: destination; recv: asked source (or the probed one)
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+  double start_ns = 0;
+};
+
+/// The parameters of a persistent request, used at each Start.
+struct PersistentInit {
+  RequestState::Kind kind = RequestState::Kind::send;
+  std::uint64_t comm = 0;
+  std::int32_t peer = 0;
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t function = 0;
+};
+
+struct ProbedMessage {
+  std::uint64_t comm = 0;
+  std::int32_t source = 0;
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+};
+
+struct RankState {
+  std::unique_ptr<RankReader> reader;
+  ClockMap clock;
+  double sync_error_ns = 0;
+  Event next;
+  bool has_next = false;
+  bool failed = false;
+  std::unordered_map<std::uint64_t, RequestState> requests;
+  std::unordered_map<std::uint64_t, PersistentInit> persistent;
+  std::unordered_map<std::uint64_t, ProbedMessage> messages;
+  std::map<std::uint64_t, std::uint64_t> collective_counts;  ///< per communicator
+  std::set<std::uint64_t> comms{0, 1};
+};
+
+struct CollectiveEntry {
+  Site first;
+  std::uint32_t function = 0;
+  std::int32_t root = 0;
+  bool has_root = false;
+  std::optional<std::uint64_t> bytes;  ///< for operations whose size every member passes alike
+  std::uint64_t seen = 0;
+};
+
+struct CommRecord {
+  std::vector<std::int32_t> members;  ///< sorted union of the groups
+  std::uint32_t first_rank = 0;
+};
+
+bool same_size_on_all_members(std::string_view pattern) {
+  return pattern == "bcast" || pattern == "reduce" || pattern == "allreduce" ||
+         pattern == "reduce_scatter_block";
+}
+
+bool rooted(std::string_view pattern) {
+  return pattern == "bcast" || pattern == "reduce" || pattern == "gather" || pattern == "scatter" ||
+         pattern == "gatherv" || pattern == "scatterv";
+}
+
+bool collective(std::string_view pattern) {
+  return pattern == "barrier" || rooted(pattern) || pattern == "allreduce" ||
+         pattern == "reduce_scatter" || pattern == "reduce_scatter_block" ||
+         pattern == "allgather" || pattern == "allgatherv" || pattern == "alltoall" ||
+         pattern == "alltoallv" || pattern == "alltoallw";
+}
+
+class Checker {
+ public:
+  Checker(const TraceReader& trace, std::size_t max_issues)
+      : trace_(trace), max_issues_(max_issues) {}
+
+  CheckResult run();
+
+ private:
+  void issue(CheckIssue::Severity s, std::int64_t rank, std::int64_t event, std::string message) {
+    (s == CheckIssue::Severity::error ? result_.errors : result_.warnings)++;
+    if (result_.issues.size() < max_issues_)
+      result_.issues.push_back({s, rank, event, std::move(message)});
+  }
+  void error(const Site& s, std::string m) {
+    issue(CheckIssue::Severity::error, s.rank, static_cast<std::int64_t>(s.event), std::move(m));
+  }
+  void warning(const Site& s, std::string m) {
+    issue(CheckIssue::Severity::warning, s.rank, static_cast<std::int64_t>(s.event), std::move(m));
+  }
+
+  bool advance(std::uint32_t r);
+  void process(std::uint32_t r, const Event& e);
+  void post_send(const Site& s, std::uint64_t comm, std::int32_t dest, std::int32_t tag,
+                 std::uint64_t bytes, double start_ns);
+  void post_recv(const Site& s, std::uint64_t comm, const Completion& c, std::uint64_t posted,
+                 std::int32_t asked_source, std::int32_t asked_tag, double end_ns);
+  void match(const PendingSend& send, const PendingRecv& recv, const Channel& ch);
+  void complete(std::uint32_t r, const Site& s, const Completion& c, double end_ns);
+  void check_collective(std::uint32_t r, const Site& s, const Event& e, std::string_view pattern);
+  void record_comm(std::uint32_t r, const Site& s, const Event& e);
+  void start_persistent(std::uint32_t r, const Site& s, std::uint64_t init_id, std::uint64_t new_id,
+                        double start_ns);
+  std::uint64_t participants(std::uint64_t comm) const;
+  void finish();
+
+  const TraceReader& trace_;
+  std::size_t max_issues_;
+  CheckResult result_;
+  std::vector<RankState> ranks_;
+  std::map<Channel, ChannelQueues> channels_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, CollectiveEntry> collectives_;
+  std::map<std::uint64_t, CommRecord> comms_;
+};
+
+bool Checker::advance(std::uint32_t r) {
+  RankState& s = ranks_[r];
+  if (s.failed) return false;
+  try {
+    s.has_next = s.reader->next(s.next);
+  } catch (const TraceError& e) {
+    issue(CheckIssue::Severity::error, r, static_cast<std::int64_t>(s.reader->event_count()),
+          e.what());
+    s.failed = true;
+    s.has_next = false;
+  }
+  return s.has_next;
+}
+
+CheckResult Checker::run() {
+  for (std::uint32_t r : trace_.missing_ranks())
+    issue(CheckIssue::Severity::error, r, -1, "rank missing: the trace has no data for it");
+  ranks_.resize(trace_.ranks());
+  using Item = std::pair<double, std::uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  for (std::uint32_t r = 0; r < trace_.ranks(); ++r) {
+    if (std::find(trace_.missing_ranks().begin(), trace_.missing_ranks().end(), r) !=
+        trace_.missing_ranks().end()) {
+      ranks_[r].failed = true;
+      continue;
+    }
+    try {
+      ranks_[r].reader = std::make_unique<RankReader>(trace_.open_rank(r));
+    } catch (const TraceError& e) {
+      issue(CheckIssue::Severity::error, r, -1, e.what());
+      ranks_[r].failed = true;
+      continue;
+    }
+    ranks_[r].clock = clock_map(trace_, *ranks_[r].reader);
+    const auto& index = trace_.index();
+    if (index.contains("rank_info") && index["rank_info"].is_array() &&
+        r < index["rank_info"].size() && index["rank_info"][r].is_object()) {
+      const auto& clock = index["rank_info"][r].value("clock", nlohmann::json::object());
+      if (clock.contains("init") && clock["init"].is_object())
+        ranks_[r].sync_error_ns = clock["init"].value("round_trip_ns", 0.0) / 2;
+    }
+    if (advance(r)) queue.push({ranks_[r].clock.root_ns(ranks_[r].next.start_tick), r});
+  }
+  while (!queue.empty()) {
+    const std::uint32_t r = queue.top().second;
+    queue.pop();
+    const Event e = ranks_[r].next;  // a copy: advance() reuses the slot
+    process(r, e);
+    ++result_.events;
+    if (advance(r)) queue.push({ranks_[r].clock.root_ns(ranks_[r].next.start_tick), r});
+  }
+  finish();
+  return result_;
+}
+
+void Checker::post_send(const Site& s, std::uint64_t comm, std::int32_t dest, std::int32_t tag,
+                        std::uint64_t bytes, double start_ns) {
+  if (dest == kProcNull) return;
+  if (dest < 0 || static_cast<std::uint32_t>(dest) >= ranks_.size()) {
+    error(s, fmt::format("send to rank {}, which does not exist", dest));
+    return;
+  }
+  const Channel ch{comm, static_cast<std::int32_t>(s.rank), dest, tag};
+  ChannelQueues& q = channels_[ch];
+  const PendingSend send{s, bytes, start_ns};
+  if (!q.recvs.empty()) {
+    const PendingRecv recv = q.recvs.front();
+    q.recvs.pop_front();
+    match(send, recv, ch);
+  } else {
+    q.sends.push_back(send);
+  }
+  if (q.sends.empty() && q.recvs.empty()) channels_.erase(ch);
+}
+
+void Checker::post_recv(const Site& s, std::uint64_t comm, const Completion& c,
+                        std::uint64_t posted, std::int32_t asked_source, std::int32_t asked_tag,
+                        double end_ns) {
+  if (c.cancelled) return;
+  if (c.source == kProcNull || (asked_source == kProcNull && c.source < 0)) return;
+  if (c.source < 0 || static_cast<std::uint32_t>(c.source) >= ranks_.size()) {
+    error(s, fmt::format("receive completed from rank {}, which does not exist", c.source));
+    return;
+  }
+  if (asked_source != kAnySource && asked_source != c.source)
+    error(s, fmt::format("receive from rank {} completed with a message from rank {}", asked_source,
+                         c.source));
+  if (asked_tag != -1 && asked_tag != c.tag)
+    error(s, fmt::format("receive with tag {} completed with tag {}", asked_tag, c.tag));
+  const Channel ch{comm, c.source, static_cast<std::int32_t>(s.rank), c.tag};
+  ChannelQueues& q = channels_[ch];
+  const PendingRecv recv{s, c.bytes, posted, end_ns};
+  if (!q.sends.empty()) {
+    const PendingSend send = q.sends.front();
+    q.sends.pop_front();
+    match(send, recv, ch);
+  } else {
+    q.recvs.push_back(recv);
+  }
+  if (q.sends.empty() && q.recvs.empty()) channels_.erase(ch);
+}
+
+void Checker::match(const PendingSend& send, const PendingRecv& recv, const Channel& ch) {
+  ++result_.messages_matched;
+  if (recv.received != send.bytes)
+    error(recv.site, fmt::format("received {} bytes, but the matching send ({}) sent {} (tag {})",
+                                 recv.received, where(send.site), send.bytes, std::get<3>(ch)));
+  if (send.bytes > recv.posted)
+    error(recv.site, fmt::format("posted for {} bytes, but the matching send ({}) sent {}: "
+                                 "truncation",
+                                 recv.posted, where(send.site), send.bytes));
+  const double tolerance_ns =
+      ranks_[send.site.rank].sync_error_ns + ranks_[recv.site.rank].sync_error_ns + 1000.0;
+  if (recv.end_ns + tolerance_ns < send.start_ns)
+    warning(recv.site, fmt::format("the receive ended {:.3f} us before its send ({}) started "
+                                   "(clock mapping error or a misrecorded time)",
+                                   (send.start_ns - recv.end_ns) * 1e-3, where(send.site)));
+}
+
+void Checker::complete(std::uint32_t r, const Site& s, const Completion& c, double end_ns) {
+  if (c.request == 0) return;
+  RankState& rs = ranks_[r];
+  const auto it = rs.requests.find(c.request);
+  if (it == rs.requests.end()) {
+    error(s, fmt::format("completes request {}, which is not active (never created, or "
+                         "completed already)",
+                         c.request));
+    return;
+  }
+  const RequestState req = it->second;
+  rs.requests.erase(it);
+  ++result_.requests_completed;
+  if (req.kind == RequestState::Kind::recv) {
+    post_recv(req.site, req.comm, c, req.bytes, req.peer, req.tag, end_ns);
+  } else if (req.kind == RequestState::Kind::send && c.cancelled) {
+    // A cancelled send never arrives: take it back out of its channel.
+    const Channel ch{req.comm, static_cast<std::int32_t>(r), req.peer, req.tag};
+    auto q = channels_.find(ch);
+    if (q != channels_.end()) {
+      auto& sends = q->second.sends;
+      const auto pos = std::find_if(sends.begin(), sends.end(), [&](const PendingSend& p) {
+        return p.site.event == req.site.event;
+      });
+      if (pos != sends.end()) sends.erase(pos);
+    }
+  }
+}
+
+void Checker::start_persistent(std::uint32_t r, const Site& s, std::uint64_t init_id,
+                               std::uint64_t new_id, double start_ns) {
+  RankState& rs = ranks_[r];
+  const auto it = rs.persistent.find(init_id);
+  if (it == rs.persistent.end()) {
+    error(s, fmt::format("starts request {}, which no *_init call created", init_id));
+    return;
+  }
+  const PersistentInit& p = it->second;
+  RequestState req{p.kind, s, p.comm, p.peer, p.tag, p.bytes, start_ns};
+  req.site.function = p.function;
+  if (p.kind == RequestState::Kind::send) post_send(s, p.comm, p.peer, p.tag, p.bytes, start_ns);
+  if (rs.requests.count(new_id))
+    error(s, fmt::format("request id {} is started while still active", new_id));
+  rs.requests[new_id] = req;
+}
+
+std::uint64_t Checker::participants(std::uint64_t comm) const {
+  if (comm == 0) return ranks_.size();
+  const auto it = comms_.find(comm);
+  return it == comms_.end() ? 0 : it->second.members.size();
+}
+
+void Checker::check_collective(std::uint32_t r, const Site& s, const Event& e,
+                               std::string_view pattern) {
+  if (e.comm == 1) return;  // MPI_COMM_SELF: one member
+  RankState& rs = ranks_[r];
+  if (!rs.comms.count(e.comm)) {
+    error(s, fmt::format("uses communicator {:#x} before any comm_create record for it", e.comm));
+    return;
+  }
+  const std::uint64_t k = rs.collective_counts[e.comm]++;
+  CollectiveEntry& c = collectives_[{e.comm, k}];
+  ++result_.collectives_checked;
+  const bool first = c.seen == 0;
+  ++c.seen;
+  if (first) {
+    c.first = s;
+    c.function = e.function;
+    c.has_root = rooted(pattern) && e.has(kRoot);
+    c.root = e.root;
+    if (same_size_on_all_members(pattern) && e.has(kBytes)) c.bytes = e.bytes;
+  } else {
+    if (c.function != e.function)
+      error(s,
+            fmt::format("collective #{} on communicator {:#x} is {} here but {} at {}", k, e.comm,
+                        function_name(e.function), function_name(c.function), where(c.first)));
+    else if (c.has_root && e.has(kRoot) && e.root != c.root && e.root >= 0 && c.root >= 0)
+      error(s, fmt::format("{} with root {} here but root {} at {}", function_name(e.function),
+                           e.root, c.root, where(c.first)));
+    else if (c.bytes && e.has(kBytes) && *c.bytes != e.bytes)
+      error(s, fmt::format("{} of {} bytes here but {} bytes at {}", function_name(e.function),
+                           e.bytes, *c.bytes, where(c.first)));
+  }
+  if (c.seen == participants(e.comm)) collectives_.erase({e.comm, k});
+}
+
+void Checker::record_comm(std::uint32_t r, const Site& s, const Event& e) {
+  ++result_.communicators;
+  std::vector<std::int32_t> members = e.members;
+  std::sort(members.begin(), members.end());
+  ranks_[r].comms.insert(e.comm);
+  if (std::find(members.begin(), members.end(), static_cast<std::int32_t>(r)) == members.end())
+    error(s, fmt::format("communicator {:#x} is recorded without this rank among its members",
+                         e.comm));
+  auto [it, inserted] = comms_.try_emplace(e.comm, CommRecord{members, r});
+  if (!inserted && it->second.members != members)
+    error(s, fmt::format("communicator {:#x} has other members here than at rank {} (ids must "
+                         "agree across members)",
+                         e.comm, it->second.first_rank));
+}
+
+void Checker::process(std::uint32_t r, const Event& e) {
+  RankState& rs = ranks_[r];
+  const Site s{r, rs.reader->event_count() - 1, e.function};
+  const double start_ns = rs.clock.root_ns(e.start_tick);
+  const double end_ns = rs.clock.root_ns(e.end_tick);
+  if (e.kind == RecordKind::comm_create) {
+    record_comm(r, s, e);
+    return;
+  }
+  if (e.kind != RecordKind::function) return;
+  if (e.has(kComm) && !rs.comms.count(e.comm)) {
+    const FunctionInfo* info = find_function(e.function);
+    if (info == nullptr || info->function_class != FunctionClass::opaque)
+      error(s, fmt::format("uses communicator {:#x} before any comm_create record for it", e.comm));
+    rs.comms.insert(e.comm);
+  }
+  const FunctionInfo* info = find_function(e.function);
+  if (info == nullptr) {
+    error(s, fmt::format("unknown function id {}", e.function));
+    return;
+  }
+  const std::string_view p = info->pattern;
+  using Kind = RequestState::Kind;
+  auto add_request = [&](Kind kind, std::int32_t peer, std::int32_t tag, std::uint64_t bytes) {
+    if (!e.has(kRequest) || e.request == 0) return;
+    if (rs.requests.count(e.request))
+      error(s, fmt::format("request id {} created while still active", e.request));
+    rs.requests[e.request] = {kind, s, e.comm, peer, tag, bytes, start_ns};
+  };
+  if (p == "send") {
+    post_send(s, e.comm, e.peer, e.tag, e.bytes, start_ns);
+  } else if (p == "isend") {
+    post_send(s, e.comm, e.peer, e.tag, e.bytes, start_ns);
+    add_request(Kind::send, e.peer, e.tag, e.bytes);
+  } else if (p == "recv") {
+    if (!e.completions.empty())
+      post_recv(s, e.comm, e.completions.front(), e.bytes, e.peer, e.tag, end_ns);
+  } else if (p == "irecv") {
+    add_request(Kind::recv, e.peer, e.flag(kWildcardTag) ? -1 : e.tag, e.bytes);
+  } else if (p == "send_init" || p == "recv_init") {
+    rs.persistent[e.request] = {p == "send_init" ? Kind::send : Kind::recv, e.comm,  e.peer,
+                                e.flag(kWildcardTag) ? -1 : e.tag,          e.bytes, e.function};
+  } else if (p == "start") {
+    if (!e.requests.empty()) start_persistent(r, s, e.requests.front(), e.request, start_ns);
+  } else if (p == "startall") {
+    for (std::size_t i = 0; i < e.requests.size(); ++i)
+      start_persistent(r, s, e.requests[i], e.request + i, start_ns);
+  } else if (p == "sendrecv" || p == "sendrecv_replace") {
+    post_send(s, e.comm, e.peer, e.tag, e.bytes, start_ns);
+    if (!e.completions.empty())
+      post_recv(s, e.comm, e.completions.front(), e.recv_bytes, e.root,
+                e.flag(kWildcardTag) ? -1 : e.completions.front().tag, end_ns);
+  } else if (p == "mprobe" || p == "improbe") {
+    if (!e.completions.empty() && e.completions.front().request != 0) {
+      const Completion& c = e.completions.front();
+      rs.messages[c.request] = {e.comm, c.source, c.tag, c.bytes};
+    }
+  } else if (p == "mrecv" || p == "imrecv") {
+    const std::uint64_t id = e.requests.empty() ? 0 : e.requests.front();
+    const auto m = rs.messages.find(id);
+    if (id != 0 && m == rs.messages.end()) {
+      error(s, fmt::format("receives matched message {}, which no Mprobe returned", id));
+    } else if (id != 0) {
+      const ProbedMessage msg = m->second;
+      rs.messages.erase(m);
+      if (p == "mrecv") {
+        Completion c{0, -1, msg.source, msg.tag, msg.bytes, false};
+        if (!e.completions.empty()) c = e.completions.front();
+        post_recv(s, msg.comm, c, e.bytes, msg.source, msg.tag, end_ns);
+      } else if (e.has(kRequest)) {
+        rs.requests[e.request] = {Kind::recv, s, msg.comm, msg.source, msg.tag, e.bytes, start_ns};
+      }
+    }
+  } else if (p == "request_free") {
+    for (const Completion& c : e.completions)
+      complete(r, s, c, end_ns);
+    if (!e.requests.empty()) {
+      rs.requests.erase(e.requests.front());
+      rs.persistent.erase(e.requests.front());
+    }
+    return;
+  } else if (collective(p)) {
+    check_collective(r, s, e, p);
+    add_request(Kind::collective, 0, 0, 0);
+  } else if (p == "comm_idup") {
+    add_request(Kind::other, 0, 0, 0);
+  } else if (info->function_class == FunctionClass::opaque) {
+    add_request(Kind::other, 0, 0, 0);
+  }
+  for (const Completion& c : e.completions)
+    if (p != "recv" && p != "sendrecv" && p != "sendrecv_replace" && p != "mprobe" &&
+        p != "improbe" && p != "mrecv" && p != "probe" && p != "iprobe")
+      complete(r, s, c, end_ns);
+}
+
+void Checker::finish() {
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    RankState& rs = ranks_[r];
+    if (!rs.reader) continue;
+    const bool truncated = rs.failed || rs.reader->end() != RankEnd::complete;
+    if (!rs.failed && rs.reader->end() != RankEnd::complete)
+      issue(CheckIssue::Severity::error, r, static_cast<std::int64_t>(rs.reader->event_count()),
+            "truncated: the rank's data ends without an end record (the run did not reach "
+            "MPI_Finalize on this rank)");
+    for (const auto& [id, req] : rs.requests) {
+      const std::string m =
+          fmt::format("request {} (created at {}) was never completed", id, where(req.site));
+      if (truncated)
+        warning(req.site, m + " before the data ends");
+      else
+        error(req.site, m);
+    }
+  }
+  auto truncated = [&](std::int32_t r) {
+    const RankState& rs = ranks_[static_cast<std::size_t>(r)];
+    return rs.failed || !rs.reader || rs.reader->end() != RankEnd::complete;
+  };
+  for (const auto& [ch, q] : channels_) {
+    const auto& [comm, source, dest, tag] = ch;
+    // Where a rank's data stops early, its partners' messages are expected to dangle.
+    const bool expected = truncated(source) || truncated(dest);
+    for (const auto& send : q.sends) {
+      const std::string m = fmt::format(
+          "send to rank {} (tag {}, communicator {:#x}) was never "
+          "received",
+          dest, tag, comm);
+      expected ? warning(send.site, m) : error(send.site, m);
+    }
+    for (const auto& recv : q.recvs) {
+      const std::string m = fmt::format(
+          "receive from rank {} (tag {}, communicator {:#x}) "
+          "matched no send",
+          source, tag, comm);
+      expected ? warning(recv.site, m) : error(recv.site, m);
+    }
+  }
+  bool any_truncated = false;
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r)
+    any_truncated = any_truncated || truncated(static_cast<std::int32_t>(r));
+  for (const auto& [key, c] : collectives_) {
+    const std::uint64_t n = participants(key.first);
+    issue(any_truncated ? CheckIssue::Severity::warning : CheckIssue::Severity::error, c.first.rank,
+          static_cast<std::int64_t>(c.first.event),
+          fmt::format("collective #{} on communicator {:#x} ({}) was called by {} of "
+                      "{} members",
+                      key.second, key.first, function_name(c.function), c.seen, n));
+  }
+}
+
+}  // namespace
+
+CheckResult check_trace(const TraceReader& trace, std::size_t max_issues) {
+  Checker checker(trace, max_issues);
+  return checker.run();
+}
+
+}  // namespace commgauge::trace
