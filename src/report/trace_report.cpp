@@ -92,7 +92,9 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
   for (const auto& [id, f] : rows)
     functions.add_row({std::string(trace::function_name(id)), class_name(id),
                        std::to_string(f.calls), std::to_string(f.bytes), number(f.seconds),
-                       number(mpi > 0 ? 100 * f.seconds / mpi : 0, 3)});
+                       class_name(id) == "special"
+                           ? "-"  // outside the window
+                           : number(mpi > 0 ? 100 * f.seconds / mpi : 0, 3)});
   out += functions.render();
 
   if (!s.largest.empty()) {
@@ -205,9 +207,10 @@ std::string event_text(const trace::Event& e, double t_seconds, double ns_per_ti
     out += fmt::format(" members={}", fmt::join(e.members, ","));
     if (e.remote_size > 0) out += fmt::format(" (remote: last {})", e.remote_size);
   }
-  for (const auto& c : e.completions)
+  for (const auto& c : e.completions)  // source -1: a send's completion (no status source)
     out += fmt::format(" done[req={} idx={} src={} tag={} bytes={}{}]", c.request, c.index,
-                       peer_text(c.source), c.tag, c.bytes, c.cancelled ? " cancelled" : "");
+                       c.source == -1 ? "-" : peer_text(c.source), c.tag, c.bytes,
+                       c.cancelled ? " cancelled" : "");
   if (e.flags != 0) {
     static const std::pair<std::uint32_t, const char*> kNames[] = {
         {trace::kWildcardSource, "any_source"}, {trace::kWildcardTag, "any_tag"},

@@ -1,0 +1,217 @@
+// commgauge trace for real: the C and Fortran programs that call every modeled function (their
+// own counters are the truth the summary must equal), trace-check on their traces, crashes
+// (MPI_Abort, SIGKILL, a hang ended by SIGTERM), damaged traces, and bad input.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class TraceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("commgauge-trace-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "counts");
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+
+  /// commgauge trace -o DIR/trace --json DIR/summary.json -- mpirun -np N program args...
+  Outcome trace(int ranks, const std::vector<std::string>& program,
+                const std::vector<std::string>& options = {}) {
+    std::vector<std::string> argv = {commgauge(), "trace",
+                                     "-o",        (dir_ / "trace").string(),
+                                     "--json",    (dir_ / "summary.json").string()};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+                             std::to_string(ranks)});
+    argv.insert(argv.end(), program.begin(), program.end());
+    return run(argv, std::chrono::seconds(100));
+  }
+
+  Outcome check() { return run({commgauge(), "trace-check", (dir_ / "trace").string()}); }
+
+  nlohmann::json summary() const {
+    std::ifstream in(dir_ / "summary.json");
+    return nlohmann::json::parse(in);
+  }
+
+  /// The program's own counters, summed over ranks: name -> (calls, bytes).
+  std::map<std::string, std::pair<long long, long long>> program_counts() const {
+    std::map<std::string, std::pair<long long, long long>> counts;
+    for (const auto& f : fs::directory_iterator(dir_ / "counts")) {
+      std::ifstream in(f.path());
+      std::string name;
+      long long calls = 0, bytes = 0;
+      while (in >> name >> calls >> bytes) {
+        counts[name].first += calls;
+        counts[name].second += bytes;
+      }
+    }
+    return counts;
+  }
+
+  void expect_counts_match() {
+    const auto counts = program_counts();
+    ASSERT_GT(counts.size(), 80u) << "the program wrote its counters";
+    std::map<std::string, nlohmann::json> traced;
+    const nlohmann::json s = summary();
+    for (const auto& f : s["functions"])
+      traced[f["name"].get<std::string>()] = f;
+    for (const auto& [name, expected] : counts) {
+      ASSERT_TRUE(traced.count(name)) << name << " is missing from the trace";
+      EXPECT_EQ(traced[name]["calls"].get<long long>(), expected.first) << name << " calls";
+      EXPECT_EQ(traced[name]["bytes"].get<long long>(), expected.second) << name << " bytes";
+    }
+    // Nothing modeled that the program did not call.
+    for (const auto& [name, f] : traced)
+      if (f["class"] == "modeled") {
+        EXPECT_TRUE(counts.count(name)) << name;
+      }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
+  const Outcome o = trace(4, {TRACER_PROGRAM_C, (dir_ / "counts").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("every rank finished, complete"));
+  const auto s = summary();
+  EXPECT_EQ(s["ranks"], 4);
+  EXPECT_EQ(s["complete"], true);
+  EXPECT_TRUE(s["unmodeled"].empty());
+  expect_counts_match();
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_THAT(c.out, HasSubstr("OK (0 errors, 0 warnings)"));
+  // 28 per rank on the ring and probes plus the persistent and communicator traffic.
+  EXPECT_THAT(c.out, HasSubstr("120 messages matched"));
+  // Every rank's file describes itself: the index is not needed to read it.
+  const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "2",
+                            "--limit", "3", "--header"});
+  EXPECT_EQ(dump.exit_code, 0);
+  EXPECT_THAT(dump.out, HasSubstr("\"rank\":2"));
+  EXPECT_THAT(dump.out, HasSubstr("MPI_Init"));
+}
+
+#ifdef TRACER_PROGRAM_FORTRAN
+TEST_F(TraceTest, FortranProgramCountsEqualItsOwnAndTheTraceChecks) {
+  const Outcome o = trace(4, {TRACER_PROGRAM_FORTRAN, (dir_ / "counts").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(summary()["complete"], true);
+  expect_counts_match();
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_THAT(c.out, HasSubstr("120 messages matched"));
+  // Recorded through the Fortran binding, indices converted to C's 0-based ones.
+  const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "1"});
+  EXPECT_THAT(dump.out, HasSubstr("MPI_Init fortran"));
+  EXPECT_THAT(dump.out, ::testing::ContainsRegex("MPI_Waitany done\\[req=[0-9]+ idx=[01] "));
+}
+#endif
+
+/// Events of `rank` that trace-dump prints.
+int events_of(const fs::path& trace, int rank) {
+  const Outcome dump =
+      run({commgauge(), "trace-dump", trace.string(), "--rank", std::to_string(rank)});
+  std::istringstream in(dump.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') ++n;
+  return n;
+}
+
+TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {
+  const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "abort"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("index.json rebuilt"));
+  EXPECT_THAT(o.out, HasSubstr("TRUNCATED"));
+  EXPECT_EQ(summary()["finished"], false);
+  // Init, clock sync, 600 ping-pong events; rank 1 adds MPI_Abort and its marker.
+  EXPECT_EQ(events_of(dir_ / "trace", 0), 602);
+  EXPECT_EQ(events_of(dir_ / "trace", 1), 604);
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_THAT(c.out, HasSubstr("truncated"));
+  EXPECT_THAT(c.out, HasSubstr("600 messages matched"));
+}
+
+TEST_F(TraceTest, SigkillLosesAtMostTheLastBlock) {
+  const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "kill"});
+  EXPECT_NE(o.exit_code, 0);
+  // Rank 1 was killed: what reached its mapping survives, the block being filled does not.
+  const int killed = events_of(dir_ / "trace", 1);
+  EXPECT_GT(killed, 450);
+  EXPECT_LE(killed, 602);
+  // Rank 0 got SIGTERM from mpirun: its last block was written.
+  EXPECT_EQ(events_of(dir_ / "trace", 0), 602);
+  EXPECT_THAT(check().out, HasSubstr("truncated"));
+}
+
+TEST_F(TraceTest, HangEndedBySigtermKeepsEveryEvent) {
+  const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "hang"}, {"--timeout", "4"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("ran past --timeout"));
+  EXPECT_EQ(events_of(dir_ / "trace", 0), 602);
+  EXPECT_EQ(events_of(dir_ / "trace", 1), 602);
+}
+
+TEST_F(TraceTest, DamagedTraceIsReportedWithFileAndOffset) {
+  ASSERT_NE(trace(2, {TRACER_PROGRAM_CRASH, "abort"}).exit_code, 0);
+  const fs::path file = dir_ / "trace" / "rank-0.cgt";
+  const auto size = fs::file_size(file);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    const char c = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.put(static_cast<char>(c ^ 0x40));
+  }
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_THAT(c.out, HasSubstr("rank-0.cgt: offset "));
+  const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "0"});
+  EXPECT_EQ(dump.exit_code, 2);
+  EXPECT_THAT(dump.err, HasSubstr("rank-0.cgt: offset "));
+}
+
+TEST_F(TraceTest, RefusesANonEmptyDirectoryWithoutForce) {
+  fs::create_directories(dir_ / "trace");
+  std::ofstream(dir_ / "trace" / "rank-0.cgt") << "old";
+  Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "abort"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("is not empty (give --force"));
+  std::ofstream(dir_ / "trace" / "notes.txt") << "mine";
+  o = trace(2, {TRACER_PROGRAM_CRASH, "abort"}, {"--force"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("notes.txt, which is not part of a trace"));
+}
+
+TEST_F(TraceTest, ANonMpiCommandIsAnError) {
+  const Outcome o = run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--", "true"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("no rank was traced"));
+}
+
+}  // namespace
+}  // namespace commgauge::testing
