@@ -16,10 +16,12 @@
 #include <fmt/format.h>
 
 #include "cli/options.hpp"
+#include "collectives/algorithms.hpp"
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
 #include "report/trace_report.hpp"
 #include "trace/check.hpp"
+#include "trace/export_simgrid.hpp"
 #include "trace/reader.hpp"
 #include "trace/summary.hpp"
 #include "trace/writer.hpp"
@@ -393,6 +395,87 @@ void add_trace_check_command(CLI::App& app, Action& action) {
                                                {"warnings", r.warnings},
                                                {"issues", issues}});
       return r.ok() ? 0 : 1;
+    };
+  });
+}
+
+}  // namespace commgauge::cli
+
+namespace commgauge::cli {
+
+void add_trace_export_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "trace-export",
+      "Export a trace to another tool's format. simgrid-ti: SimGrid 3.32's time-independent "
+      "format, replayed by: smpirun -np N -platform OUT/platform.xml -hostfile OUT/hostfile.txt "
+      "-replay OUT/trace.txt. Computation becomes flops at --host-speed; collectives on "
+      "sub-communicators are lowered to point-to-point with commgauge's algorithms.");
+  struct Flags {
+    std::string format = "simgrid-ti";
+    std::string dir;
+    std::string out;
+    double host_speed = 1e9;
+    double bandwidth = 1.25e9;
+    double latency = 1e-6;
+    std::vector<std::string> algorithms;
+  };
+  auto flags = std::make_shared<Flags>();
+  cmd->add_option("--format", flags->format, "output format")
+      ->check(CLI::IsMember({"simgrid-ti"}))
+      ->capture_default_str();
+  cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
+  cmd->add_option("out", flags->out, "output directory (created)")->required();
+  cmd->add_option("--host-speed", flags->host_speed,
+                  "flops per second of each host (computation seconds x this = flops)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--bandwidth", flags->bandwidth, "link bandwidth in bytes per second")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--latency", flags->latency, "link latency in seconds")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--coll", flags->algorithms,
+                  "algorithm for lowered collectives, OPERATION=ALGORITHM (e.g. "
+                  "allreduce=ring, bcast=linear); repeatable")
+      ->delimiter(',');
+  cmd->callback([&action, flags] {
+    action = [flags](int&, char**&) {
+      trace::SimgridExportOptions options;
+      options.host_speed_flops = flags->host_speed;
+      options.bandwidth_bytes_per_s = flags->bandwidth;
+      options.latency_s = flags->latency;
+      for (const auto& spec : flags->algorithms) {
+        const auto eq = spec.find('=');
+        const auto op = collectives::parse_operation(spec.substr(0, eq));
+        const auto algorithm = eq == std::string::npos
+                                   ? std::nullopt
+                                   : collectives::parse_algorithm(spec.substr(eq + 1));
+        if (!op || !algorithm)
+          throw InputError("--coll", "expected OPERATION=ALGORITHM, got \"" + spec + "\"");
+        const auto allowed = collectives::algorithms_for(*op);
+        if (std::find(allowed.begin(), allowed.end(), *algorithm) == allowed.end())
+          throw InputError("--coll", "no " + std::string(collectives::to_string(*algorithm)) +
+                                         " algorithm for " +
+                                         std::string(collectives::to_string(*op)));
+        options.algorithms[*op] = *algorithm;
+      }
+      const trace::TraceReader trace(flags->dir);
+      const auto r = trace::export_simgrid_ti(trace, flags->out, options);
+      std::printf(
+          "trace-export: %u ranks on %llu hosts, %llu actions (%llu messages, %llu collectives "
+          "as SimGrid actions, %llu lowered to point-to-point), %.6f s of computation\n",
+          r.ranks, static_cast<unsigned long long>(r.hosts),
+          static_cast<unsigned long long>(r.actions), static_cast<unsigned long long>(r.messages),
+          static_cast<unsigned long long>(r.world_collectives),
+          static_cast<unsigned long long>(r.lowered_collectives), r.compute_seconds);
+      for (const auto& n : r.notes)
+        std::printf("note: %s\n", n.c_str());
+      std::printf(
+          "replay: smpirun -np %u -platform %s/platform.xml -hostfile %s/hostfile.txt "
+          "-replay %s/trace.txt\n",
+          r.ranks, flags->out.c_str(), flags->out.c_str(), flags->out.c_str());
+      return 0;
     };
   });
 }

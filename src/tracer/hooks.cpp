@@ -46,6 +46,12 @@ void set_bytes(Event& e, int count, MPI_Datatype type) {
   e.count = count > 0 ? static_cast<std::uint64_t>(count) : 0;
 }
 
+/// The length of the request array a completing call was given.
+void set_array_length(Event& e, int n) {
+  e.fields |= trace::kCount;
+  e.count = n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
 void add_completion(Event& e, const Completion& c) {
   e.fields |= trace::kCompletions;
   e.completions.push_back(c);
@@ -358,6 +364,7 @@ void wait(Call& c, MPI_Request*, MPI_Status* status, MPI_Request before) {
 void waitall(Call& c, int count, MPI_Request[], MPI_Status statuses[], const MPI_Request* before) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
+  set_array_length(e, count);
   e.fields |= trace::kCompletions;
   for (int i = 0; i < count; ++i) {
     const Completion done = rec().complete(before[i], &statuses[i], i);
@@ -366,20 +373,22 @@ void waitall(Call& c, int count, MPI_Request[], MPI_Status statuses[], const MPI
   rec().emit();
 }
 
-void waitany(Call& c, int, MPI_Request[], int* index, MPI_Status* status,
+void waitany(Call& c, int count, MPI_Request[], int* index, MPI_Status* status,
              const MPI_Request* before) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
+  set_array_length(e, count);
   e.fields |= trace::kCompletions;
   if (c.rc() == MPI_SUCCESS && *index != MPI_UNDEFINED)
     e.completions.push_back(rec().complete(before[*index], status, *index));
   rec().emit();
 }
 
-void waitsome(Call& c, int, MPI_Request[], int* outcount, int indices[], MPI_Status statuses[],
-              const MPI_Request* before) {
+void waitsome(Call& c, int incount, MPI_Request[], int* outcount, int indices[],
+              MPI_Status statuses[], const MPI_Request* before) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
+  set_array_length(e, incount);
   e.fields |= trace::kCompletions;
   if (c.rc() == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
     for (int k = 0; k < *outcount; ++k)
@@ -415,6 +424,7 @@ void testall(Call& c, int count, MPI_Request requests[], int* flag, MPI_Status s
     return;
   }
   Event& e = rec().event(c);
+  set_array_length(e, count);
   e.flags |= trace::kSuccess;
   e.fields |= trace::kCompletions;
   for (int i = 0; i < count; ++i) {
@@ -432,6 +442,7 @@ void testany(Call& c, int count, MPI_Request requests[], int* index, int* flag, 
     return;
   }
   Event& e = rec().event(c);
+  set_array_length(e, count);
   e.flags |= trace::kSuccess;
   e.fields |= trace::kCompletions;
   if (c.rc() == MPI_SUCCESS && *index != MPI_UNDEFINED)
@@ -447,6 +458,7 @@ void testsome(Call& c, int incount, MPI_Request requests[], int* outcount, int i
     return;
   }
   Event& e = rec().event(c);
+  set_array_length(e, incount);
   e.flags |= trace::kSuccess;
   e.fields |= trace::kCompletions;
   if (c.rc() == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
@@ -477,14 +489,13 @@ void request_free(Call& c, MPI_Request*, MPI_Request before) {
   const RequestInfo* info = rec().find_request(before);
   e.fields |= trace::kRequests;
   e.requests.push_back(info != nullptr ? info->id : 0);
-  if (info != nullptr && info->active) {
-    // Freeing an active request completes it as far as the program can tell.
-    Completion done = rec().complete(before, nullptr, -1);
-    add_completion(e, done);
-  } else if (info != nullptr) {
-    rec().complete(before, nullptr, -1);
+  if (info != nullptr) {
+    const bool persistent = info->persistent;
+    // Freeing an active request completes it as far as the program can tell (complete()
+    // forgets a plain request; a persistent one is forgotten here, active or not).
+    if (info->active) add_completion(e, rec().complete(before, nullptr, -1));
+    if (persistent) rec().forget_request(before);
   }
-  rec().forget_request(before);
   rec().emit();
 }
 

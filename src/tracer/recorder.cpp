@@ -388,7 +388,11 @@ void Recorder::forget(MPI_Comm c) {
 std::uint64_t Recorder::add_request(MPI_Request r, RequestKind kind, bool persistent,
                                     const CommInfo* comm, int source_rank) {
   if (r == MPI_REQUEST_NULL) return 0;
-  RequestInfo& info = requests_.insert(HandleMap<int>::key(r));
+  RequestEntry& entry = requests_.insert(HandleMap<int>::key(r));
+  // Open MPI hands out one shared, already completed request for sends that finished at
+  // once, so a handle can stand for several live requests: they queue up in creation order.
+  if (entry.first.id != 0) entry.more.push_back(RequestInfo{});
+  RequestInfo& info = entry.more.empty() ? entry.first : entry.more.back();
   info.id = ++next_request_;
   info.init_id = info.id;
   info.kind = kind;
@@ -401,7 +405,8 @@ std::uint64_t Recorder::add_request(MPI_Request r, RequestKind kind, bool persis
 }
 
 RequestInfo* Recorder::find_request(MPI_Request r) {
-  return requests_.find(HandleMap<int>::key(r));
+  RequestEntry* entry = requests_.find(HandleMap<int>::key(r));
+  return entry != nullptr ? &entry->first : nullptr;
 }
 
 std::uint64_t Recorder::restart(MPI_Request r) {
@@ -429,7 +434,14 @@ std::pair<std::uint64_t, const CommInfo*> Recorder::take_message(MPI_Message m) 
 }
 
 void Recorder::forget_request(MPI_Request r) {
-  requests_.erase(HandleMap<int>::key(r));
+  RequestEntry* entry = requests_.find(HandleMap<int>::key(r));
+  if (entry == nullptr) return;
+  if (entry->more.empty()) {
+    requests_.erase(HandleMap<int>::key(r));
+  } else {
+    entry->first = entry->more.front();
+    entry->more.erase(entry->more.begin());
+  }
 }
 
 namespace {
@@ -478,7 +490,7 @@ Completion Recorder::complete(MPI_Request before, const MPI_Status* status, int 
   if (info->persistent)
     info->active = false;
   else
-    requests_.erase(HandleMap<int>::key(before));
+    forget_request(before);
   return c;
 }
 

@@ -111,6 +111,7 @@ class Recorder {
   RequestInfo* find_request(MPI_Request r);
   /// A new id for a persistent request being started.
   std::uint64_t restart(MPI_Request r);
+  /// Forgets the oldest live request of this handle.
   void forget_request(MPI_Request r);
   /// Matched-probe messages: an id at Mprobe, taken back at Mrecv/Imrecv.
   std::uint64_t add_message(MPI_Message m, const CommInfo* comm);
@@ -201,7 +202,12 @@ class Recorder {
   CommInfo world_;
   CommInfo self_;
   HandleMap<std::unique_ptr<CommInfo>> comms_;
-  HandleMap<RequestInfo> requests_;
+  /// The live requests of one handle, oldest first (usually just `first`).
+  struct RequestEntry {
+    RequestInfo first;
+    std::vector<RequestInfo> more;
+  };
+  HandleMap<RequestEntry> requests_;
   struct MessageInfo {
     std::uint64_t id = 0;
     const CommInfo* comm = nullptr;

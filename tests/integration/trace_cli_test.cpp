@@ -91,6 +91,22 @@ class TraceTest : public ::testing::Test {
   fs::path dir_;
 };
 
+/// smpirun -replay of an exported trace; SimGrid reports the simulated time at the end.
+Outcome replay_in_simgrid(const fs::path& exported, int ranks) {
+  return run(
+      {"smpirun", "-np", std::to_string(ranks), "-platform", (exported / "platform.xml").string(),
+       "-hostfile", (exported / "hostfile.txt").string(), "-replay",
+       (exported / "trace.txt").string(), "--cfg=smpi/host-speed:1Gf"},
+      std::chrono::seconds(100));
+}
+
+void expect_replayed(const Outcome& o) {
+  EXPECT_FALSE(o.timed_out);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err + o.out, ::testing::ContainsRegex("Simulation time [0-9.]+"));
+  EXPECT_THAT(o.err + o.out, ::testing::Not(HasSubstr("eadlock")));
+}
+
 TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
   const Outcome o = trace(4, {TRACER_PROGRAM_C, (dir_ / "counts").string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -103,8 +119,8 @@ TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
   const Outcome c = check();
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_THAT(c.out, HasSubstr("OK (0 errors, 0 warnings)"));
-  // 28 per rank on the ring and probes plus the persistent and communicator traffic.
-  EXPECT_THAT(c.out, HasSubstr("120 messages matched"));
+  // 30 per rank on the ring and probes plus the persistent and communicator traffic.
+  EXPECT_THAT(c.out, HasSubstr("128 messages matched"));
   // Every rank's file describes itself: the index is not needed to read it.
   const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "2",
                             "--limit", "3", "--header"});
@@ -125,9 +141,70 @@ TEST_F(TraceTest, FortranProgramCountsEqualItsOwnAndTheTraceChecks) {
   // Recorded through the Fortran binding, indices converted to C's 0-based ones.
   const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "1"});
   EXPECT_THAT(dump.out, HasSubstr("MPI_Init fortran"));
-  EXPECT_THAT(dump.out, ::testing::ContainsRegex("MPI_Waitany done\\[req=[0-9]+ idx=[01] "));
+  EXPECT_THAT(dump.out,
+              ::testing::ContainsRegex("MPI_Waitany count=2 done\\[req=[0-9]+ idx=[01] "));
+  const Outcome e =
+      run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "simgrid").string()});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  expect_replayed(replay_in_simgrid(dir_ / "simgrid", 4));
 }
 #endif
+
+TEST_F(TraceTest, SimgridReplaysTheExportedCTrace) {
+  ASSERT_EQ(trace(4, {TRACER_PROGRAM_C, (dir_ / "counts").string()}).exit_code, 0);
+  const Outcome e =
+      run({commgauge(), "trace-export", "--format", "simgrid-ti", (dir_ / "trace").string(),
+           (dir_ / "simgrid").string(), "--host-speed", "1e9"});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_THAT(e.out, HasSubstr("lowered to point-to-point"));
+  // Wildcards were resolved: no receive names MPI_ANY_SOURCE (-1) or a negative tag.
+  std::ifstream rank0(dir_ / "simgrid" / "rank-0.txt");
+  std::string line;
+  int receives = 0;
+  while (std::getline(rank0, line)) {
+    if (line.rfind("0 recv ", 0) != 0 && line.rfind("0 irecv ", 0) != 0) continue;
+    ++receives;
+    EXPECT_THAT(line, ::testing::Not(::testing::ContainsRegex(" -[0-9]")));
+  }
+  EXPECT_GT(receives, 20);
+  expect_replayed(replay_in_simgrid(dir_ / "simgrid", 4));
+}
+
+TEST_F(TraceTest, HpccFromDebianIsTracedCheckedAndReplayed) {
+  // hpcc (Debian's package, written by no one here) reads hpccinf.txt from its working
+  // directory: a small committed input (N = 600, a 1 x 2 process grid).
+  ASSERT_TRUE(fs::exists("/usr/bin/hpcc")) << "hpcc is not installed (scripts/setup installs it)";
+  const fs::path work = dir_ / "hpcc";
+  fs::create_directories(work);
+  fs::copy_file(std::string(COMMGAUGE_SOURCE_DIR) + "/tests/tracer/hpcc/hpccinf.txt",
+                work / "hpccinf.txt");
+  const Outcome o = trace(2, {"-wdir", work.string(), "hpcc"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream result(work / "hpccoutf.txt");
+  std::stringstream text;
+  text << result.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("Success=1"));
+  const auto s = summary();
+  EXPECT_EQ(s["complete"], true);
+  // RandomAccess polls with MPI_Testany millions of times: folded into poll runs.
+  std::uint64_t polls = 0, runs = 0;
+  for (const auto& r : s["per_rank"]) {
+    polls += r["polls"].get<std::uint64_t>();
+    runs += r["poll_runs"].get<std::uint64_t>();
+  }
+  EXPECT_GT(polls, 100000u);
+  EXPECT_GT(runs, 100u);
+  EXPECT_LT(runs * 100, polls);
+  EXPECT_THAT(o.out, HasSubstr("MPI_Testany"));
+  // Small: about 1.5 MB for some 70,000 events here.
+  EXPECT_LT(s["trace_bytes"].get<std::uint64_t>(), 8u << 20);
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  const Outcome e =
+      run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "simgrid").string()});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  expect_replayed(replay_in_simgrid(dir_ / "simgrid", 2));
+}
 
 /// Events of `rank` that trace-dump prints.
 int events_of(const fs::path& trace, int rank) {

@@ -113,6 +113,14 @@ int main(int argc, char** argv) {
   MPI_Issend(ia, N, MPI_INT, right, 8, MPI_COMM_WORLD, &rq[3]); note("MPI_Issend", N * 4);
   MPI_Waitall(4, rq, MPI_STATUSES_IGNORE); note("MPI_Waitall", 0);
 
+  /* Two tiny sends in flight at once: Open MPI may return one shared, already completed
+     request handle for both (the tracer must still count two requests). */
+  MPI_Irecv(b, 1, MPI_DOUBLE, left, 25, MPI_COMM_WORLD, &rq[0]); note("MPI_Irecv", 8);
+  MPI_Irecv(b + 1, 1, MPI_DOUBLE, left, 26, MPI_COMM_WORLD, &rq[1]); note("MPI_Irecv", 8);
+  MPI_Isend(a, 1, MPI_DOUBLE, right, 25, MPI_COMM_WORLD, &rq[2]); note("MPI_Isend", 8);
+  MPI_Isend(a + 1, 1, MPI_DOUBLE, right, 26, MPI_COMM_WORLD, &rq[3]); note("MPI_Isend", 8);
+  MPI_Waitall(4, rq, MPI_STATUSES_IGNORE); note("MPI_Waitall", 0);
+
   MPI_Irecv(b, N, MPI_DOUBLE, left, 9, MPI_COMM_WORLD, &rq[0]); note("MPI_Irecv", N * 8);
   MPI_Ibsend(a, N, MPI_DOUBLE, right, 9, MPI_COMM_WORLD, &rq[1]); note("MPI_Ibsend", N * 8);
   for (int done = 0; done < 2; ++done) {
