@@ -1,4 +1,5 @@
 #include "trace/check.hpp"
+#include "trace/json_fields.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -205,9 +206,8 @@ CheckResult Checker::run() {
     const auto& index = trace_.index();
     if (index.contains("rank_info") && index["rank_info"].is_array() &&
         r < index["rank_info"].size() && index["rank_info"][r].is_object()) {
-      const auto& clock = index["rank_info"][r].value("clock", nlohmann::json::object());
-      if (clock.contains("init") && clock["init"].is_object())
-        ranks_[r].sync_error_ns = clock["init"].value("round_trip_ns", 0.0) / 2;
+      const auto& clock = json_object(index["rank_info"][r], "clock");
+      ranks_[r].sync_error_ns = json_field(json_object(clock, "init"), "round_trip_ns", 0.0) / 2;
     }
     if (advance(r)) queue.push({ranks_[r].clock.root_ns(ranks_[r].next.start_tick), r});
   }

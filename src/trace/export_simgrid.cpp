@@ -1,4 +1,5 @@
 #include "trace/export_simgrid.hpp"
+#include "trace/json_fields.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -591,7 +592,8 @@ void RankExporter::run() {
   reader_ = std::make_unique<RankReader>(trace_.open_rank(rank_));
   clock_ = clock_map(trace_, *reader_);
   if (reader_->header().contains("tracer"))
-    overhead_ticks_ = reader_->header()["tracer"].value("overhead_ticks_per_event", 0.0);
+    overhead_ticks_ =
+        json_field(json_object(reader_->header(), "tracer"), "overhead_ticks_per_event", 0.0);
   comms_[0].resize(trace_.ranks());
   for (std::uint32_t r = 0; r < trace_.ranks(); ++r)
     comms_[0][r] = static_cast<std::int32_t>(r);

@@ -85,6 +85,13 @@ class Cursor {
   std::size_t& pos_;
 };
 
+/// a + b, or a FormatError where damaged data would overflow.
+std::int64_t checked_add(std::int64_t a, std::int64_t b, std::size_t offset) {
+  std::int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) throw FormatError(offset, "time or rank out of range");
+  return sum;
+}
+
 void put_u64_list(std::vector<unsigned char>& out, const std::vector<std::uint64_t>& values) {
   put_varint(out, values.size());
   for (std::uint64_t v : values)
@@ -184,8 +191,8 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
     throw FormatError(event_start, "unknown field bits " + std::to_string(e.fields));
   e.function = 0;
   if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run) e.function = in.uint32();
-  e.start_tick = previous_start + in.signed_varint();
-  e.end_tick = e.start_tick + in.signed_varint();
+  e.start_tick = checked_add(previous_start, in.signed_varint(), event_start);
+  e.end_tick = checked_add(e.start_tick, in.signed_varint(), event_start);
   const std::uint32_t f = e.fields;
   e.peer = (f & kPeer) ? in.int32() : 0;
   e.tag = (f & kTag) ? in.int32() : 0;
@@ -221,7 +228,7 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
     e.members.resize(in.length());
     std::int64_t previous = 0;
     for (std::int32_t& m : e.members) {
-      const std::int64_t v = previous + in.signed_varint();
+      const std::int64_t v = checked_add(previous, in.signed_varint(), in.pos());
       if (v < 0 || v > INT32_MAX) throw FormatError(in.pos(), "member rank out of range");
       m = static_cast<std::int32_t>(v);
       previous = v;

@@ -1,4 +1,5 @@
 #include "trace/reader.hpp"
+#include "trace/json_fields.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -196,13 +197,14 @@ void TraceReader::open_directory(const std::filesystem::path& dir) {
     index_ = nlohmann::json::parse(text, nullptr, false);
     if (index_.is_discarded() || !index_.is_object())
       throw TraceError(index_path.string(), "not a JSON object");
-    const auto version = index_.value("version", 0u);
+    const auto version = json_field(index_, "version", 0u);
     if (version != kVersion)
       throw TraceError(index_path.string(), "trace format version " + std::to_string(version) +
                                                 " is not supported (this build reads version " +
                                                 std::to_string(kVersion) + ")");
-    if (!index_.contains("ranks") || !index_["ranks"].is_number_unsigned())
-      throw TraceError(index_path.string(), "no \"ranks\" count");
+    if (!index_.contains("ranks") || !index_["ranks"].is_number_unsigned() ||
+        index_["ranks"].get<std::uint64_t>() > kMaxRanks)
+      throw TraceError(index_path.string(), "no plausible \"ranks\" count");
     ranks_ = index_["ranks"].get<std::uint32_t>();
   } else {
     rebuild_index();
@@ -214,7 +216,7 @@ void TraceReader::open_directory(const std::filesystem::path& dir) {
 void TraceReader::rebuild_index() {
   // The index was never written (the run did not reach MPI_Finalize): the rank headers say
   // what it would have held.
-  static const std::regex name_pattern(R"(rank-([0-9]+)\.cgt)");
+  static const std::regex name_pattern(R"(rank-([0-9]{1,8})\.cgt)");
   std::uint32_t highest = 0;
   bool any = false;
   std::uint32_t world = 0;
@@ -225,15 +227,18 @@ void TraceReader::rebuild_index() {
     const std::string name = entry.path().filename().string();
     if (!std::regex_match(name, m, name_pattern)) continue;
     const auto r = static_cast<std::uint32_t>(std::stoul(m[1]));
+    if (r >= kMaxRanks) continue;
     RankReader reader = open_rank_file(r);
     highest = std::max(highest, r);
     any = true;
-    world = std::max(world, reader.header().value("size", 0u));
+    world = std::max(world, json_field(reader.header(), "size", 0u));
     infos.emplace_back(r, rank_summary(reader));
   }
   if (ec) throw TraceError(path_.string(), "cannot list the directory: " + ec.message());
   if (!any)
     throw TraceError(path_.string(), "no index.json and no rank-<r>.cgt files: not a trace");
+  if (world > kMaxRanks)
+    throw TraceError(path_.string(), "a rank header claims an implausible rank count");
   ranks_ = std::max(world, highest + 1);
   index_ = {
       {"format", "commgauge-trace"}, {"version", kVersion}, {"ranks", ranks_}, {"rebuilt", true}};
@@ -248,7 +253,7 @@ void TraceReader::rebuild_index() {
 
 nlohmann::json TraceReader::rank_summary(RankReader& reader) {
   // What an index holds about a rank, from its header and first events (the Init clock sync).
-  nlohmann::json info = {{"host", reader.header().value("host", "")}};
+  nlohmann::json info = {{"host", json_field(reader.header(), "host", std::string())}};
   Event e;
   try {
     for (int i = 0; i < 16 && reader.next(e); ++i) {
@@ -342,7 +347,8 @@ void TraceReader::open_container(const std::filesystem::path& path) {
     file.fail(directory, "bad varint in the directory");
   };
   const std::uint64_t ranks = varint();
-  if (ranks > payload.size()) file.fail(directory, "directory rank count exceeds its size");
+  if (ranks > payload.size() || ranks > kMaxRanks)
+    file.fail(directory, "directory rank count exceeds its size");
   ranks_ = static_cast<std::uint32_t>(ranks);
   extents_.assign(ranks_, {});
   for (auto& list : extents_) {
@@ -376,7 +382,7 @@ void TraceReader::scan_container() {
     if (next > file.size()) break;
     if (h.rank != kContainerRank) {
       if (h.rank >= extents_.size()) {
-        if (h.rank > (1u << 24)) file.fail(offset, "implausible rank " + std::to_string(h.rank));
+        if (h.rank >= kMaxRanks) file.fail(offset, "implausible rank " + std::to_string(h.rank));
         extents_.resize(h.rank + 1);
       }
       auto& list = extents_[h.rank];
@@ -392,8 +398,9 @@ void TraceReader::scan_container() {
   for (std::uint32_t r = 0; r < ranks_; ++r) {
     if (extents_[r].empty()) continue;
     RankReader reader(container_, extents_[r], r);
-    world = std::max(world, reader.header().value("size", 0u));
+    world = std::max(world, json_field(reader.header(), "size", 0u));
   }
+  if (world > kMaxRanks) file.fail(kContainerHeaderBytes, "implausible rank count in a header");
   if (world > ranks_) extents_.resize(world);
   ranks_ = static_cast<std::uint32_t>(extents_.size());
   if (ranks_ == 0) file.fail(kContainerHeaderBytes, "no rank data in the container");
@@ -420,11 +427,20 @@ ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finali
   }
 }
 
+namespace {
+
+ClockMap::Sync sync_from_json(const nlohmann::json& j) {
+  return ClockMap::Sync{
+      json_field(j, "tick", std::int64_t{0}), json_field(j, "local_ns", std::int64_t{0}),
+      json_field(j, "offset_ns", std::int64_t{0}), json_field(j, "round_trip_ns", std::int64_t{0})};
+}
+
+}  // namespace
+
 ClockMap::Sync ClockMap::parse_sync(const std::string& json_text) {
   const auto j = nlohmann::json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw TraceError("clock_sync record is not JSON");
-  return Sync{j.value("tick", std::int64_t{0}), j.value("local_ns", std::int64_t{0}),
-              j.value("offset_ns", std::int64_t{0}), j.value("round_trip_ns", std::int64_t{0})};
+  return sync_from_json(j);
 }
 
 double ClockMap::root_ns(std::int64_t tick) const {
@@ -436,24 +452,16 @@ double ClockMap::root_ns(std::int64_t tick) const {
 }
 
 ClockMap clock_map(const TraceReader& trace, const RankReader& rank) {
-  const double rate =
-      rank.header().contains("clock") ? rank.header()["clock"].value("ticks_per_second", 1e9) : 1e9;
+  const double rate = json_field(json_object(rank.header(), "clock"), "ticks_per_second", 1e9);
   const auto& index = trace.index();
-  const nlohmann::json* clock = nullptr;
-  if (index.contains("rank_info") && index["rank_info"].is_array() &&
-      rank.rank() < index["rank_info"].size() && index["rank_info"][rank.rank()].is_object() &&
-      index["rank_info"][rank.rank()].contains("clock"))
-    clock = &index["rank_info"][rank.rank()]["clock"];
+  static const nlohmann::json none = nlohmann::json::object();
+  const auto& infos = index.is_object() && index.contains("rank_info") ? index["rank_info"] : none;
+  const auto& info = infos.is_array() && rank.rank() < infos.size() ? infos[rank.rank()] : none;
+  const auto& clock = json_object(info, "clock");
   std::optional<ClockMap::Sync> init, finalize;
-  auto read = [](const nlohmann::json& j) {
-    return ClockMap::Sync{j.value("tick", std::int64_t{0}), j.value("local_ns", std::int64_t{0}),
-                          j.value("offset_ns", std::int64_t{0}),
-                          j.value("round_trip_ns", std::int64_t{0})};
-  };
-  if (clock != nullptr && clock->contains("init") && (*clock)["init"].is_object())
-    init = read((*clock)["init"]);
-  if (clock != nullptr && clock->contains("finalize") && (*clock)["finalize"].is_object())
-    finalize = read((*clock)["finalize"]);
+  if (clock.contains("init") && clock["init"].is_object()) init = sync_from_json(clock["init"]);
+  if (clock.contains("finalize") && clock["finalize"].is_object())
+    finalize = sync_from_json(clock["finalize"]);
   return ClockMap(rate, init ? &*init : nullptr, finalize ? &*finalize : nullptr);
 }
 

@@ -22,6 +22,9 @@ class TraceError : public InputError {
   using InputError::InputError;
 };
 
+/// Rank counts above this (4 Mi) are taken for damage; a million-rank synthetic trace fits.
+inline constexpr std::uint64_t kMaxRanks = 1u << 22;
+
 /// A byte range of a file holding blocks of one rank.
 struct Extent {
   std::uint64_t offset = 0;

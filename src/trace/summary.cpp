@@ -1,4 +1,5 @@
 #include "trace/summary.hpp"
+#include "trace/json_fields.hpp"
 
 #include <algorithm>
 
@@ -43,10 +44,10 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
     const ClockMap clock = clock_map(trace, reader);
     RankSummary rs;
     rs.rank = r;
-    rs.host = reader.header().value("host", "");
+    rs.host = json_field(reader.header(), "host", std::string());
     const double overhead_ticks =
         reader.header().contains("tracer")
-            ? reader.header()["tracer"].value("overhead_ticks_per_event", 0.0)
+            ? json_field(json_object(reader.header(), "tracer"), "overhead_ticks_per_event", 0.0)
             : 0.0;
     std::int64_t window_start = 0, window_end = 0, last_end = 0;
     bool have_start = false, have_end = false;
@@ -73,8 +74,8 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
             const auto id = function_id(name);
             if (!id) continue;
             auto& f = rs.functions[*id];
-            f.calls += v.value("calls", std::uint64_t{0});
-            f.seconds += seconds(v.value("ticks", std::int64_t{0}));
+            f.calls += json_field(v, "calls", std::uint64_t{0});
+            f.seconds += seconds(json_field(v, "ticks", std::int64_t{0}));
           }
         }
         continue;

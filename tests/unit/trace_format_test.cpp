@@ -183,6 +183,18 @@ TEST(TraceEncoding, MalformedEventsThrowWithTheirOffset) {
   }
 }
 
+TEST(TraceEncoding, OverflowingTimesAreMalformedNotUndefined) {
+  // Found by the fuzzer: a start delta that overflows the previous start.
+  Event huge = send_event(0, 1, 8);
+  huge.start_tick = INT64_MAX;
+  huge.end_tick = INT64_MAX;
+  std::vector<unsigned char> out;
+  encode_event(huge, 0, out);
+  std::size_t pos = 0;
+  Event back;
+  EXPECT_THROW(decode_event(out, pos, 1, back), FormatError);
+}
+
 TEST(TraceFunctions, TableMatchesTheGeneratedIds) {
   EXPECT_EQ(function_name(fn::Send), "MPI_Send");
   EXPECT_EQ(function_id("MPI_Waitall"), fn::Waitall);
