@@ -9,17 +9,43 @@ namespace commgauge::trace {
 
 namespace {
 
+// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the SSE4.2 crc32 instruction where
+// the processor has it (every block is summed once by the tracer), else a table.
 constexpr std::array<std::uint32_t, 256> make_crc_table() {
   std::array<std::uint32_t, 256> table{};
   for (std::uint32_t i = 0; i < 256; ++i) {
     std::uint32_t c = i;
     for (int k = 0; k < 8; ++k)
-      c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      c = (c & 1) ? 0x82F63B78u ^ (c >> 1) : c >> 1;
     table[i] = c;
   }
   return table;
 }
 constexpr auto kCrcTable = make_crc_table();
+
+std::uint32_t crc32c_table(std::uint32_t c, const unsigned char* data, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    c = kCrcTable[(c ^ data[i]) & 0xFF] ^ (c >> 8);
+  return c;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t c,
+                                                             const unsigned char* data,
+                                                             std::size_t n) {
+  std::uint64_t c64 = c;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    c64 = __builtin_ia32_crc32di(c64, word);
+  }
+  auto c32 = static_cast<std::uint32_t>(c64);
+  for (; i < n; ++i)
+    c32 = __builtin_ia32_crc32qi(c32, data[i]);
+  return c32;
+}
+#endif
 
 void put_u32(unsigned char* out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i)
@@ -30,10 +56,6 @@ std::uint32_t get_u32(const unsigned char* in) {
   for (int i = 0; i < 4; ++i)
     v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
   return v;
-}
-
-void put_signed(std::vector<unsigned char>& out, std::int64_t v) {
-  put_varint(out, zigzag(v));
 }
 
 /// Bounds-checked reading of one payload.
@@ -92,11 +114,6 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, std::size_t offset) {
   return sum;
 }
 
-void put_u64_list(std::vector<unsigned char>& out, const std::vector<std::uint64_t>& values) {
-  put_varint(out, values.size());
-  for (std::uint64_t v : values)
-    put_varint(out, v);
-}
 void get_u64_list(Cursor& in, std::vector<std::uint64_t>& values) {
   values.resize(in.length());
   for (auto& v : values)
@@ -105,11 +122,12 @@ void get_u64_list(Cursor& in, std::vector<std::uint64_t>& values) {
 
 }  // namespace
 
-std::uint32_t crc32(const unsigned char* data, std::size_t n) {
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < n; ++i)
-    c = kCrcTable[(c ^ data[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+std::uint32_t crc32c(const unsigned char* data, std::size_t n) {
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) return crc32c_sse42(0xFFFFFFFFu, data, n) ^ 0xFFFFFFFFu;
+#endif
+  return crc32c_table(0xFFFFFFFFu, data, n) ^ 0xFFFFFFFFu;
 }
 
 void put_varint(std::vector<unsigned char>& out, std::uint64_t v) {
@@ -120,62 +138,114 @@ void put_varint(std::vector<unsigned char>& out, std::uint64_t v) {
   out.push_back(static_cast<unsigned char>(v));
 }
 
-void encode_event(const Event& e, std::int64_t previous_start, std::vector<unsigned char>& out) {
-  put_varint(out, static_cast<std::uint32_t>(e.kind));
-  put_varint(out, e.fields);
-  if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run) put_varint(out, e.function);
-  put_signed(out, e.start_tick - previous_start);
-  put_signed(out, e.end_tick - e.start_tick);
+namespace {
+
+/// Writes through a raw pointer into space sized by max_encoded_size(): no capacity check per
+/// byte (the tracer encodes every recorded call).
+class RawWriter {
+ public:
+  explicit RawWriter(unsigned char* p) : p_(p) {}
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<unsigned char>(v | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<unsigned char>(v);
+  }
+  void signed_varint(std::int64_t v) { varint(zigzag(v)); }
+  void list(const std::vector<std::uint64_t>& values) {
+    varint(values.size());
+    for (std::uint64_t v : values)
+      varint(v);
+  }
+  void bytes(const std::string& text) {
+    varint(text.size());
+    std::memcpy(p_, text.data(), text.size());
+    p_ += text.size();
+  }
+  unsigned char* position() const { return p_; }
+
+ private:
+  unsigned char* p_;
+};
+
+constexpr std::size_t kMaxVarint = 10;
+
+}  // namespace
+
+std::size_t max_encoded_size(const Event& e) {
+  // kind, fields, function, two times, and every scalar field: one varint each at most.
+  std::size_t n = kMaxVarint * 28;
+  n += e.completions.size() * 5 * kMaxVarint;
+  n += (e.counts.size() + e.recv_counts.size() + e.requests.size() + e.members.size()) * kMaxVarint;
+  n += e.text.size();
+  return n;
+}
+
+std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned char* out) {
+  RawWriter w(out);
+  w.varint(static_cast<std::uint32_t>(e.kind));
+  w.varint(e.fields);
+  if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run) w.varint(e.function);
+  // Wrapping differences: the decoder rejects what overflows.
+  w.varint(zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(e.start_tick) -
+                                            static_cast<std::uint64_t>(previous_start))));
+  w.varint(zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(e.end_tick) -
+                                            static_cast<std::uint64_t>(e.start_tick))));
   const std::uint32_t f = e.fields;
-  if (f & kPeer) put_signed(out, e.peer);
-  if (f & kTag) put_signed(out, e.tag);
-  if (f & kComm) put_varint(out, e.comm);
-  if (f & kBytes) put_varint(out, e.bytes);
-  if (f & kRoot) put_signed(out, e.root);
-  if (f & kRequest) put_varint(out, e.request);
+  if (f & kPeer) w.signed_varint(e.peer);
+  if (f & kTag) w.signed_varint(e.tag);
+  if (f & kComm) w.varint(e.comm);
+  if (f & kBytes) w.varint(e.bytes);
+  if (f & kRoot) w.signed_varint(e.root);
+  if (f & kRequest) w.varint(e.request);
   if (f & kCompletions) {
-    put_varint(out, e.completions.size());
+    w.varint(e.completions.size());
     for (const Completion& c : e.completions) {
-      put_varint(out, c.request);
-      put_signed(out, c.index);
-      put_signed(out, c.source);
-      put_signed(out, c.tag);
-      put_varint(out, (c.bytes << 1) | (c.cancelled ? 1u : 0u));
+      w.varint(c.request);
+      w.signed_varint(c.index);
+      w.signed_varint(c.source);
+      w.signed_varint(c.tag);
+      w.varint((c.bytes << 1) | (c.cancelled ? 1u : 0u));
     }
   }
-  if (f & kCounts) put_u64_list(out, e.counts);
-  if (f & kFlags) put_varint(out, e.flags);
+  if (f & kCounts) w.list(e.counts);
+  if (f & kFlags) w.varint(e.flags);
   if (f & kPoll) {
-    put_varint(out, e.calls);
-    put_signed(out, e.in_mpi_ticks);
+    w.varint(e.calls);
+    w.signed_varint(e.in_mpi_ticks);
   }
   if (f & kMembers) {
-    put_varint(out, e.members.size());
+    w.varint(e.members.size());
     std::int64_t previous = 0;
     for (std::int32_t m : e.members) {  // sorted lists code as small positive deltas
-      put_signed(out, m - previous);
+      w.signed_varint(m - previous);
       previous = m;
     }
-    put_varint(out, e.remote_size);
+    w.varint(e.remote_size);
   }
-  if (f & kText) {
-    put_varint(out, e.text.size());
-    out.insert(out.end(), e.text.begin(), e.text.end());
-  }
-  if (f & kCount) put_varint(out, e.count);
+  if (f & kText) w.bytes(e.text);
+  if (f & kCount) w.varint(e.count);
   if (f & kThread) {
-    put_varint(out, e.thread);
-    put_varint(out, e.sequence);
+    w.varint(e.thread);
+    w.varint(e.sequence);
   }
-  if (f & kCpu) put_signed(out, e.cpu_ns);
-  if (f & kRecvBytes) put_varint(out, e.recv_bytes);
-  if (f & kRecvCounts) put_u64_list(out, e.recv_counts);
-  if (f & kNewComm) put_varint(out, e.new_comm);
+  if (f & kCpu) w.signed_varint(e.cpu_ns);
+  if (f & kRecvBytes) w.varint(e.recv_bytes);
+  if (f & kRecvCounts) w.list(e.recv_counts);
+  if (f & kNewComm) w.varint(e.new_comm);
   if (f & kLocal) {
-    put_varint(out, e.local_calls);
-    put_signed(out, e.local_ticks);
+    w.varint(e.local_calls);
+    w.signed_varint(e.local_ticks);
   }
-  if (f & kRequests) put_u64_list(out, e.requests);
+  if (f & kRequests) w.list(e.requests);
+  return static_cast<std::size_t>(w.position() - out);
+}
+
+void encode_event(const Event& e, std::int64_t previous_start, std::vector<unsigned char>& out) {
+  const std::size_t old = out.size();
+  out.resize(old + max_encoded_size(e));
+  out.resize(old + encode_event(e, previous_start, out.data() + old));
 }
 
 void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
@@ -267,7 +337,7 @@ void write_block_header(unsigned char* out, std::uint32_t rank, std::uint32_t se
   put_u32(out + 4, rank);
   put_u32(out + 8, sequence);
   put_u32(out + 12, static_cast<std::uint32_t>(payload.size()));
-  put_u32(out + 16, crc32(payload.data(), payload.size()));
+  put_u32(out + 16, crc32c(payload.data(), payload.size()));
 }
 
 BlockHeader read_block_header(const unsigned char* in) {

@@ -138,8 +138,8 @@ struct Event {
 
 // ---- primitive encodings ----
 
-/// CRC-32 (IEEE 802.3, reflected, as zlib's crc32).
-std::uint32_t crc32(const unsigned char* data, std::size_t n);
+/// CRC-32C (Castagnoli), as in iSCSI and ext4: check value crc32c("123456789") = 0xE3069283.
+std::uint32_t crc32c(const unsigned char* data, std::size_t n);
 
 void put_varint(std::vector<unsigned char>& out, std::uint64_t v);
 inline std::uint64_t zigzag(std::int64_t v) {
@@ -152,6 +152,9 @@ inline std::int64_t unzigzag(std::uint64_t v) {
 /// Appends one event; `previous_start` is the start of the previous event of this block
 /// (0 for the first).
 void encode_event(const Event& e, std::int64_t previous_start, std::vector<unsigned char>& out);
+/// The same into `out`, which must hold max_encoded_size(e) bytes; returns the bytes written.
+std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned char* out);
+std::size_t max_encoded_size(const Event& e);
 
 /// Decodes one event at `pos` (advanced); throws FormatError with the offset in the payload
 /// on malformed data. Reuses `e`'s vectors.

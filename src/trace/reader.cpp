@@ -139,7 +139,7 @@ bool RankReader::load_block() {
   if (file_->read_at(position_ + kBlockHeaderBytes, payload_.data(), h.payload_bytes) !=
       h.payload_bytes)
     file_->fail(position_, "file ends inside a block");
-  if (crc32(payload_.data(), payload_.size()) != h.crc)
+  if (crc32c(payload_.data(), payload_.size()) != h.crc)
     file_->fail(position_, "block checksum mismatch (corrupt data)");
   block_offset_ = position_;
   position_ += kBlockHeaderBytes + h.payload_bytes;
@@ -330,7 +330,7 @@ void TraceReader::open_container(const std::filesystem::path& path) {
       file.fail(offset, "directory block runs past the end of the file");
     payload.resize(h.payload_bytes);
     file.read_at(offset + kBlockHeaderBytes, payload.data(), payload.size());
-    if (crc32(payload.data(), payload.size()) != h.crc)
+    if (crc32c(payload.data(), payload.size()) != h.crc)
       file.fail(offset, "directory block checksum mismatch (corrupt data)");
     return offset + kBlockHeaderBytes + h.payload_bytes;
   };

@@ -227,9 +227,10 @@ void write_c_modeled(const Function& f, std::ostream& out) {
           << " = commgauge::tracer::scratch_statuses(" << array_length(f) << ");\n";
   }
   if (kRequestBefore.count(f.pattern)) out << "  const MPI_Request cg_request_before = *request;\n";
-  if (kRequestArrayBefore.count(f.pattern))
-    out << "  const MPI_Request* cg_requests_before = commgauge::tracer::snapshot_requests("
-        << "array_of_requests, " << array_length(f) << ");\n";
+  if (kRequestArrayBefore.count(f.pattern))  // small arrays (polls) copied on the stack
+    out << "  MPI_Request cg_small[8];\n"
+        << "  const MPI_Request* cg_requests_before = commgauge::tracer::snapshot_requests("
+        << "array_of_requests, " << array_length(f) << ", cg_small);\n";
   if (f.pattern == "mrecv" || f.pattern == "imrecv")
     out << "  const MPI_Message cg_message_before = *message;\n";
   if (f.pattern == "comm_free") out << "  const MPI_Comm cg_comm_before = *comm;\n";

@@ -50,7 +50,7 @@ std::string rank_file_name(std::uint32_t rank) {
 // ---- BlockEncoder ----
 
 BlockEncoder::BlockEncoder(std::uint32_t rank, BlockSink& sink) : rank_(rank), sink_(sink) {
-  payload_.reserve(2 * kBlockPayloadTarget);
+  payload_.resize(2 * kBlockPayloadTarget);
   block_.reserve(kBlockHeaderBytes + 2 * kBlockPayloadTarget);
 }
 
@@ -59,22 +59,25 @@ void BlockEncoder::write_header(const std::string& json_text) {
 }
 
 void BlockEncoder::append(const Event& e) {
-  encode_event(e, previous_start_, payload_);
+  // payload_ keeps its size as capacity; used_ is what holds events (no zero-filling per event).
+  const std::size_t need = used_ + max_encoded_size(e);
+  if (payload_.size() < need) payload_.resize(std::max(need, 2 * kBlockPayloadTarget));
+  used_ += encode_event(e, previous_start_, payload_.data() + used_);
   previous_start_ = e.start_tick;
   ++events_;
-  if (payload_.size() >= kBlockPayloadTarget) flush();
+  if (used_ >= kBlockPayloadTarget) flush();
 }
 
 void BlockEncoder::flush() {
-  if (payload_.empty()) return;
-  emit(payload_);
-  payload_.clear();
+  if (used_ == 0) return;
+  emit(std::span(payload_.data(), used_));
+  used_ = 0;
   previous_start_ = 0;
 }
 
 bool BlockEncoder::flush_without_allocating() {
-  if (payload_.empty()) return true;
-  if (kBlockHeaderBytes + payload_.size() > block_.capacity()) return false;
+  if (used_ == 0) return true;
+  if (kBlockHeaderBytes + used_ > block_.capacity()) return false;
   flush();
   return true;
 }

@@ -46,7 +46,8 @@ class BlockEncoder {
   std::uint32_t sequence_ = 0;
   std::uint64_t events_ = 0;
   std::int64_t previous_start_ = 0;
-  std::vector<unsigned char> payload_;
+  std::vector<unsigned char> payload_;  ///< sized as capacity; used_ bytes hold events
+  std::size_t used_ = 0;
   std::vector<unsigned char> block_;
 };
 

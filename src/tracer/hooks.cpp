@@ -470,7 +470,8 @@ void testsome(Call& c, int incount, MPI_Request requests[], int* outcount, int i
 void cancel(Call& c, MPI_Request* request) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
-  const RequestInfo* info = rec().find_request(*request);
+  RequestInfo* info = rec().find_request(*request);
+  if (info != nullptr) info->cancel_requested = true;
   e.fields |= trace::kRequests;
   e.requests.push_back(info != nullptr ? info->id : 0);
   rec().emit();

@@ -21,8 +21,16 @@ namespace commgauge::tracer {
 
 /// Statuses for a call made with MPI_STATUSES_IGNORE (the tracer needs them).
 MPI_Status* scratch_statuses(int n);
-/// A copy of a request array as it was before a completing call.
 const MPI_Request* snapshot_requests(const MPI_Request* requests, int n);
+/// A copy of a request array as it was before a completing call: in `small` (8 entries) when
+/// it fits, else in scratch space.
+inline const MPI_Request* snapshot_requests(const MPI_Request* requests, int n,
+                                            MPI_Request* small) {
+  if (n < 0 || n > 8 || requests == nullptr) return snapshot_requests(requests, n);
+  for (int i = 0; i < n; ++i)
+    small[i] = requests[i];
+  return small;
+}
 
 /// The real pmpi_xxx_ of the Fortran binding, found at first use. Programs without the
 /// Fortran library never call the mpi_xxx_ wrappers, so never get here.

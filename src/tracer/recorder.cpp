@@ -19,7 +19,6 @@ thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
 namespace {
 
 std::atomic<std::uint32_t> g_threads{0};
-thread_local std::uint32_t t_thread __attribute__((tls_model("initial-exec"))) = UINT32_MAX;
 
 /// splitmix64's finaliser: ids from a few numbers, the same on every rank.
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
@@ -54,14 +53,19 @@ constexpr int kStatusSize = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fin
 
 }  // namespace
 
-std::uint32_t thread_number() {
-  if (t_thread == UINT32_MAX) t_thread = g_threads.fetch_add(1);
+thread_local std::uint32_t t_thread __attribute__((tls_model("initial-exec"))) = UINT32_MAX;
+
+std::uint32_t new_thread_number() {
+  t_thread = g_threads.fetch_add(1);
   return t_thread;
 }
 
-Recorder& recorder() {
+Recorder* g_recorder = nullptr;
+
+Recorder& make_recorder() {
   // Never destroyed: wrappers may run during the program's static destruction.
   static Recorder* r = new Recorder;
+  g_recorder = r;
   return *r;
 }
 
@@ -80,18 +84,15 @@ Recorder::Recorder() {
 
 Recorder::~Recorder() = default;
 
-std::unique_lock<std::mutex> Recorder::lock() {
-  return multiple() ? std::unique_lock<std::mutex>(mutex_) : std::unique_lock<std::mutex>();
-}
-
 // ---- events ----
 
 Event& Recorder::event(const Call& c) {
   Event& e = event_;
   e.kind = trace::RecordKind::function;
   e.function = c.function();
-  e.start_tick = c.start() >= 0 ? c.start() : estimated_start(c);
-  e.end_tick = c.end();
+  // A successful untimed poll: timed now, its start estimated from the run's timed calls.
+  e.end_tick = c.end() >= 0 ? c.end() : now_ticks();
+  e.start_tick = c.start() >= 0 ? c.start() : estimated_start(e.end_tick);
   e.fields = 0;
   e.flags = 0;
   if (c.lang() == Lang::fortran) e.flags |= trace::kFortran;
@@ -126,7 +127,7 @@ void Recorder::emit() {
 
 void Recorder::write(Event& e) {
   if (failed_ || !encoder_) return;
-  if (poll_.open && &e != &poll_event_) close_poll_run();
+  if (poll_.open && &e != &poll_event_) close_poll_run(e.start_tick);
   Event& w = e;
   if (pending_local_calls_ > 0 &&
       (e.kind == trace::RecordKind::function || e.kind == trace::RecordKind::poll_run)) {
@@ -193,19 +194,14 @@ void Recorder::note_opaque(std::uint32_t function) {
 
 // ---- polls ----
 
-bool Recorder::poll_sample() {
-  return !poll_.open || (++poll_counter_ & 63) == 0;
-}
-
-std::int64_t Recorder::estimated_start(const Call& c) const {
-  if (c.start() >= 0) return c.start();
+std::int64_t Recorder::estimated_start(std::int64_t end) const {
   const std::int64_t mean =
       poll_.samples > 0 ? poll_.sampled_ticks / static_cast<std::int64_t>(poll_.samples) : 0;
-  return c.end() - mean;
+  return end - mean;
 }
 
-void Recorder::failed_poll(const Call& c, std::uint64_t key, const MPI_Request* requests, int n,
-                           std::int32_t peer, std::int32_t tag, std::uint64_t comm) {
+void Recorder::failed_poll_slow(const Call& c, std::uint64_t key, const MPI_Request* requests,
+                                int n, std::int32_t peer, std::int32_t tag, std::uint64_t comm) {
   const std::uint32_t thread = thread_number();
   if (poll_.open && (poll_.key != key || poll_.function != c.function() || poll_.thread != thread))
     close_poll_run();
@@ -215,7 +211,10 @@ void Recorder::failed_poll(const Call& c, std::uint64_t key, const MPI_Request* 
     poll_.key = key;
     poll_.thread = thread;
     poll_.lang = c.lang();
-    poll_.first_start = c.start() >= 0 ? c.start() : c.end();
+    // The first call of a run is timed (poll_sample), unless a run of another key was open.
+    poll_.first_start = c.start() >= 0 ? c.start() : now_ticks();
+    poll_.last_sample_end = c.end() >= 0 ? c.end() : poll_.first_start;
+    poll_.calls_at_sample = 0;
     poll_.calls = 0;
     poll_.sampled_ticks = 0;
     poll_.samples = 0;
@@ -229,14 +228,15 @@ void Recorder::failed_poll(const Call& c, std::uint64_t key, const MPI_Request* 
     poll_.comm = comm;
   }
   ++poll_.calls;
-  poll_.last_end = c.end();
   if (c.start() >= 0) {
     poll_.sampled_ticks += c.end() - c.start();
     ++poll_.samples;
+    poll_.last_sample_end = c.end();
+    poll_.calls_at_sample = poll_.calls;
   }
 }
 
-void Recorder::close_poll_run() {
+void Recorder::close_poll_run(std::int64_t next_tick) {
   if (!poll_.open) return;
   poll_.open = false;
   Event& e = poll_event_;
@@ -244,15 +244,25 @@ void Recorder::close_poll_run() {
   e.kind = trace::RecordKind::poll_run;
   e.function = poll_.function;
   e.start_tick = poll_.first_start;
-  e.end_tick = poll_.last_end;
+  // The end: the last timed call's, plus the untimed calls after it at the run's mean period
+  // (timed calls come 1 in 64), never past what closed the run.
+  std::int64_t end = poll_.last_sample_end;
+  const std::uint64_t untimed = poll_.calls - poll_.calls_at_sample;
+  if (untimed > 0 && poll_.calls_at_sample > 1) {
+    const double period = static_cast<double>(poll_.last_sample_end - poll_.first_start) /
+                          static_cast<double>(poll_.calls_at_sample);
+    end += static_cast<std::int64_t>(period * static_cast<double>(untimed));
+  }
+  if (next_tick >= 0 && end > next_tick) end = next_tick;
+  e.end_tick = std::max(end, e.start_tick);
   e.fields = trace::kPoll;
   e.calls = poll_.calls;
-  // seed: the sampled calls' mean time inside MPI, times the number of calls
-  e.in_mpi_ticks = poll_.samples > 0
-                       ? static_cast<std::int64_t>(static_cast<double>(poll_.sampled_ticks) /
-                                                   static_cast<double>(poll_.samples) *
-                                                   static_cast<double>(poll_.calls))
-                       : 0;
+  // The sampled calls' mean time inside MPI, times the number of calls, at most the run.
+  const double in_mpi = poll_.samples > 0 ? static_cast<double>(poll_.sampled_ticks) /
+                                                static_cast<double>(poll_.samples) *
+                                                static_cast<double>(poll_.calls)
+                                          : 0.0;
+  e.in_mpi_ticks = std::min(static_cast<std::int64_t>(in_mpi), e.end_tick - e.start_tick);
   if (!poll_.requests.empty()) {
     e.fields |= trace::kRequests;
     e.requests = poll_.requests;
@@ -401,6 +411,7 @@ std::uint64_t Recorder::add_request(MPI_Request r, RequestKind kind, bool persis
   info.comm = comm;
   info.source_rank = source_rank;
   info.comm_handle = MPI_COMM_NULL;
+  info.cancel_requested = false;
   return info.id;
 }
 
@@ -414,6 +425,7 @@ std::uint64_t Recorder::restart(MPI_Request r) {
   if (info == nullptr) return 0;
   info->id = ++next_request_;
   info->active = true;
+  info->cancel_requested = false;
   return info->id;
 }
 
@@ -465,8 +477,7 @@ Completion Recorder::status_completion(const CommInfo& comm, const MPI_Status* s
   Completion c;
   c.source = world_rank(comm, status->MPI_SOURCE, remote);
   c.tag = status->MPI_TAG;
-  c.bytes = received_bytes(status);
-  c.cancelled = cancelled(status);
+  c.bytes = received_bytes(status);  // (a blocking receive or probe is never cancelled)
   return c;
 }
 
@@ -480,11 +491,13 @@ Completion Recorder::complete(MPI_Request before, const MPI_Status* status, int 
   }
   if (!info->active) return c;  // an inactive persistent request completes nothing
   c.request = info->id;
+  // Only a request someone tried to cancel can have been cancelled (saves a call per request).
   if (info->kind == RequestKind::recv && status != nullptr && info->comm != nullptr) {
-    c = status_completion(*info->comm, status, info->comm->inter);
-    c.request = info->id;
-    c.index = index;
-  } else if (status != nullptr && info->kind == RequestKind::send) {
+    c.source = world_rank(*info->comm, status->MPI_SOURCE, info->comm->inter);
+    c.tag = status->MPI_TAG;
+    c.bytes = received_bytes(status);
+    c.cancelled = info->cancel_requested && cancelled(status);
+  } else if (status != nullptr && info->cancel_requested) {
     c.cancelled = cancelled(status);
   }
   if (info->persistent)

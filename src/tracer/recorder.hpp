@@ -23,6 +23,13 @@ namespace commgauge::tracer {
 using trace::Completion;
 using trace::Event;
 
+extern thread_local std::uint32_t t_thread __attribute__((tls_model("initial-exec")));
+std::uint32_t new_thread_number();
+/// This thread's number (0: the thread that initialised MPI).
+inline std::uint32_t thread_number() {
+  return t_thread != UINT32_MAX ? t_thread : new_thread_number();
+}
+
 /// A communicator as the trace knows it.
 struct CommInfo {
   std::uint64_t id = 0;
@@ -41,7 +48,8 @@ struct RequestInfo {
   RequestKind kind = RequestKind::send;
   bool persistent = false;
   bool active = true;
-  int source_rank = 0;  ///< receives: as asked for (comm rank), for translating statuses
+  bool cancel_requested = false;  ///< MPI_Cancel was called: its status says if it worked
+  int source_rank = 0;            ///< receives: as asked for (comm rank), for translating statuses
   const CommInfo* comm = nullptr;
   MPI_Comm comm_handle = MPI_COMM_NULL;  ///< comm_idup: the new communicator
   MPI_Comm parent_handle = MPI_COMM_NULL;
@@ -84,13 +92,22 @@ class Recorder {
   void note_opaque(std::uint32_t function);
 
   // ---- polls ----
-  bool poll_sample();
+  bool poll_sample() { return !poll_.open || (++poll_counter_ & 63) == 0; }
   /// A failed poll: extends the open run with the same key or starts a new one.
   void failed_poll(const Call& c, std::uint64_t key, const MPI_Request* requests, int n,
-                   std::int32_t peer, std::int32_t tag, std::uint64_t comm);
-  /// The start of a successful poll whose start was not timed.
-  std::int64_t estimated_start(const Call& c) const;
-  void close_poll_run();
+                   std::int32_t peer, std::int32_t tag, std::uint64_t comm) {
+    // The hot case, inline: one more untimed call of the open run.
+    if (poll_.open && c.start() < 0 && poll_.key == key && poll_.function == c.function() &&
+        poll_.thread == thread_number()) {
+      ++poll_.calls;
+      return;
+    }
+    failed_poll_slow(c, key, requests, n, peer, tag, comm);
+  }
+  /// The start of a successful poll whose start was not timed, from its end.
+  std::int64_t estimated_start(std::int64_t end) const;
+  /// Writes the open poll run; `next_tick` (the start of what closes it, or -1) bounds its end.
+  void close_poll_run(std::int64_t next_tick = -1);
 
   // ---- communicators ----
   CommInfo& comm(MPI_Comm c);
@@ -129,7 +146,9 @@ class Recorder {
   std::vector<MPI_Fint>& fortran_statuses() { return fortran_statuses_; }
 
   /// Lock for MPI_THREAD_MULTIPLE programs (empty otherwise).
-  std::unique_lock<std::mutex> lock();
+  std::unique_lock<std::mutex> lock() {
+    return multiple() ? std::unique_lock<std::mutex>(mutex_) : std::unique_lock<std::mutex>();
+  }
 
   const Settings& settings() const { return settings_; }
   int rank() const { return rank_; }
@@ -139,6 +158,8 @@ class Recorder {
  private:
   friend class Lifecycle;
   void write(Event& e);
+  void failed_poll_slow(const Call& c, std::uint64_t key, const MPI_Request* requests, int n,
+                        std::int32_t peer, std::int32_t tag, std::uint64_t comm);
   void record_creation(const CommInfo& info, std::int64_t tick);
   void fail(const std::string& what);
   /// Measures this rank's clock offset to rank 0 (collective); returns the sync record JSON.
@@ -183,9 +204,10 @@ class Recorder {
     std::uint32_t function = 0;
     std::uint64_t key = 0;
     std::int64_t first_start = 0;
-    std::int64_t last_end = 0;
+    std::int64_t last_sample_end = 0;   ///< end of the last timed call
+    std::uint64_t calls_at_sample = 0;  ///< calls up to and including it
     std::uint64_t calls = 0;
-    std::int64_t sampled_ticks = 0;
+    std::int64_t sampled_ticks = 0;  ///< time inside the timed calls
     std::uint64_t samples = 0;
     std::vector<std::uint64_t> requests;
     std::int32_t peer = 0, tag = 0;
@@ -224,12 +246,13 @@ class Recorder {
   std::mutex mutex_;
 };
 
-Recorder& recorder();
+Recorder& make_recorder();
+extern Recorder* g_recorder;
+inline Recorder& recorder() {
+  return g_recorder != nullptr ? *g_recorder : make_recorder();
+}
 
 /// World ranks of a group's members, in group order.
 std::vector<std::int32_t> group_world_ranks(MPI_Group group);
-
-/// This thread's number (0: the thread that initialised MPI).
-std::uint32_t thread_number();
 
 }  // namespace commgauge::tracer

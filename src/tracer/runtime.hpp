@@ -73,15 +73,17 @@ class Call {
   Call& operator=(const Call&) = delete;
 
   void begin() { start_ = (!poll_ || poll_sample()) ? now_ticks() : -1; }
+  /// An unsampled poll reads no clock at all (a failed one needs none; a successful one is
+  /// timed by its recorder).
   void finish(int rc) {
-    end_ = now_ticks();
+    end_ = start_ >= 0 ? now_ticks() : -1;
     rc_ = rc;
   }
 
   std::uint32_t function() const { return function_; }
   Lang lang() const { return lang_; }
   bool poll() const { return poll_; }
-  /// -1 for a poll call whose start was not timed.
+  /// -1 for a poll call that was not timed.
   std::int64_t start() const { return start_; }
   std::int64_t end() const { return end_; }
   int rc() const { return rc_; }

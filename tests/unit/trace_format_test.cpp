@@ -125,9 +125,14 @@ TEST(TraceEncoding, VarintsAndZigzagRoundTrip) {
   EXPECT_THAT(out, ::testing::ElementsAre(0xAC, 0x02));
 }
 
-TEST(TraceEncoding, Crc32MatchesTheStandardCheckValue) {
+TEST(TraceEncoding, Crc32cMatchesTheStandardCheckValue) {
   const std::string text = "123456789";
-  EXPECT_EQ(crc32(reinterpret_cast<const unsigned char*>(text.data()), text.size()), 0xCBF43926u);
+  EXPECT_EQ(crc32c(reinterpret_cast<const unsigned char*>(text.data()), text.size()), 0xE3069283u);
+  // Longer than one 8-byte step, and not a multiple of 8 (RFC 3720 B.4: 32 bytes of zeros).
+  const std::vector<unsigned char> zeros(32, 0);
+  EXPECT_EQ(crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
+  const std::vector<unsigned char> ones(32, 0xFF);
+  EXPECT_EQ(crc32c(ones.data(), ones.size()), 0x62A8AB43u);
 }
 
 TEST(TraceEncoding, EventWithEveryFieldRoundTrips) {
