@@ -92,7 +92,8 @@ class Recorder {
   void note_opaque(std::uint32_t function);
 
   // ---- polls ----
-  bool poll_sample() { return !poll_.open || (++poll_counter_ & 63) == 0; }
+  /// (With MPI_THREAD_MULTIPLE every poll is timed: the sampling state is not shared.)
+  bool poll_sample() { return multiple() || !poll_.open || (++poll_counter_ & 63) == 0; }
   /// A failed poll: extends the open run with the same key or starts a new one.
   void failed_poll(const Call& c, std::uint64_t key, const MPI_Request* requests, int n,
                    std::int32_t peer, std::int32_t tag, std::uint64_t comm) {

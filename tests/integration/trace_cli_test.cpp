@@ -206,6 +206,24 @@ TEST_F(TraceTest, HpccFromDebianIsTracedCheckedAndReplayed) {
   expect_replayed(replay_in_simgrid(dir_ / "simgrid", 2));
 }
 
+TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {
+  const Outcome o = trace(2, {TRACER_PROGRAM_THREADS}, {"--cpu-time"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_THAT(c.out, HasSubstr("300 messages matched"));
+  const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "0"});
+  // 3 worker threads (1-3) with 50 exchanges each; every event numbered and CPU-timed.
+  for (const char* thread : {"thread=1 ", "thread=2 ", "thread=3 "}) {
+    std::size_t count = 0;
+    for (std::size_t pos = dump.out.find(thread); pos != std::string::npos;
+         pos = dump.out.find(thread, pos + 1))
+      ++count;
+    EXPECT_EQ(count, 50u) << thread;
+  }
+  EXPECT_THAT(dump.out, ::testing::ContainsRegex("seq=[0-9]+ cpu=[0-9.]+s"));
+}
+
 /// Events of `rank` that trace-dump prints.
 int events_of(const fs::path& trace, int rank) {
   const Outcome dump =
