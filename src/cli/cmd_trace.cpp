@@ -249,10 +249,15 @@ void add_trace_command(CLI::App& app, Action& action) {
       trace::TraceReader trace(dir);
       if (trace.index_rebuilt()) {
         std::fprintf(stderr,
-                     "commgauge trace: the run did not finish (exit status %d): index.json "
-                     "rebuilt from the rank files\n",
+                     "commgauge trace: no index.json was written (the run did not reach "
+                     "MPI_Finalize, exit status %d, or the disk was full): rebuilt from the rank "
+                     "files\n",
                      status);
-        write_rebuilt_index(dir, trace);
+        try {
+          write_rebuilt_index(dir, trace);
+        } catch (const InputError& error) {
+          std::fprintf(stderr, "commgauge trace: %s\n", error.what());
+        }
       }
       print_summary(trace, flags->json, flags->top);
       if (status != 0)

@@ -46,7 +46,12 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& do
     std::ofstream out(tmp);
     if (!out) throw InputError(path.string(), "cannot write the file");
     out << document.dump(2) << '\n';
-    if (!out) throw InputError(path.string(), "writing the file failed");
+    out.close();  // a full disk shows when the buffer is written, here
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw InputError(path.string(), "writing the file failed (disk full?)");
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

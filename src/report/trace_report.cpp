@@ -82,6 +82,8 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
   if (s.per_rank.size() > max_rank_rows)
     out += fmt::format("(first {} of {} ranks shown; --json has all)\n", max_rank_rows,
                        s.per_rank.size());
+  for (const auto& r : s.per_rank)
+    if (!r.error.empty()) out += fmt::format("rank {}: read up to damage: {}\n", r.rank, r.error);
 
   out += "\nMPI functions (all ranks; bytes: count x type size as passed)\n";
   std::vector<std::pair<std::uint32_t, trace::FunctionTotals>> rows(s.functions.begin(),
@@ -145,7 +147,8 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
                         {"events", r.events},
                         {"poll_runs", r.poll_runs},
                         {"polls", r.polls},
-                        {"functions", f}});
+                        {"functions", f},
+                        {"error", r.error}});
   }
   nlohmann::json largest = nlohmann::json::array();
   for (const auto& m : s.largest)

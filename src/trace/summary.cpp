@@ -2,6 +2,7 @@
 #include "trace/json_fields.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "trace/function_ids.hpp"
 
@@ -40,10 +41,20 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
   for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
     if (std::find(s.missing_ranks.begin(), s.missing_ranks.end(), r) != s.missing_ranks.end())
       continue;
-    RankReader reader = trace.open_rank(r);
-    const ClockMap clock = clock_map(trace, reader);
     RankSummary rs;
     rs.rank = r;
+    std::optional<RankReader> opened;
+    try {
+      opened.emplace(trace.open_rank(r));
+    } catch (const TraceError& error) {  // e.g. the rank met a full disk before its header
+      rs.error = error.what();
+      rs.end = RankEnd::truncated;
+      s.finished = false;
+      s.per_rank.push_back(std::move(rs));
+      continue;
+    }
+    RankReader& reader = *opened;
+    const ClockMap clock = clock_map(trace, reader);
     rs.host = json_field(reader.header(), "host", std::string());
     const double overhead_ticks =
         reader.header().contains("tracer")
@@ -54,7 +65,13 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
     std::int64_t mpi_ticks = 0;
     std::uint64_t recorded = 0;
     auto seconds = [&](std::int64_t ticks) { return clock.duration_ns(ticks) * 1e-9; };
-    while (reader.next(e)) {
+    for (;;) {
+      try {
+        if (!reader.next(e)) break;
+      } catch (const TraceError& error) {  // summarised up to the damage; trace-check says more
+        rs.error = error.what();
+        break;
+      }
       last_end = std::max(last_end, e.end_tick);
       if (e.has(kLocal)) mpi_ticks += e.local_ticks;
       if (e.kind == RecordKind::poll_run) {

@@ -32,6 +32,7 @@ struct RankSummary {
   std::uint64_t poll_runs = 0;
   std::uint64_t polls = 0;  ///< failed Test/Iprobe calls folded into the runs
   std::map<std::uint32_t, FunctionTotals> functions;
+  std::string error;  ///< why the rank's data could not be read to its end (TraceError)
 };
 
 struct MessageRecord {

@@ -111,16 +111,25 @@ void MappedRankFile::unmap() {
 
 void MappedRankFile::reserve(std::uint64_t bytes) {
   if (bytes <= reserved_) return;
-  const int rc =
-      ::posix_fallocate(fd_, static_cast<off_t>(reserved_), static_cast<off_t>(bytes - reserved_));
+  // Space is taken in steps of kReserveBytes (the mapping may reach past it; only reserved
+  // pages are ever touched), so a nearly full disk still takes a small trace.
+  const std::uint64_t step = (bytes + kReserveBytes - 1) / kReserveBytes * kReserveBytes;
+  int rc =
+      ::posix_fallocate(fd_, static_cast<off_t>(reserved_), static_cast<off_t>(step - reserved_));
+  if (rc == 0) {
+    reserved_ = step;
+    return;
+  }
+  // Less room than a step: take just the pages this block needs, until the disk is full.
+  const std::uint64_t pages = (bytes + page_size() - 1) / page_size() * page_size();
+  rc = ::posix_fallocate(fd_, static_cast<off_t>(reserved_), static_cast<off_t>(pages - reserved_));
   if (rc != 0) throw_errno(rc, path_, "cannot extend");
-  reserved_ = bytes;
+  reserved_ = pages;
 }
 
 void MappedRankFile::map_window(std::uint64_t offset) {
   unmap();
   window_offset_ = offset - offset % page_size();
-  reserve(window_offset_ + kWindowBytes);
   void* p = ::mmap(nullptr, kWindowBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
                    static_cast<off_t>(window_offset_));
   if (p == MAP_FAILED) throw_errno(errno, path_, "cannot map");
@@ -140,6 +149,7 @@ void MappedRankFile::write_block(std::uint32_t, std::span<const unsigned char> b
     end_ += block.size();
     return;
   }
+  reserve(end_ + block.size());
   if (window_ == nullptr || end_ + block.size() > window_offset_ + kWindowBytes) map_window(end_);
   unsigned char* dest = window_ + (end_ - window_offset_);
   // Payload first, then the header: a reader never sees a magic in front of a half block.

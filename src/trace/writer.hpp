@@ -52,11 +52,13 @@ class BlockEncoder {
 };
 
 /// A rank file written through a shared mapping of a fixed window (memory does not grow with
-/// the trace). Space is reserved with fallocate before it is mapped, so a full disk is an error
-/// here and never a SIGBUS later. After a crash the file holds whole blocks followed by zeros.
+/// the trace). Space is reserved with fallocate before it is written, so a full disk is an
+/// error here and never a SIGBUS later. After a crash the file holds whole blocks followed by
+/// zeros.
 class MappedRankFile : public BlockSink {
  public:
   static constexpr std::size_t kWindowBytes = 4u << 20;
+  static constexpr std::size_t kReserveBytes = 256u << 10;
 
   /// Opens (creates, truncates) `path`. Throws std::system_error naming the path.
   explicit MappedRankFile(const std::filesystem::path& path);

@@ -466,7 +466,9 @@ void Recorder::write_index(const std::vector<std::string>& summaries) {
   {
     std::ofstream out(temporary);
     out << index.dump(1) << "\n";
+    out.close();  // a full disk shows when the buffer is written
     if (!out) {
+      std::remove(temporary.c_str());
       std::fprintf(stderr, "commgauge tracer: cannot write %s: %s\n", temporary.c_str(),
                    std::strerror(errno));
       return;

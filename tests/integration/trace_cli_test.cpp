@@ -107,6 +107,18 @@ void expect_replayed(const Outcome& o) {
   EXPECT_THAT(o.err + o.out, ::testing::Not(HasSubstr("eadlock")));
 }
 
+/// Events of `rank` that trace-dump prints.
+int events_of(const fs::path& trace, int rank) {
+  const Outcome dump =
+      run({commgauge(), "trace-dump", trace.string(), "--rank", std::to_string(rank)});
+  std::istringstream in(dump.out);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') ++n;
+  return n;
+}
+
 TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
   const Outcome o = trace(4, {TRACER_PROGRAM_C, (dir_ / "counts").string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -224,22 +236,10 @@ TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {
   EXPECT_THAT(dump.out, ::testing::ContainsRegex("seq=[0-9]+ cpu=[0-9.]+s"));
 }
 
-/// Events of `rank` that trace-dump prints.
-int events_of(const fs::path& trace, int rank) {
-  const Outcome dump =
-      run({commgauge(), "trace-dump", trace.string(), "--rank", std::to_string(rank)});
-  std::istringstream in(dump.out);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line))
-    if (!line.empty() && line[0] != '#') ++n;
-  return n;
-}
-
 TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {
   const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "abort"});
   EXPECT_NE(o.exit_code, 0);
-  EXPECT_THAT(o.err, HasSubstr("index.json rebuilt"));
+  EXPECT_THAT(o.err, HasSubstr("rebuilt from the rank files"));
   EXPECT_THAT(o.out, HasSubstr("TRUNCATED"));
   EXPECT_EQ(summary()["finished"], false);
   // Init, clock sync, 600 ping-pong events; rank 1 adds MPI_Abort and its marker.
@@ -300,6 +300,37 @@ TEST_F(TraceTest, RefusesANonEmptyDirectoryWithoutForce) {
   o = trace(2, {TRACER_PROGRAM_CRASH, "abort"}, {"--force"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("notes.txt, which is not part of a trace"));
+}
+
+TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
+  // An 8 KiB tmpfs: each rank's trace (about 4.7 KB) meets the full disk on the way.
+  const fs::path small = dir_ / "small";
+  fs::create_directories(small);
+  const Outcome m = run({"mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", small.string()});
+  if (m.exit_code != 0) {
+    const char* ci = std::getenv("CI");
+    if (ci != nullptr && std::string(ci) == "true") FAIL() << "cannot mount a tmpfs: " << m.err;
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << m.err;
+  }
+  struct Unmount {
+    fs::path p;
+    ~Unmount() { run({"umount", p.string()}); }
+  } unmount{small};
+  const Outcome o = run({commgauge(), "trace", "-o", (small / "trace").string(), "--json",
+                         (dir_ / "summary.json").string(), "--", "mpirun", "--allow-run-as-root",
+                         "-np", "2", TRACER_PROGRAM_THREADS});
+  EXPECT_EQ(o.exit_code, 0) << o.err;  // the program ran to its end
+  for (const char* rank : {"rank 0: cannot extend", "rank 1: cannot extend"}) {
+    const auto first = o.err.find(rank);
+    ASSERT_NE(first, std::string::npos) << o.err;
+    EXPECT_EQ(o.err.find(rank, first + 1), std::string::npos) << "reported more than once";
+  }
+  EXPECT_THAT(o.err, HasSubstr((small / "trace" / "rank-0.cgt").string()));
+  EXPECT_EQ(summary()["finished"], false);
+  // What fitted is readable up to its last block.
+  EXPECT_GT(events_of(small / "trace", 0), 50);
+  EXPECT_THAT(run({commgauge(), "trace-check", (small / "trace").string()}).out,
+              HasSubstr("truncated"));
 }
 
 TEST_F(TraceTest, ANonMpiCommandIsAnError) {
