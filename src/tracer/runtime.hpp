@@ -20,11 +20,12 @@ extern bool g_use_tsc;
 /// functions (MPI-IO does) pass through unrecorded, and the tracer's own calls use PMPI.
 extern thread_local int t_depth __attribute__((tls_model("initial-exec")));
 
-inline bool tracing() {
-  return g_active && t_depth == 0;
-}
+/// The wrappers' fast path is inlined into every wrapper.
+#define COMMGAUGE_HOT inline __attribute__((always_inline))
 
-inline std::int64_t now_ticks() {
+COMMGAUGE_HOT bool tracing() { return g_active && t_depth == 0; }
+
+COMMGAUGE_HOT std::int64_t now_ticks() {
 #if defined(__x86_64__) || defined(__i386__)
   if (g_use_tsc) return static_cast<std::int64_t>(__builtin_ia32_rdtsc());
 #endif
@@ -72,10 +73,10 @@ class Call {
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
 
-  void begin() { start_ = (!poll_ || poll_sample()) ? now_ticks() : -1; }
+  COMMGAUGE_HOT void begin() { start_ = (!poll_ || poll_sample()) ? now_ticks() : -1; }
   /// An unsampled poll reads no clock at all (a failed one needs none; a successful one is
   /// timed by its recorder).
-  void finish(int rc) {
+  COMMGAUGE_HOT void finish(int rc) {
     end_ = start_ >= 0 ? now_ticks() : -1;
     rc_ = rc;
   }
