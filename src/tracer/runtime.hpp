@@ -23,7 +23,9 @@ extern thread_local int t_depth __attribute__((tls_model("initial-exec")));
 /// The wrappers' fast path is inlined into every wrapper.
 #define COMMGAUGE_HOT inline __attribute__((always_inline))
 
-COMMGAUGE_HOT bool tracing() { return g_active && t_depth == 0; }
+COMMGAUGE_HOT bool tracing() {
+  return g_active && t_depth == 0;
+}
 
 COMMGAUGE_HOT std::int64_t now_ticks() {
 #if defined(__x86_64__) || defined(__i386__)

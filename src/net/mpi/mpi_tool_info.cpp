@@ -98,24 +98,37 @@ nlohmann::json read_control_variables(const std::function<bool(const std::string
   return out;
 }
 
-nlohmann::json point_to_point_layer() {
-  // pml_<x>_priority names the pml components that registered (were opened);
-  // btl_<x>_eager_limit each opened BTL's eager limit.
-  std::vector<std::string> pmls;
+namespace {
+
+std::string component(const std::string& n, const std::string& prefix, const std::string& suffix) {
+  if (!starts_with(n, prefix) || n.size() <= prefix.size() + suffix.size() || !ends_with(n, suffix))
+    return std::string();
+  const std::string c = n.substr(prefix.size(), n.size() - prefix.size() - suffix.size());
+  return c.find('_') == std::string::npos ? c : std::string();
+}
+
+bool point_to_point_variable(const std::string& n) {
+  return n == "pml" || n == "btl" || !component(n, "btl_", "_eager_limit").empty();
+}
+
+bool collective_variable(const std::string& n) {
+  if (n == "coll") return true;
+  if (starts_with(n, "coll_") && ends_with(n, "_priority")) return true;
+  if (!starts_with(n, "coll_tuned_")) return false;
+  return ends_with(n, "_algorithm") || ends_with(n, "_segmentsize") ||
+         ends_with(n, "_tree_fanout") || ends_with(n, "_chain_fanout") ||
+         ends_with(n, "_max_requests") || n == "coll_tuned_use_dynamic_rules" ||
+         n == "coll_tuned_dynamic_rules_filename" || n == "coll_tuned_priority";
+}
+
+/// pml_<x>_priority names the pml components that registered (were opened);
+/// btl_<x>_eager_limit each opened BTL's eager limit.
+nlohmann::json point_to_point_from(const nlohmann::json& vars,
+                                   const std::vector<std::string>& pmls) {
   std::vector<std::string> btls;
-  auto component = [](const std::string& n, const std::string& prefix, const std::string& suffix) {
-    if (!starts_with(n, prefix) || n.size() <= prefix.size() + suffix.size() ||
-        !ends_with(n, suffix))
-      return std::string();
-    const std::string c = n.substr(prefix.size(), n.size() - prefix.size() - suffix.size());
-    return c.find('_') == std::string::npos ? c : std::string();
-  };
-  const nlohmann::json vars = read_control_variables([&](const std::string& n) {
-    if (const auto pml = component(n, "pml_", "_priority"); !pml.empty()) pmls.push_back(pml);
-    return n == "pml" || n == "btl" || !component(n, "btl_", "_eager_limit").empty();
-  });
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, value] : vars.items()) {
+    if (!point_to_point_variable(name)) continue;
     if (name == "pml") {
       out["pml_requested"] = value;
     } else if (name == "btl") {
@@ -134,16 +147,31 @@ nlohmann::json point_to_point_layer() {
   return out;
 }
 
-nlohmann::json collective_settings() {
-  return read_control_variables([](const std::string& n) {
-    if (n == "coll") return true;
-    if (starts_with(n, "coll_") && ends_with(n, "_priority")) return true;
-    if (!starts_with(n, "coll_tuned_")) return false;
-    return ends_with(n, "_algorithm") || ends_with(n, "_segmentsize") ||
-           ends_with(n, "_tree_fanout") || ends_with(n, "_chain_fanout") ||
-           ends_with(n, "_max_requests") || n == "coll_tuned_use_dynamic_rules" ||
-           n == "coll_tuned_dynamic_rules_filename" || n == "coll_tuned_priority";
+}  // namespace
+
+nlohmann::json point_to_point_layer() {
+  std::vector<std::string> pmls;
+  const nlohmann::json vars = read_control_variables([&](const std::string& n) {
+    if (const auto pml = component(n, "pml_", "_priority"); !pml.empty()) pmls.push_back(pml);
+    return point_to_point_variable(n);
   });
+  return point_to_point_from(vars, pmls);
+}
+
+nlohmann::json collective_settings() {
+  return read_control_variables(collective_variable);
+}
+
+nlohmann::json point_to_point_and_collectives() {
+  std::vector<std::string> pmls;
+  const nlohmann::json vars = read_control_variables([&](const std::string& n) {
+    if (const auto pml = component(n, "pml_", "_priority"); !pml.empty()) pmls.push_back(pml);
+    return point_to_point_variable(n) || collective_variable(n);
+  });
+  nlohmann::json collectives = nlohmann::json::object();
+  for (const auto& [name, value] : vars.items())
+    if (collective_variable(name)) collectives[name] = value;
+  return {{"point_to_point", point_to_point_from(vars, pmls)}, {"collectives", collectives}};
 }
 
 }  // namespace commgauge::net
