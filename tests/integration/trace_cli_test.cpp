@@ -204,9 +204,10 @@ TEST_F(TraceTest, HpccFromDebianIsTracedCheckedAndReplayed) {
     polls += r["polls"].get<std::uint64_t>();
     runs += r["poll_runs"].get<std::uint64_t>();
   }
+  // How many polls a run folds depends on timing: 20 to 1000 per run have been seen here.
   EXPECT_GT(polls, 100000u);
   EXPECT_GT(runs, 100u);
-  EXPECT_LT(runs * 100, polls);
+  EXPECT_LT(runs * 5, polls);
   EXPECT_THAT(o.out, HasSubstr("MPI_Testany"));
   // Small: about 1.5 MB for some 70,000 events here.
   EXPECT_LT(s["trace_bytes"].get<std::uint64_t>(), 8u << 20);
