@@ -102,7 +102,9 @@ void expect_eager_limit_found(const std::vector<std::string>& mca,
                               const std::string& pml = "") {
   std::string attempts;
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    const auto json = temp_file("eager-" + std::to_string(attempt) + ".json");
+    std::string name = "eager-";  // (appended: GCC 12's -Wrestrict misfires on "a" + b)
+    name.append(std::to_string(attempt)).append(".json");
+    const auto json = temp_file(name);
     std::vector<std::string> args = {"loggp"};
     args.insert(args.end(), sweep.begin(), sweep.end());
     args.insert(args.end(), {"--json", json.string(), "--timer-trials", "1000"});
@@ -113,7 +115,7 @@ void expect_eager_limit_found(const std::vector<std::string>& mca,
       EXPECT_EQ(j["context"]["pml"], pml);
     }
     if (has_switch_near(j, limit)) return;
-    attempts += " " + j["switch_points_bytes"].dump();
+    attempts.append(" ").append(j["switch_points_bytes"].dump());
   }
   ADD_FAILURE() << "no switch near " << limit << " in 3 measurements:" << attempts;
 }
