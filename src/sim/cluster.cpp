@@ -1,0 +1,185 @@
+#include "sim/cluster.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace commgauge::sim {
+
+namespace {
+
+std::uint32_t positive_field(const nlohmann::json& doc, const char* key, const std::string& origin) {
+  if (!doc.contains(key)) throw InputError(origin, fmt::format("missing \"{}\"", key));
+  const auto& v = doc[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1LL << 31))
+    throw InputError(origin, fmt::format("\"{}\" must be a positive integer", key));
+  return v.get<std::uint32_t>();
+}
+
+}  // namespace
+
+Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) {
+  if (!doc.is_object()) throw InputError(origin, "expected a JSON object");
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "nodes" && key != "cores_per_node" && key != "link_classes" && key != "description")
+      throw InputError(origin, fmt::format("unknown field \"{}\" (expected nodes, cores_per_node, "
+                                           "link_classes, description)",
+                                           key));
+  }
+  Cluster c;
+  c.origin = origin;
+  c.nodes = positive_field(doc, "nodes", origin);
+  c.cores_per_node = positive_field(doc, "cores_per_node", origin);
+  if (doc.contains("link_classes")) {
+    const auto& lc = doc["link_classes"];
+    if (!lc.is_object()) throw InputError(origin, "\"link_classes\" must be an object");
+    for (const auto& [key, value] : lc.items()) {
+      if (!value.is_string())
+        throw InputError(origin, fmt::format("link_classes.{} must be a profile class name", key));
+      if (key == "same_node")
+        c.same_node_class = value.get<std::string>();
+      else if (key == "different_nodes")
+        c.different_nodes_class = value.get<std::string>();
+      else
+        throw InputError(origin, fmt::format("link_classes: unknown key \"{}\" (expected "
+                                             "same_node, different_nodes)",
+                                             key));
+    }
+  }
+  return c;
+}
+
+Cluster read_cluster(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string(), "cannot open the cluster file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path.string(), fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
+  }
+  return cluster_from_json(doc, path.string());
+}
+
+std::vector<std::uint32_t> recorded_placement(const nlohmann::json& index, std::uint32_t ranks) {
+  std::vector<std::uint32_t> nodes(ranks, 0);
+  if (!index.contains("placement") || !index["placement"].is_array()) return nodes;
+  const auto& p = index["placement"];
+  for (std::uint32_t r = 0; r < ranks && r < p.size(); ++r)
+    if (p[r].is_number_unsigned()) nodes[r] = p[r].get<std::uint32_t>();
+  return nodes;
+}
+
+Cluster cluster_of_placement(const std::vector<std::uint32_t>& nodes) {
+  Cluster c;
+  c.origin = "trace";
+  std::uint32_t max_node = 0;
+  for (auto n : nodes) max_node = std::max(max_node, n);
+  c.nodes = max_node + 1;
+  std::vector<std::uint32_t> per_node(c.nodes, 0);
+  for (auto n : nodes) ++per_node[n];
+  c.cores_per_node = std::max<std::uint32_t>(1, *std::max_element(per_node.begin(), per_node.end()));
+  return c;
+}
+
+std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ranks,
+                                       const Cluster& cluster,
+                                       const std::vector<std::uint32_t>& recorded) {
+  if (spec == "recorded") {
+    for (auto n : recorded) {
+      if (n >= cluster.nodes)
+        throw InputError("--placement recorded",
+                         fmt::format("the trace uses {} nodes, the cluster ({}) has {}",
+                                     n + 1, cluster.origin, cluster.nodes));
+    }
+    return recorded;
+  }
+  const std::uint64_t slots = std::uint64_t{cluster.nodes} * cluster.cores_per_node;
+  const bool generated = spec == "rrn" || spec == "rrp" || spec.rfind("random:", 0) == 0;
+  if (generated && ranks > slots) {
+    throw InputError("--placement " + spec,
+                     fmt::format("{} ranks do not fit on {} nodes x {} cores", ranks,
+                                 cluster.nodes, cluster.cores_per_node));
+  }
+  std::vector<std::uint32_t> nodes(ranks);
+  if (spec == "rrn") {  // seed 003: round robin over nodes
+    for (std::uint32_t r = 0; r < ranks; ++r) nodes[r] = r % cluster.nodes;
+    return nodes;
+  }
+  if (spec == "rrp") {  // seed 003: fill a node's processors first
+    for (std::uint32_t r = 0; r < ranks; ++r) nodes[r] = r / cluster.cores_per_node;
+    return nodes;
+  }
+  if (spec.rfind("random:", 0) == 0) {
+    std::uint64_t seed = 0;
+    try {
+      std::size_t used = 0;
+      seed = std::stoull(spec.substr(7), &used);
+      if (used != spec.size() - 7) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw InputError("--placement", fmt::format("\"{}\": expected random:SEED with an integer SEED",
+                                                  spec));
+    }
+    // A seeded shuffle of the machine's slots (std::mt19937_64 is specified exactly, and the
+    // Fisher-Yates loop is written here, so the result is the same everywhere).
+    std::vector<std::uint32_t> slot_nodes(slots);
+    for (std::uint64_t s = 0; s < slots; ++s)
+      slot_nodes[s] = static_cast<std::uint32_t>(s / cluster.cores_per_node);
+    std::mt19937_64 rng(seed);
+    for (std::uint64_t i = slots - 1; i > 0; --i) {
+      const std::uint64_t j = rng() % (i + 1);
+      std::swap(slot_nodes[i], slot_nodes[j]);
+    }
+    std::copy_n(slot_nodes.begin(), ranks, nodes.begin());
+    return nodes;
+  }
+  // A file: one node number per rank.
+  std::ifstream in(spec);
+  if (!in)
+    throw InputError("--placement",
+                     fmt::format("\"{}\" is not recorded, rrn, rrp, random:SEED or a readable file",
+                                 spec));
+  std::vector<std::uint32_t> per_node(cluster.nodes, 0);
+  std::string line;
+  std::uint32_t r = 0;
+  for (std::size_t line_no = 1; std::getline(in, line); ++line_no) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      std::uint64_t node = 0;
+      try {
+        std::size_t used = 0;
+        node = std::stoull(word, &used);
+        if (used != word.size()) throw std::invalid_argument("trailing");
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("{}:{}", spec, line_no),
+                         fmt::format("expected a node number, got \"{}\"", word));
+      }
+      if (node >= cluster.nodes)
+        throw InputError(fmt::format("{}:{}", spec, line_no),
+                         fmt::format("node {} does not exist (the cluster has {})", node,
+                                     cluster.nodes));
+      if (r >= ranks)
+        throw InputError(fmt::format("{}:{}", spec, line_no),
+                         fmt::format("more entries than the trace's {} ranks", ranks));
+      if (++per_node[node] > cluster.cores_per_node)
+        throw InputError(fmt::format("{}:{}", spec, line_no),
+                         fmt::format("node {} gets more than its {} cores", node,
+                                     cluster.cores_per_node));
+      nodes[r++] = static_cast<std::uint32_t>(node);
+    }
+  }
+  if (r != ranks)
+    throw InputError(spec, fmt::format("places {} ranks, the trace has {}", r, ranks));
+  return nodes;
+}
+
+}  // namespace commgauge::sim

@@ -1,0 +1,67 @@
+#pragma once
+// The simulated network: per link class (intra_node, inter_node) the model chosen on the
+// command line, evaluated through the one cost function (model/cost.hpp), and the node of every
+// rank. Model `none` makes every message free: the baseline that shows what each model adds.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/cost.hpp"
+#include "model/models.hpp"
+#include "profile/profile.hpp"
+#include "sim/cluster.hpp"
+
+namespace commgauge::sim {
+
+using model::MessageCost;
+using model::Picoseconds;
+
+/// The model names `--model` accepts (loggp, loggps, loggpo from the registry, and none).
+std::vector<std::string> simulation_model_names();
+
+class Network {
+ public:
+  /// `model_name` is none or a registry model; `links` maps a profile class name to its link.
+  /// The classes the cluster names must be present unless every rank pair stays in one class.
+  Network(const std::string& model_name, const std::map<std::string, model::LinkParams>& links,
+          Cluster cluster, std::vector<std::uint32_t> node_of_rank);
+
+  const std::string& model_name() const { return model_name_; }
+  const Cluster& cluster() const { return cluster_; }
+  std::uint32_t node(std::int32_t rank) const { return node_of_rank_[static_cast<std::size_t>(rank)]; }
+  bool same_node(std::int32_t a, std::int32_t b) const { return node(a) == node(b); }
+  /// What a message of `bytes` from `source` to `destination` costs.
+  MessageCost message(std::int32_t source, std::int32_t destination, std::uint64_t bytes) const {
+    if (!models_[0] && !models_[1]) return none_cost(bytes);
+    return model_for(source, destination).cost().message(bytes);
+  }
+  /// The link class name used between the two ranks.
+  const std::string& link_class(std::int32_t source, std::int32_t destination) const;
+  /// The model of a class (nullptr for model none).
+  const model::CommModel* model_of_class(bool same_node) const {
+    return models_[same_node ? 0 : 1] ? &*models_[same_node ? 0 : 1] : nullptr;
+  }
+
+ private:
+  static MessageCost none_cost(std::uint64_t bytes) {
+    MessageCost m;
+    m.bytes = bytes;
+    return m;
+  }
+  const model::CommModel& model_for(std::int32_t source, std::int32_t destination) const;
+
+  std::string model_name_;
+  Cluster cluster_;
+  std::vector<std::uint32_t> node_of_rank_;
+  std::optional<model::CommModel> models_[2];  ///< [0] same node, [1] different nodes
+  std::string missing_[2];                     ///< why a class has no model (for the error)
+};
+
+/// The links of a profile file (every class) or of a single link-parameter document (used for
+/// both classes, under the names the cluster gives them).
+std::map<std::string, model::LinkParams> read_links(const std::filesystem::path& path,
+                                                    const Cluster& cluster);
+
+}  // namespace commgauge::sim

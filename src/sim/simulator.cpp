@@ -1,0 +1,1184 @@
+#include "sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <queue>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "trace/function_ids.hpp"
+#include "trace/functions.hpp"
+
+namespace commgauge::sim {
+
+using model::Picoseconds;
+using trace::Event;
+
+Breakdown& Breakdown::operator+=(const Breakdown& o) {
+  compute += o.compute;
+  overhead += o.overhead;
+  transfer += o.transfer;
+  late_sender += o.late_sender;
+  late_receiver += o.late_receiver;
+  synchronization += o.synchronization;
+  opaque += o.opaque;
+  return *this;
+}
+
+namespace {
+
+constexpr std::uint32_t kNone = UINT32_MAX;
+/// Collectives match on their own context, as in Open MPI (a communicator's collective traffic
+/// never matches its point-to-point receives).
+constexpr std::uint64_t kCollectiveContext = 1ULL << 63;
+
+// What the replay does with a call, from the function table's recorder pattern.
+enum class CallKind : std::uint8_t {
+  ignore,  // communicator management and other modeled calls that cost nothing here
+  init,
+  finalize,
+  abort,
+  send,
+  isend,
+  recv,
+  irecv,
+  sendrecv,
+  send_init,
+  recv_init,
+  start,
+  wait,  // Wait, Waitall: completions are the recorded ones
+  wait_some,  // Waitany, Waitsome: a recorded completion not yet simulated is forced
+  test,  // Test*, successful: every recorded completion not yet simulated is forced
+  probe,
+  iprobe,
+  mrecv,
+  imrecv,
+  cancel,
+  request_free,
+  collective,
+  opaque,
+};
+
+enum class SendMode : std::uint8_t { standard, synchronous, ready, buffered };
+
+// ---- Event queue ----------------------------------------------------------------------------
+// Invariants: events leave the queue in increasing (time, seq); seq is unique and increases in
+// the order events are created, so equal times keep creation order and the replay is
+// deterministic. No event is created with a time earlier than the event being processed (times
+// are clamped up to it), so a rank may run ahead inline while its clock is below every queued
+// time: nothing can still happen before it.
+enum class EventKind : std::uint8_t { resume, arrival, request_arrival, ack_arrival, completion };
+
+struct QueuedEvent {
+  Picoseconds time;
+  std::uint64_t seq;
+  std::uint32_t target;  // a rank (resume) or an operation
+  EventKind kind;
+};
+struct Later {
+  bool operator()(const QueuedEvent& a, const QueuedEvent& b) const {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+};
+
+// A send or a receive in flight. Sends hold the message's cost; the receiver's copy reads it.
+struct Op {
+  model::MessageCost cost;
+  Picoseconds posted_at = 0;
+  Picoseconds partner_posted = 0;  // when the matching operation was posted
+  std::uint64_t comm = 0;
+  std::uint64_t bytes = 0;
+  std::int32_t owner = 0;
+  std::int32_t peer = 0;  // send: destination; receive: source (kAnySource until resolved)
+  std::int32_t tag = 0;
+  std::uint32_t match = kNone;
+  bool is_send = false;
+  bool resolved = true;  // a receive whose source and tag are known
+  bool done = false;
+  bool arrived = false;
+  bool request_arrived = false;
+  bool delivered = false;
+  bool consumed = false;
+  bool waited = false;
+  bool cancelled = false;
+  bool released = false;
+};
+
+enum class ActionKind : std::uint8_t { copy, answer, inject };
+struct Action {
+  ActionKind kind;
+  std::uint32_t op;
+  Picoseconds time;
+};
+
+enum class Phase : std::uint8_t { read, enter, start, steps, waits, exit, finished };
+
+// A collective to run: blocking ones at their call, nonblocking ones at the call that completes
+// them (they progress only inside MPI calls).
+struct PendingCollective {
+  std::uint64_t request = 0;
+  std::uint64_t comm = 0;
+  collectives::Operation op = collectives::Operation::barrier;
+  std::int32_t root = -1;  // world rank
+  std::uint64_t bytes = 0;
+  bool commutative = true;
+  std::vector<std::uint64_t> counts, recv_counts;
+};
+
+struct Persistent {
+  std::uint64_t id;
+  bool is_send;
+  SendMode mode;
+  std::int32_t peer, tag;
+  std::uint64_t comm, bytes;
+};
+
+struct Rank {
+  std::unique_ptr<trace::RankReader> reader;
+  trace::ClockMap clock_map;
+  Event ev;
+  std::int64_t overhead_ticks = 0;
+  std::int64_t previous_end_tick = 0;
+  std::int64_t init_end_tick = 0;
+  std::int64_t previous_cpu_ns = -1;
+  bool started = false;  // MPI_Init seen
+
+  Picoseconds clock = 0;
+  Picoseconds next_send = 0;
+  bool in_call = false;
+  bool blocked = false;
+  Phase phase = Phase::read;
+  CallKind call = CallKind::ignore;
+  std::vector<Action> pending;       // CPU work that waits until the rank is inside MPI
+  std::vector<std::uint32_t> posted;      // receives not yet matched, in posting order
+  std::vector<std::uint32_t> unexpected;  // sends to this rank not yet matched, in order
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> requests;  // trace id -> op
+  std::vector<Persistent> persistent;
+  std::vector<std::pair<std::uint64_t, std::pair<std::int32_t, std::int32_t>>> messages;  // Mprobe
+  std::vector<PendingCollective> nonblocking;  // I-collectives not yet completed
+
+  // The call being replayed.
+  Picoseconds call_start = 0;
+  Picoseconds busy = 0;  // CPU work inside the call
+  Picoseconds poll_until = 0;
+  std::vector<collectives::Step> steps;
+  std::size_t step = 0;
+  std::vector<std::uint64_t> step_comms;  // the communicator of each step
+  bool step_posted = false;
+  Picoseconds poll_fixed = 0;
+  Picoseconds opaque_ps = 0;
+  bool in_collective = false;
+  std::vector<std::uint32_t> temps;  // operations of the current step or blocking call
+  std::vector<std::uint32_t> waits;  // operations the call completes
+  std::uint32_t wait_remaining = 0;
+  Picoseconds latest_partner = 0;
+  bool latest_partner_is_send = false;
+  bool forced = false;  // the call forces recorded completions
+
+  RankResult result;
+  Picoseconds finalize_at = -1;
+  std::uint64_t blocked_event = 0;
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+CallKind kind_of(const trace::FunctionInfo& f) {
+  using trace::FunctionClass;
+  if (f.function_class == FunctionClass::opaque) return CallKind::opaque;
+  if (f.function_class == FunctionClass::local) return CallKind::ignore;
+  const std::string_view p = f.pattern;
+  if (f.function_class == FunctionClass::special) {
+    if (p == "init") return CallKind::init;
+    if (p == "finalize") return CallKind::finalize;
+    if (p == "abort") return CallKind::abort;
+    return CallKind::ignore;
+  }
+  static const std::map<std::string_view, CallKind> by_pattern = {
+      {"send", CallKind::send},
+      {"isend", CallKind::isend},
+      {"recv", CallKind::recv},
+      {"irecv", CallKind::irecv},
+      {"sendrecv", CallKind::sendrecv},
+      {"sendrecv_replace", CallKind::sendrecv},
+      {"send_init", CallKind::send_init},
+      {"recv_init", CallKind::recv_init},
+      {"start", CallKind::start},
+      {"startall", CallKind::start},
+      {"wait", CallKind::wait},
+      {"waitall", CallKind::wait},
+      {"waitany", CallKind::wait_some},
+      {"waitsome", CallKind::wait_some},
+      {"test", CallKind::test},
+      {"testall", CallKind::test},
+      {"testany", CallKind::test},
+      {"testsome", CallKind::test},
+      {"probe", CallKind::probe},
+      {"mprobe", CallKind::probe},
+      {"iprobe", CallKind::iprobe},
+      {"improbe", CallKind::iprobe},
+      {"mrecv", CallKind::mrecv},
+      {"imrecv", CallKind::imrecv},
+      {"cancel", CallKind::cancel},
+      {"request_free", CallKind::request_free},
+  };
+  if (const auto it = by_pattern.find(p); it != by_pattern.end()) return it->second;
+  // Collectives: the pattern names the recorder; the function names the operation.
+  std::string name = lower(f.name.substr(4));  // without "MPI_"
+  if (collectives::parse_operation(name)) return CallKind::collective;
+  if (name.size() > 1 && name[0] == 'i' && collectives::parse_operation(name.substr(1)))
+    return CallKind::collective;
+  return CallKind::ignore;
+}
+
+std::optional<collectives::Operation> operation_of(std::string_view function_name) {
+  std::string name = lower(function_name.substr(4));
+  if (auto op = collectives::parse_operation(name)) return op;
+  if (name.size() > 1 && name[0] == 'i') return collectives::parse_operation(name.substr(1));
+  return std::nullopt;
+}
+
+SendMode send_mode(std::uint32_t function) {
+  namespace fn = trace::fn;
+  if (function == fn::Ssend || function == fn::Issend || function == fn::Ssend_init)
+    return SendMode::synchronous;
+  if (function == fn::Rsend || function == fn::Irsend || function == fn::Rsend_init)
+    return SendMode::ready;
+  if (function == fn::Bsend || function == fn::Ibsend || function == fn::Bsend_init)
+    return SendMode::buffered;
+  return SendMode::standard;
+}
+
+bool is_rooted(collectives::Operation op) {
+  using collectives::Operation;
+  switch (op) {
+    case Operation::bcast:
+    case Operation::reduce:
+    case Operation::gather:
+    case Operation::gatherv:
+    case Operation::scatter:
+    case Operation::scatterv:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class Engine {
+ public:
+  Engine(const trace::TraceReader& trace, const Network& network, const Options& options);
+  Result run();
+
+ private:
+  // queue
+  void schedule(EventKind kind, std::uint32_t target, Picoseconds time);
+  bool must_yield(Picoseconds t) const { return !queue_.empty() && queue_.top().time <= t; }
+  void resume_at(std::uint32_t rank, Picoseconds t) { schedule(EventKind::resume, rank, t); }
+  void process(const QueuedEvent& e);
+
+  // operations
+  std::uint32_t alloc_op();
+  void release_if_finished(std::uint32_t id);
+  std::uint32_t post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
+                          std::uint64_t comm, std::uint64_t bytes, SendMode mode);
+  std::uint32_t post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
+                          std::uint64_t comm, std::uint64_t bytes, bool resolved);
+  bool try_match_recv(Rank& r, std::uint32_t recv_id);
+  void link(std::uint32_t send_id, std::uint32_t recv_id);
+  void on_matched(std::uint32_t send_id, Picoseconds t);
+  void answer_request(std::uint32_t send_id, Picoseconds t);
+  void trigger(std::int32_t rank, Action a);
+  void run_action(Rank& r, const Action& a);
+  void complete(std::uint32_t id, Picoseconds t);
+
+  // ranks
+  void advance(std::uint32_t rank);
+  bool load_next_call(Rank& r, std::int32_t me);
+  void start_call(Rank& r, std::int32_t me);
+  bool run_steps(Rank& r, std::int32_t me);
+  bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
+  void finish_call(Rank& r);
+  void consume(Rank& r, std::vector<std::uint32_t>& ops);
+  std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
+  void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
+  std::pair<collectives::Algorithm, std::string> choose_algorithm(collectives::Operation op,
+                                                                  std::size_t members,
+                                                                  std::uint64_t bytes,
+                                                                  bool commutative) const;
+  const std::vector<std::int32_t>& members_of(std::uint64_t comm, std::int32_t me);
+  Picoseconds ticks_to_ps(const Rank& r, std::int64_t ticks) const;
+  Picoseconds computation(Rank& r, const Event& e);
+  [[noreturn]] void deadlock();
+
+  const trace::TraceReader& trace_;
+  const Network& net_;
+  const Options& options_;
+  std::vector<Rank> ranks_;
+  std::vector<Op> ops_;
+  std::vector<std::uint32_t> free_ops_;
+  std::uint64_t ops_in_flight_ = 0;
+  std::priority_queue<QueuedEvent, std::vector<QueuedEvent>, Later> queue_;
+  std::uint64_t seq_ = 0;
+  std::vector<CallKind> kinds_;  // by function id
+  std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;
+  std::vector<std::int32_t> world_;
+  std::vector<std::int32_t> self_;
+  collectives::Collective scratch_;
+  Result result_;
+  std::vector<FunctionTotals> function_totals_;
+  std::uint64_t total_events_hint_ = 0;
+  std::uint64_t next_progress_ = 0;
+};
+
+Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
+    : trace_(trace), net_(network), options_(options) {
+  const auto table = trace::function_table();
+  kinds_.assign(table.size() + 1, CallKind::opaque);
+  for (const auto& f : table) kinds_[f.id] = kind_of(f);
+  function_totals_.resize(table.size() + 1);
+  const std::uint32_t n = trace.ranks();
+  if (!trace.missing_ranks().empty())
+    throw trace::TraceError(fmt::format("the trace has no data for rank {} (of {})",
+                                        trace.missing_ranks().front(), n));
+  world_.resize(n);
+  std::iota(world_.begin(), world_.end(), 0);
+  self_.resize(1);
+  ranks_.resize(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Rank& r = ranks_[i];
+    r.reader = std::make_unique<trace::RankReader>(trace.open_rank(i));
+    r.clock_map = trace::clock_map(trace, *r.reader);
+    const auto& header = r.reader->header();
+    if (header.contains("tracer") && header["tracer"].is_object())
+      r.overhead_ticks = header["tracer"].value("overhead_ticks_per_event", std::int64_t{0});
+  }
+  if (trace.index().contains("events_total") && trace.index()["events_total"].is_number_unsigned())
+    total_events_hint_ = trace.index()["events_total"].get<std::uint64_t>();
+  result_.model = network.model_name();
+  result_.ranks = n;
+}
+
+void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
+  queue_.push({time, seq_++, target, kind});
+}
+
+Picoseconds Engine::ticks_to_ps(const Rank& r, std::int64_t ticks) const {
+  if (ticks <= 0) return 0;
+  return static_cast<Picoseconds>(std::llround(r.clock_map.duration_ns(ticks) * 1000.0));
+}
+
+std::uint32_t Engine::alloc_op() {
+  ++ops_in_flight_;
+  result_.peak_ops_in_flight = std::max(result_.peak_ops_in_flight, ops_in_flight_);
+  if (!free_ops_.empty()) {
+    const std::uint32_t id = free_ops_.back();
+    free_ops_.pop_back();
+    ops_[id] = Op{};
+    return id;
+  }
+  ops_.emplace_back();
+  return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+void Engine::release_if_finished(std::uint32_t id) {
+  const Op& o = ops_[id];
+  // A send stays until its receive has copied it (the copy reads its cost), or it is withdrawn.
+  const bool finished = o.done && o.consumed && (!o.is_send || o.delivered || o.cancelled);
+  if (!finished || o.released) return;
+  ops_[id].released = true;
+  free_ops_.push_back(id);
+  --ops_in_flight_;
+}
+
+// ---- point-to-point (the same semantics as net/virtual_network.cpp) ------------------------
+
+std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
+                                std::uint64_t comm, std::uint64_t bytes, SendMode mode) {
+  const std::uint32_t id = alloc_op();
+  {
+    Op& s = ops_[id];
+    s.is_send = true;
+    s.owner = me;
+    s.peer = dest;
+    s.tag = tag;
+    s.comm = comm;
+    s.bytes = bytes;
+    s.cost = net_.message(me, dest, bytes);
+    if (mode == SendMode::synchronous) s.cost.rendezvous = true;
+    if (mode == SendMode::ready || mode == SendMode::buffered) s.cost.rendezvous = false;
+    const Picoseconds start = std::max(r.clock, r.next_send);
+    s.posted_at = start;
+    r.next_send = start + s.cost.gap;
+    if (!s.cost.rendezvous) {
+      r.clock = start + s.cost.send_overhead;
+      r.busy += s.cost.send_overhead;
+      schedule(EventKind::completion, id, r.clock);
+      schedule(EventKind::arrival, id, r.clock + s.cost.transfer);
+    } else {
+      r.clock = start + s.cost.control_send;
+      r.busy += s.cost.control_send;
+      schedule(EventKind::request_arrival, id, r.clock + s.cost.latency);
+    }
+  }
+  ++result_.messages;
+  Rank& d = ranks_[static_cast<std::size_t>(dest)];
+  for (std::size_t i = 0; i < d.posted.size(); ++i) {
+    const Op& rv = ops_[d.posted[i]];
+    if (!rv.resolved || rv.comm != comm || rv.peer != me || (rv.tag != tag && rv.tag != -1))
+      continue;
+    const std::uint32_t recv_id = d.posted[i];
+    d.posted.erase(d.posted.begin() + static_cast<std::ptrdiff_t>(i));
+    link(id, recv_id);
+    on_matched(id, ops_[id].posted_at);
+    return id;
+  }
+  d.unexpected.push_back(id);
+  return id;
+}
+
+std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
+                                std::uint64_t comm, std::uint64_t bytes, bool resolved) {
+  const std::uint32_t id = alloc_op();
+  Op& o = ops_[id];
+  o.owner = me;
+  o.peer = source;
+  o.tag = tag;
+  o.comm = comm;
+  o.bytes = bytes;
+  o.posted_at = r.clock;
+  o.resolved = resolved;
+  if (!resolved || !try_match_recv(r, id)) r.posted.push_back(id);
+  return id;
+}
+
+bool Engine::try_match_recv(Rank& r, std::uint32_t recv_id) {
+  const Op& rv = ops_[recv_id];
+  for (std::size_t i = 0; i < r.unexpected.size(); ++i) {
+    const Op& s = ops_[r.unexpected[i]];
+    if (s.comm != rv.comm || s.owner != rv.peer || (s.tag != rv.tag && rv.tag != -1)) continue;
+    const std::uint32_t send_id = r.unexpected[i];
+    r.unexpected.erase(r.unexpected.begin() + static_cast<std::ptrdiff_t>(i));
+    link(send_id, recv_id);
+    on_matched(send_id, ops_[recv_id].posted_at);
+    return true;
+  }
+  return false;
+}
+
+void Engine::link(std::uint32_t send_id, std::uint32_t recv_id) {
+  Op& s = ops_[send_id];
+  Op& rv = ops_[recv_id];
+  s.match = recv_id;
+  rv.match = send_id;
+  s.partner_posted = rv.posted_at;
+  rv.partner_posted = s.posted_at;
+}
+
+void Engine::on_matched(std::uint32_t send_id, Picoseconds t) {
+  const Op& s = ops_[send_id];
+  if (s.arrived) {
+    trigger(ops_[s.match].owner, {ActionKind::copy, s.match, t});
+    return;
+  }
+  if (s.cost.rendezvous && s.request_arrived) answer_request(send_id, t);
+}
+
+// The receive is posted and the request has arrived: the receiver answers (seed 004, T4).
+void Engine::answer_request(std::uint32_t send_id, Picoseconds t) {
+  const Op& s = ops_[send_id];
+  if (s.cost.progress == model::Progress::dependent) {
+    trigger(ops_[s.match].owner, {ActionKind::answer, send_id, t});
+  } else {
+    const Picoseconds answered = t + s.cost.control_recv + s.cost.control_send;
+    schedule(EventKind::ack_arrival, send_id, answered + s.cost.latency);
+  }
+}
+
+void Engine::trigger(std::int32_t rank, Action a) {
+  Rank& r = ranks_[static_cast<std::size_t>(rank)];
+  if (!r.in_call) {
+    r.pending.push_back(a);
+    return;
+  }
+  run_action(r, a);
+}
+
+// CPU work on a rank, started when its CPU is free and no earlier than the action's time.
+void Engine::run_action(Rank& r, const Action& a) {
+  const Picoseconds start = std::max(a.time, r.clock);
+  switch (a.kind) {
+    case ActionKind::copy: {
+      Op& rv = ops_[a.op];
+      Op& s = ops_[rv.match];
+      r.clock = start + s.cost.recv_overhead;
+      r.busy += s.cost.recv_overhead;
+      s.delivered = true;
+      schedule(EventKind::completion, a.op, r.clock);
+      release_if_finished(rv.match);
+      break;
+    }
+    case ActionKind::answer: {
+      const Op& s = ops_[a.op];
+      r.clock = start + s.cost.control_recv + s.cost.control_send;
+      r.busy += s.cost.control_recv + s.cost.control_send;
+      schedule(EventKind::ack_arrival, a.op, r.clock + s.cost.latency);
+      break;
+    }
+    case ActionKind::inject: {
+      const Op& s = ops_[a.op];
+      r.clock = start + s.cost.control_recv + s.cost.send_overhead;
+      r.busy += s.cost.control_recv + s.cost.send_overhead;
+      schedule(EventKind::completion, a.op, r.clock);
+      schedule(EventKind::arrival, a.op, r.clock + s.cost.transfer);
+      break;
+    }
+  }
+}
+
+void Engine::complete(std::uint32_t id, Picoseconds t) {
+  Op& o = ops_[id];
+  o.done = true;
+  if (o.waited) {
+    o.waited = false;
+    Rank& r = ranks_[static_cast<std::size_t>(o.owner)];
+    if (o.partner_posted > r.latest_partner || r.latest_partner == 0) {
+      r.latest_partner = std::max(r.latest_partner, o.partner_posted);
+      r.latest_partner_is_send = !o.is_send;
+    }
+    if (--r.wait_remaining == 0 && r.blocked) {
+      r.blocked = false;
+      r.clock = std::max(r.clock, t);
+      resume_at(static_cast<std::uint32_t>(o.owner), r.clock);
+    }
+  }
+  release_if_finished(id);
+}
+
+void Engine::process(const QueuedEvent& e) {
+  switch (e.kind) {
+    case EventKind::resume:
+      advance(e.target);
+      break;
+    case EventKind::arrival: {
+      Op& s = ops_[e.target];
+      s.arrived = true;
+      if (s.match != kNone) trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
+      break;
+    }
+    case EventKind::request_arrival: {
+      Op& s = ops_[e.target];
+      s.request_arrived = true;
+      if (s.match != kNone) answer_request(e.target, e.time);
+      break;
+    }
+    case EventKind::ack_arrival: {
+      const Op& s = ops_[e.target];
+      if (s.cost.progress == model::Progress::dependent) {
+        trigger(s.owner, {ActionKind::inject, e.target, e.time});
+      } else {
+        // ICP: the acknowledgement is handled and the data sent off the sender's CPU.
+        const Picoseconds injected = e.time + s.cost.control_recv + s.cost.send_overhead;
+        schedule(EventKind::completion, e.target, injected);
+        schedule(EventKind::arrival, e.target, injected + s.cost.transfer);
+      }
+      break;
+    }
+    case EventKind::completion:
+      complete(e.target, e.time);
+      break;
+  }
+}
+
+// ---- ranks ------------------------------------------------------------------------------------
+
+const std::vector<std::int32_t>& Engine::members_of(std::uint64_t comm, std::int32_t me) {
+  if (comm == 0) return world_;
+  if (comm == 1) {
+    self_[0] = me;
+    return self_;
+  }
+  const auto it = comms_.find(comm);
+  if (it == comms_.end())
+    throw trace::TraceError(fmt::format("rank {}: communicator {} is used before its comm_create "
+                                        "record",
+                                        me, comm));
+  return it->second;
+}
+
+// The steps of one collective call, appended to the rank's step list (steps run in order).
+void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc) {
+  const auto& members = members_of(pc.comm, me);
+  auto index_of = [&](std::int32_t world) -> std::size_t {
+    if (pc.comm == 0) return static_cast<std::size_t>(world);
+    const auto it = std::find(members.begin(), members.end(), world);
+    if (it == members.end())
+      throw trace::TraceError(fmt::format("rank {}: rank {} is not a member of communicator {}",
+                                          me, world, pc.comm));
+    return static_cast<std::size_t>(it - members.begin());
+  };
+  // The communicator's member list is lent to the scratch collective, not copied.
+  auto& shared = const_cast<std::vector<std::int32_t>&>(members);
+  scratch_.members.swap(shared);
+  struct Restore {
+    std::vector<std::int32_t>& a;
+    std::vector<std::int32_t>& b;
+    ~Restore() { a.swap(b); }
+  } restore{scratch_.members, shared};
+  scratch_.op = pc.op;
+  scratch_.me = index_of(me);
+  scratch_.root = is_rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
+  scratch_.bytes = pc.bytes;
+  scratch_.counts = pc.counts;
+  scratch_.recv_counts = pc.recv_counts;
+  const auto [algorithm, note] = choose_algorithm(pc.op, scratch_.members.size(), pc.bytes,
+                                                  pc.commutative);
+  const std::size_t before = r.steps.size();
+  try {
+    auto steps = collectives::schedule(scratch_, algorithm);
+    r.steps.insert(r.steps.end(), steps.begin(), steps.end());
+    r.step_comms.resize(r.steps.size(), pc.comm);
+  } catch (const std::invalid_argument& error) {
+    throw trace::TraceError(fmt::format("{}: rank {}, event {}: {} cannot be replayed: {}",
+                                        r.reader->file_name(), me, r.reader->event_count() - 1,
+                                        collectives::to_string(pc.op), error.what()));
+  }
+  auto& use = result_.collectives[std::string(collectives::to_string(pc.op))];
+  use.algorithm = std::string(collectives::to_string(algorithm));
+  use.note = note;
+  ++use.calls;
+  (void)before;
+}
+
+std::pair<collectives::Algorithm, std::string> Engine::choose_algorithm(
+    collectives::Operation op, std::size_t members, std::uint64_t bytes, bool commutative) const {
+  (void)members;
+  (void)bytes;
+  (void)commutative;
+  if (const auto it = options_.algorithms.find(op); it != options_.algorithms.end())
+    return {it->second, "chosen with --coll"};
+  return {collectives::algorithms_for(op).front(), "commgauge's default for the operation"};
+}
+
+bool Engine::load_next_call(Rank& r, std::int32_t me) {
+  Event& e = r.ev;
+  for (;;) {
+    if (!r.reader->next(e)) {
+      if (r.reader->end() == trace::RankEnd::truncated)
+        throw trace::TraceError(fmt::format("{}: rank {} ends without MPI_Finalize (the run "
+                                            "crashed or was killed): it cannot be replayed",
+                                            r.reader->file_name(), me));
+      return false;
+    }
+    if (e.kind == trace::RecordKind::comm_create) {
+      if (!comms_.contains(e.comm)) {
+        std::vector<std::int32_t> members = e.members;
+        if (e.remote_size > 0 && members.size() >= e.remote_size) {
+          // An intercommunicator lists the local group, then the remote one; collectives on it
+          // are rare and run over the union here.
+        }
+        comms_.emplace(e.comm, std::move(members));
+      }
+      continue;
+    }
+    if (e.kind == trace::RecordKind::function || e.kind == trace::RecordKind::poll_run) break;
+  }
+  return true;
+}
+
+bool Engine::wait_all(Rank& r, std::vector<std::uint32_t>& ops) {
+  if (r.wait_remaining == 0) {
+    for (const std::uint32_t id : ops) {
+      Op& o = ops_[id];
+      if (o.done) {
+        if (o.partner_posted > r.latest_partner) {
+          r.latest_partner = o.partner_posted;
+          r.latest_partner_is_send = !o.is_send;
+        }
+        continue;
+      }
+      o.waited = true;
+      ++r.wait_remaining;
+    }
+  }
+  if (r.wait_remaining > 0) {
+    r.blocked = true;
+    return false;
+  }
+  return true;
+}
+
+void Engine::consume(Rank& r, std::vector<std::uint32_t>& ops) {
+  (void)r;
+  for (const std::uint32_t id : ops) {
+    ops_[id].consumed = true;
+    release_if_finished(id);
+  }
+  ops.clear();
+}
+
+std::uint32_t Engine::op_of_request(Rank& r, std::uint64_t id, bool erase) {
+  for (std::size_t i = r.requests.size(); i-- > 0;) {
+    if (r.requests[i].first != id) continue;
+    const std::uint32_t op = r.requests[i].second;
+    if (erase) r.requests.erase(r.requests.begin() + static_cast<std::ptrdiff_t>(i));
+    return op;
+  }
+  return kNone;
+}
+
+
+Picoseconds Engine::computation(Rank& r, const Event& e) {
+  Picoseconds ps = 0;
+  if (options_.compute == ComputeSource::cpu) {
+    if (!e.has(trace::kCpu))
+      throw InputError("--compute cpu", fmt::format("{}: the trace has no CPU times (record it with "
+                                                    "commgauge trace --cpu-time)",
+                                                    r.reader->file_name()));
+    // CPU time since the previous event ended, less what this call itself used (at most its
+    // duration).
+    const double call_ns = r.clock_map.duration_ns(e.end_tick - e.start_tick);
+    const double cpu_ns = static_cast<double>(e.cpu_ns - r.previous_cpu_ns) - call_ns;
+    ps = r.previous_cpu_ns < 0 ? 0 : static_cast<Picoseconds>(std::llround(std::max(0.0, cpu_ns) * 1000.0));
+  } else {
+    ps = ticks_to_ps(r, e.start_tick - r.previous_end_tick - e.local_ticks - r.overhead_ticks);
+  }
+  if (e.has(trace::kCpu)) r.previous_cpu_ns = e.cpu_ns;
+  if (options_.compute_scale != 1.0)
+    ps = static_cast<Picoseconds>(std::llround(static_cast<double>(ps) * options_.compute_scale));
+  return ps;
+}
+
+void Engine::start_call(Rank& r, std::int32_t me) {
+  const Event& e = r.ev;
+  r.steps.clear();
+  r.step_comms.clear();
+  r.step = 0;
+  r.step_posted = false;
+  r.in_collective = false;
+  r.wait_remaining = 0;
+  r.latest_partner = 0;
+  r.poll_until = 0;
+  r.poll_fixed = 0;
+  r.opaque_ps = 0;
+  if (e.kind == trace::RecordKind::poll_run) {
+    // A run of failed polls: its time less its time inside MPI is computation spread over the
+    // run (fixed); the rank is inside MPI meanwhile, so communication progresses.
+    const Picoseconds run = ticks_to_ps(r, e.end_tick - e.start_tick);
+    const Picoseconds in_mpi = ticks_to_ps(r, e.in_mpi_ticks);
+    Picoseconds fixed = std::max<Picoseconds>(0, run - in_mpi);
+    if (options_.compute_scale != 1.0)
+      fixed = static_cast<Picoseconds>(std::llround(static_cast<double>(fixed) * options_.compute_scale));
+    r.poll_fixed = fixed;
+    r.poll_until = r.clock + fixed;
+    // Polled requests already complete in the simulation: the replay lags behind the trace.
+    for (const std::uint64_t id : e.requests) {
+      const std::uint32_t op = op_of_request(r, id, false);
+      if (op != kNone && ops_[op].done) {
+        ++r.result.early_completions;
+        break;
+      }
+    }
+    return;
+  }
+  const SendMode mode = send_mode(e.function);
+  switch (r.call) {
+    case CallKind::ignore:
+    case CallKind::init:
+    case CallKind::probe:
+    case CallKind::iprobe:
+      break;
+    case CallKind::finalize:
+    case CallKind::abort:
+      r.finalize_at = r.call_start;
+      break;
+    case CallKind::opaque:
+      r.opaque_ps = ticks_to_ps(r, e.end_tick - e.start_tick);
+      r.clock += r.opaque_ps;
+      break;
+    case CallKind::send:
+      if (e.peer >= 0) r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode));
+      break;
+    case CallKind::isend:
+      if (e.peer >= 0)
+        r.requests.emplace_back(e.request, post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode));
+      break;
+    case CallKind::recv:
+    case CallKind::sendrecv: {
+      const bool has_status = !e.completions.empty();
+      const std::int32_t asked = r.call == CallKind::recv ? e.peer : e.root;
+      const std::int32_t source = has_status ? e.completions[0].source : asked;
+      const std::int32_t tag = has_status ? e.completions[0].tag : e.tag;
+      const std::uint64_t bytes = r.call == CallKind::recv ? e.bytes : e.recv_bytes;
+      if (source >= 0) r.waits.push_back(post_recv(r, me, source, tag, e.comm, bytes, true));
+      if (r.call == CallKind::sendrecv && e.peer >= 0)
+        r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard));
+      break;
+    }
+    case CallKind::irecv:
+      if (e.peer != trace::kProcNull) {
+        const bool wildcard = e.peer < 0 || e.flag(trace::kWildcardSource) ||
+                              e.flag(trace::kWildcardTag);
+        r.requests.emplace_back(e.request,
+                                post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard));
+      }
+      break;
+    case CallKind::send_init:
+    case CallKind::recv_init:
+      r.persistent.push_back({e.request, r.call == CallKind::send_init, mode, e.peer, e.tag,
+                              e.comm, e.bytes});
+      break;
+    case CallKind::start:
+      for (std::size_t i = 0; i < e.requests.size(); ++i) {
+        const auto it = std::find_if(r.persistent.begin(), r.persistent.end(),
+                                     [&](const Persistent& p) { return p.id == e.requests[i]; });
+        if (it == r.persistent.end() || it->peer < 0) continue;
+        const std::uint64_t id = e.request + i;
+        const std::uint32_t op =
+            it->is_send ? post_send(r, me, it->peer, it->tag, it->comm, it->bytes, it->mode)
+                        : post_recv(r, me, it->peer, it->tag, it->comm, it->bytes, true);
+        r.requests.emplace_back(id, op);
+      }
+      break;
+    case CallKind::wait:
+    case CallKind::wait_some:
+    case CallKind::test:
+      for (const auto& c : e.completions) {
+        if (c.request == 0) continue;
+        const auto nb = std::find_if(r.nonblocking.begin(), r.nonblocking.end(),
+                                     [&](const PendingCollective& p) { return p.request == c.request; });
+        if (nb != r.nonblocking.end()) {
+          expand_collective(r, me, *nb);
+          r.nonblocking.erase(nb);
+          continue;
+        }
+        const std::uint32_t op = op_of_request(r, c.request, true);
+        if (op == kNone) continue;  // MPI_PROC_NULL, or a request the trace did not create
+        Op& o = ops_[op];
+        if (!o.is_send && !o.resolved) {
+          // A wildcard receive takes the recorded match.
+          o.peer = c.source;
+          o.tag = c.tag;
+          o.resolved = true;
+          const auto pos = std::find(r.posted.begin(), r.posted.end(), op);
+          if (pos != r.posted.end()) r.posted.erase(pos);
+          if (!try_match_recv(r, op)) r.posted.push_back(op);
+        }
+        if (r.call != CallKind::wait && !ops_[op].done) ++r.result.forced_completions;
+        r.waits.push_back(op);
+      }
+      break;
+    case CallKind::mrecv:
+    case CallKind::imrecv: {
+      if (e.requests.empty()) break;
+      const auto it = std::find_if(r.messages.begin(), r.messages.end(),
+                                   [&](const auto& m) { return m.first == e.requests[0]; });
+      if (it == r.messages.end()) break;  // MPI_MESSAGE_NO_PROC
+      const std::uint32_t op =
+          post_recv(r, me, it->second.first, it->second.second, e.comm, e.bytes, true);
+      r.messages.erase(it);
+      if (r.call == CallKind::mrecv)
+        r.waits.push_back(op);
+      else
+        r.requests.emplace_back(e.request, op);
+      break;
+    }
+    case CallKind::cancel:
+      for (const std::uint64_t id : e.requests) {
+        const std::uint32_t op = op_of_request(r, id, false);
+        if (op == kNone || ops_[op].match != kNone) continue;
+        Op& o = ops_[op];
+        // A cancelled operation that was never matched is withdrawn; a send that succeeded in
+        // the trace is matched as usual and its Cancel has no effect.
+        auto& list = o.is_send ? ranks_[static_cast<std::size_t>(o.peer)].unexpected : r.posted;
+        const auto pos = std::find(list.begin(), list.end(), op);
+        if (pos != list.end()) list.erase(pos);
+        o.cancelled = true;
+        o.done = true;
+      }
+      break;
+    case CallKind::request_free:
+      for (const std::uint64_t id : e.requests) {
+        const std::uint32_t op = op_of_request(r, id, true);
+        if (op == kNone) continue;
+        ops_[op].consumed = true;
+        release_if_finished(op);
+      }
+      break;
+    case CallKind::collective: {
+      const auto op = operation_of(trace::function_name(e.function));
+      if (!op) break;
+      PendingCollective pc;
+      pc.request = e.request;
+      pc.comm = e.comm;
+      pc.op = *op;
+      pc.root = e.has(trace::kRoot) ? e.root : -1;
+      pc.bytes = e.bytes;
+      pc.commutative = e.flag(trace::kCommutative);
+      pc.counts = e.counts;
+      pc.recv_counts = e.recv_counts;
+      if (e.has(trace::kRequest)) {
+        r.nonblocking.push_back(std::move(pc));  // runs in the call that completes it
+      } else {
+        r.in_collective = true;
+        expand_collective(r, me, pc);
+      }
+      break;
+    }
+  }
+  if (r.call == CallKind::probe || r.call == CallKind::iprobe) {
+    // Mprobe/Improbe: the message id names the matched message for the Mrecv that follows.
+    if (!e.completions.empty() && e.has(trace::kRequest) && e.request != 0)
+      r.messages.emplace_back(e.request,
+                              std::make_pair(e.completions[0].source, e.completions[0].tag));
+  }
+}
+
+bool Engine::run_steps(Rank& r, std::int32_t me) {
+  while (r.step < r.steps.size()) {
+    if (!r.step_posted) {
+      const collectives::Step& st = r.steps[r.step];
+      const std::uint64_t ctx = r.step_comms[r.step] | kCollectiveContext;
+      if (st.recv_from >= 0)
+        r.temps.push_back(post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true));
+      if (st.send_to >= 0)
+        r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard));
+      r.step_posted = true;
+    }
+    if (!wait_all(r, r.temps)) return false;
+    consume(r, r.temps);
+    ++r.step;
+    r.step_posted = false;
+  }
+  return true;
+}
+
+void Engine::finish_call(Rank& r) {
+  const Event& e = r.ev;
+  const Picoseconds call = r.clock - r.call_start;
+  Breakdown& b = r.result.predicted;
+  b.overhead += r.busy;
+  b.opaque += r.opaque_ps;
+  b.compute += r.poll_fixed;
+  const Picoseconds waiting = std::max<Picoseconds>(0, call - r.busy - r.opaque_ps - r.poll_fixed);
+  if (r.in_collective) {
+    b.synchronization += waiting;
+  } else {
+    const Picoseconds late =
+        std::clamp<Picoseconds>(r.latest_partner - r.call_start, 0, waiting);
+    (r.latest_partner_is_send ? b.late_sender : b.late_receiver) += late;
+    b.transfer += waiting - late;
+  }
+  const std::uint32_t f = e.function < function_totals_.size() ? e.function : 0;
+  FunctionTotals& t = function_totals_[f];
+  ++t.calls;
+  t.predicted_ps += call - r.poll_fixed;
+  const double recorded_ns = r.clock_map.duration_ns(e.end_tick - e.start_tick);
+  t.measured_ns += e.kind == trace::RecordKind::poll_run
+                       ? r.clock_map.duration_ns(e.in_mpi_ticks)
+                       : recorded_ns;
+  ++r.result.records;
+  ++result_.records;
+}
+
+void Engine::advance(std::uint32_t ri) {
+  Rank& r = ranks_[ri];
+  const auto me = static_cast<std::int32_t>(ri);
+  for (;;) {
+    switch (r.phase) {
+      case Phase::read: {
+        if (!load_next_call(r, me)) {
+          throw trace::TraceError(fmt::format("{}: rank {} ends without MPI_Finalize",
+                                              r.reader->file_name(), me));
+        }
+        const Event& e = r.ev;
+        r.call = e.kind == trace::RecordKind::poll_run ? CallKind::test
+                 : e.function < kinds_.size()          ? kinds_[e.function]
+                                                       : CallKind::opaque;
+        if (r.call == CallKind::init) {
+          r.started = true;
+          r.previous_end_tick = e.end_tick;
+          r.init_end_tick = e.end_tick;
+          if (e.has(trace::kCpu)) r.previous_cpu_ns = e.cpu_ns;
+          continue;
+        }
+        if (!r.started)
+          throw trace::TraceError(fmt::format("{}: rank {}: {} before MPI_Init",
+                                              r.reader->file_name(), me,
+                                              trace::function_name(e.function)));
+        const Picoseconds compute = computation(r, e);
+        r.previous_end_tick = e.end_tick;
+        if (r.call != CallKind::finalize) {
+          r.result.measured_in_mpi_ns +=
+              r.clock_map.duration_ns(e.kind == trace::RecordKind::poll_run
+                                          ? e.in_mpi_ticks
+                                          : e.end_tick - e.start_tick) +
+              r.clock_map.duration_ns(e.local_ticks);
+        }
+        if (r.call == CallKind::finalize || r.call == CallKind::abort)
+          r.result.measured_ns = r.clock_map.duration_ns(e.start_tick - r.init_end_tick);
+        r.result.predicted.compute += compute;
+        r.clock += compute;
+        r.phase = Phase::enter;
+        if (must_yield(r.clock)) {
+          resume_at(ri, r.clock);
+          return;
+        }
+        break;
+      }
+      case Phase::enter: {
+        r.in_call = true;
+        r.call_start = r.clock;
+        r.busy = 0;
+        if (!r.pending.empty()) {
+          for (const Action& a : r.pending) run_action(r, a);
+          r.pending.clear();
+        }
+        r.phase = Phase::start;
+        if (must_yield(r.clock)) {
+          resume_at(ri, r.clock);
+          return;
+        }
+        break;
+      }
+      case Phase::start:
+        start_call(r, me);
+        r.phase = Phase::steps;
+        break;
+      case Phase::steps:
+        if (!run_steps(r, me)) return;
+        r.phase = Phase::waits;
+        break;
+      case Phase::waits:
+        if (!wait_all(r, r.waits)) return;
+        consume(r, r.waits);
+        r.clock = std::max(r.clock, r.poll_until);
+        r.phase = Phase::exit;
+        if (must_yield(r.clock)) {
+          resume_at(ri, r.clock);
+          return;
+        }
+        break;
+      case Phase::exit:
+        finish_call(r);
+        if (r.call == CallKind::finalize || r.call == CallKind::abort) {
+          // MPI_Finalize keeps progressing what is still in flight: the rank stays inside MPI.
+          r.phase = Phase::finished;
+          r.result.predicted_ps = r.finalize_at;
+          return;
+        }
+        r.in_call = false;
+        r.phase = Phase::read;
+        break;
+      case Phase::finished:
+        return;
+    }
+  }
+}
+
+void Engine::deadlock() {
+  std::string report = "replay cannot progress: ";
+  std::vector<std::uint32_t> blocked;
+  for (std::uint32_t i = 0; i < ranks_.size(); ++i)
+    if (ranks_[i].phase != Phase::finished) blocked.push_back(i);
+  report += fmt::format("{} of {} ranks are blocked", blocked.size(), ranks_.size());
+  bool rendezvous_wait = false, receive_wait = false;
+  constexpr std::size_t kListed = 16;
+  for (std::size_t n = 0; n < blocked.size(); ++n) {
+    const Rank& r = ranks_[blocked[n]];
+    std::vector<std::uint32_t> waiting;
+    for (const auto* list : {&r.temps, &r.waits})
+      for (const std::uint32_t id : *list)
+        if (!ops_[id].done) waiting.push_back(id);
+    for (const std::uint32_t id : waiting) {
+      const Op& o = ops_[id];
+      if (o.is_send && o.cost.rendezvous && o.match == kNone) rendezvous_wait = true;
+      if (!o.is_send && o.match == kNone) receive_wait = true;
+    }
+    if (n >= kListed) continue;
+    report += fmt::format("\n  rank {}: event {} ({}{}), at {:.3f} us, waits for", blocked[n],
+                          r.reader->event_count() - 1, trace::function_name(r.ev.function),
+                          r.in_collective ? fmt::format(", collective step {} of {}", r.step + 1,
+                                                        r.steps.size())
+                                          : std::string(),
+                          model::to_microseconds(r.clock));
+    if (waiting.empty()) report += " nothing it can name";
+    for (const std::uint32_t id : waiting) {
+      const Op& o = ops_[id];
+      const bool collective = (o.comm & kCollectiveContext) != 0;
+      if (o.is_send)
+        report += fmt::format(" [send of {} B to rank {}, tag {}{}: {}]", o.bytes, o.peer, o.tag,
+                              collective ? " (collective)" : "",
+                              o.match == kNone ? (o.cost.rendezvous ? "rendezvous, no matching "
+                                                                      "receive posted"
+                                                                    : "no matching receive")
+                                               : "in flight");
+      else
+        report += fmt::format(" [receive from rank {}, tag {}{}: {}]", o.peer, o.tag,
+                              collective ? " (collective)" : "",
+                              o.match == kNone ? "no matching send posted" : "in flight");
+    }
+  }
+  if (blocked.size() > kListed) report += fmt::format("\n  ... and {} more", blocked.size() - kListed);
+  std::string cls;
+  if (rendezvous_wait) {
+    cls = "protocol";
+    report += "\nclassification: the program itself deadlocks under the simulated protocols: "
+              "sends of k >= S (rendezvous) wait for their receive to be posted, and each "
+              "receive is posted after a blocked send (e.g. every rank sends first). With a "
+              "larger rendezvous threshold, buffered or nonblocking sends it would not.";
+  } else {
+    cls = "replay";
+    report += "\nclassification: an artefact of replaying this trace, not a property of the "
+              "program: a receive has no matching send in the trace (an incomplete or "
+              "inconsistent trace, e.g. a rank's file from another run)";
+    if (!receive_wait) report += ", or the recorded order cannot be reproduced";
+  }
+  throw DeadlockError(report, cls);
+}
+
+Result Engine::run() {
+  for (std::uint32_t i = 0; i < ranks_.size(); ++i) resume_at(i, 0);
+  std::uint64_t next_progress = 1u << 22;
+  while (!queue_.empty()) {
+    const QueuedEvent e = queue_.top();
+    queue_.pop();
+    ++result_.events_processed;
+    process(e);
+    if (options_.progress && result_.events_processed >= next_progress) {
+      next_progress += 1u << 22;
+      options_.progress(result_.records);
+    }
+  }
+  for (const Rank& r : ranks_)
+    if (r.phase != Phase::finished) deadlock();
+  result_.per_rank.reserve(ranks_.size());
+  for (Rank& r : ranks_) {
+    result_.predicted_ps = std::max(result_.predicted_ps, r.result.predicted_ps);
+    result_.measured_ns = std::max(result_.measured_ns, r.result.measured_ns);
+    result_.forced_completions += r.result.forced_completions;
+    result_.early_completions += r.result.early_completions;
+    result_.total += r.result.predicted;
+    result_.per_rank.push_back(r.result);
+  }
+  for (std::size_t f = 1; f < function_totals_.size(); ++f)
+    if (function_totals_[f].calls > 0)
+      result_.functions[std::string(trace::function_name(static_cast<std::uint32_t>(f)))] =
+          function_totals_[f];
+  return std::move(result_);
+}
+
+}  // namespace
+
+Result simulate(const trace::TraceReader& trace, const Network& network, const Options& options) {
+  Engine engine(trace, network, options);
+  return engine.run();
+}
+
+}  // namespace commgauge::sim

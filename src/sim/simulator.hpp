@@ -1,0 +1,115 @@
+#pragma once
+// The discrete-event trace replayer (seed 001's SIM-MPI, seed 003's simulator): every rank
+// replays its trace as a stream, MPI calls are re-timed under a network model, computation keeps
+// its recorded duration. docs/simulate.md describes the semantics; DESIGN.md the cost convention.
+//
+// Time is integer picoseconds. The engine's ordering invariants are written at its queue
+// (simulator.cpp, "Event queue").
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/algorithms.hpp"
+#include "common/error.hpp"
+#include "model/cost.hpp"
+#include "sim/network.hpp"
+#include "trace/reader.hpp"
+
+namespace commgauge::sim {
+
+/// Where computation durations come from.
+enum class ComputeSource {
+  recorded,  ///< the gap between calls, less local MPI calls and the tracer's overhead
+  cpu,       ///< the thread CPU time recorded with --cpu-time (oversubscribed traces)
+};
+
+struct Options {
+  ComputeSource compute = ComputeSource::recorded;
+  double compute_scale = 1.0;  ///< > 1: a slower processor
+  /// --coll: algorithm per operation instead of the default (Open MPI's tuned rules).
+  std::map<collectives::Operation, collectives::Algorithm> algorithms;
+  /// Called now and then with the fraction of records replayed (for a progress bar).
+  std::function<void(std::uint64_t records)> progress;  ///< now and then, for a progress line
+};
+
+/// Where a rank's time went (picoseconds); the parts add up to the rank's predicted time.
+struct Breakdown {
+  model::Picoseconds compute = 0;          ///< recorded computation (scaled)
+  model::Picoseconds overhead = 0;         ///< CPU busy inside MPI: o_s, o_r, control messages
+  model::Picoseconds transfer = 0;         ///< waiting inside MPI for data in flight, gaps g, G
+  model::Picoseconds late_sender = 0;      ///< a receive waiting for its send to be posted
+  model::Picoseconds late_receiver = 0;    ///< a send waiting for its receive to be posted
+  model::Picoseconds synchronization = 0;  ///< waiting inside collectives
+  model::Picoseconds opaque = 0;           ///< unmodeled MPI calls, at their recorded duration
+
+  model::Picoseconds total() const {
+    return compute + overhead + transfer + late_sender + late_receiver + synchronization + opaque;
+  }
+  model::Picoseconds in_mpi() const { return total() - compute; }
+  Breakdown& operator+=(const Breakdown& o);
+};
+
+struct RankResult {
+  Breakdown predicted;
+  model::Picoseconds predicted_ps = 0;  ///< end of MPI_Init to start of MPI_Finalize, simulated
+  double measured_ns = 0;               ///< the same in the trace
+  double measured_in_mpi_ns = 0;        ///< time inside MPI calls in the trace (incl. local calls)
+  std::uint64_t records = 0;            ///< replayed function and poll-run records
+  std::uint64_t forced_completions = 0;
+  std::uint64_t early_completions = 0;
+};
+
+struct FunctionTotals {
+  std::uint64_t calls = 0;
+  model::Picoseconds predicted_ps = 0;  ///< simulated time inside the calls, over all ranks
+  double measured_ns = 0;               ///< recorded time inside the calls, over all ranks
+};
+
+struct CollectiveUse {
+  std::string algorithm;
+  std::uint64_t calls = 0;
+  std::string note;  ///< e.g. Open MPI's choice and why the nearest one was used
+};
+
+struct Result {
+  std::string model;
+  std::uint32_t ranks = 0;
+  model::Picoseconds predicted_ps = 0;  ///< slowest rank
+  double measured_ns = 0;               ///< slowest rank in the trace
+  std::vector<RankResult> per_rank;
+  std::map<std::string, FunctionTotals> functions;
+  std::map<std::string, CollectiveUse> collectives;  ///< "allreduce" -> algorithm used
+  std::uint64_t records = 0;
+  std::uint64_t forced_completions = 0;
+  std::uint64_t early_completions = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t events_processed = 0;  ///< engine events (queue pops)
+  std::uint64_t peak_ops_in_flight = 0;
+  std::vector<std::string> notes;
+  Breakdown total;  ///< summed over ranks
+};
+
+/// Replay cannot progress: the blocked ranks, what they wait for, and whether the program
+/// itself would deadlock under the simulated protocols or the recorded order is at fault.
+class DeadlockError : public std::runtime_error {
+ public:
+  DeadlockError(const std::string& report, std::string classification)
+      : std::runtime_error(report), classification_(std::move(classification)) {}
+  /// "protocol" (the program deadlocks under the simulated protocols) or "replay".
+  const std::string& classification() const { return classification_; }
+
+ private:
+  std::string classification_;
+};
+
+/// Replays `trace` on `network`. Throws trace::TraceError for malformed traces, InputError for
+/// what the options or the network cannot serve, DeadlockError when replay cannot progress.
+Result simulate(const trace::TraceReader& trace, const Network& network, const Options& options);
+
+}  // namespace commgauge::sim

@@ -1,0 +1,148 @@
+#pragma once
+// Hand-built traces for simulator tests: each rank's calls written with picosecond ticks
+// (ticks_per_second = 1e12) into a container, exactly as the tracer would record them.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "trace/format.hpp"
+#include "trace/function_ids.hpp"
+#include "trace/writer.hpp"
+
+namespace commgauge::testing {
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(std::uint32_t ranks) : ranks_(ranks) {
+    for (std::uint32_t r = 0; r < ranks; ++r) call(r, trace::fn::Init, [](trace::Event&) {});
+  }
+
+  /// Computation on `rank` before its next call.
+  TraceBuilder& compute(std::uint32_t rank, std::int64_t ps) {
+    now_[rank] += ps;
+    return *this;
+  }
+  TraceBuilder& send(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes, std::int32_t tag = 0,
+                     std::uint32_t function = trace::fn::Send) {
+    return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
+  }
+  TraceBuilder& recv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,
+                     std::int32_t tag = 0) {
+    return call(rank, trace::fn::Recv, [&](trace::Event& e) {
+      p2p(e, source, bytes, tag);
+      e.set(trace::kCompletions);
+      e.completions.push_back({0, -1, source, tag, bytes, false});
+    });
+  }
+  /// Returns the request id.
+  std::uint64_t isend(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes, std::int32_t tag = 0) {
+    const std::uint64_t id = ++request_[rank];
+    call(rank, trace::fn::Isend, [&](trace::Event& e) {
+      p2p(e, dest, bytes, tag);
+      e.set(trace::kRequest);
+      e.request = id;
+    });
+    return id;
+  }
+  std::uint64_t irecv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes, std::int32_t tag = 0) {
+    const std::uint64_t id = ++request_[rank];
+    call(rank, trace::fn::Irecv, [&](trace::Event& e) {
+      p2p(e, source, bytes, tag);
+      e.set(trace::kRequest);
+      e.request = id;
+    });
+    return id;
+  }
+  /// Waitall over (request, source or -1 for a send, tag, bytes received).
+  TraceBuilder& waitall(std::uint32_t rank, const std::vector<trace::Completion>& done) {
+    return call(rank, done.size() == 1 ? trace::fn::Wait : trace::fn::Waitall, [&](trace::Event& e) {
+      e.set(trace::kCompletions);
+      e.set(trace::kCount);
+      e.count = done.size();
+      e.completions = done;
+    });
+  }
+  TraceBuilder& collective(std::uint32_t rank, std::uint32_t function, std::uint64_t bytes,
+                           std::int32_t root = -1) {
+    return call(rank, function, [&](trace::Event& e) {
+      e.set(trace::kComm);
+      e.set(trace::kBytes);
+      e.bytes = bytes;
+      e.set(trace::kRecvBytes);
+      e.recv_bytes = bytes;
+      e.set(trace::kFlags);
+      e.flags = trace::kCommutative;
+      if (root >= 0) {
+        e.set(trace::kRoot);
+        e.root = root;
+      }
+    });
+  }
+  template <class Fill>
+  TraceBuilder& call(std::uint32_t rank, std::uint32_t function, Fill fill) {
+    trace::Event e;
+    e.kind = trace::RecordKind::function;
+    e.function = function;
+    e.start_tick = e.end_tick = now_[rank];
+    fill(e);
+    events_[rank].push_back(e);
+    return *this;
+  }
+
+  /// Writes the container (adds MPI_Finalize and the end record to every rank).
+  std::filesystem::path write(const std::string& name) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("commgauge-sim-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / (name + ".cgtc");
+    std::filesystem::remove(path);
+    trace::ContainerWriter out(path, ranks_);
+    for (std::uint32_t r = 0; r < ranks_; ++r) {
+      trace::BlockEncoder enc(r, out);
+      const nlohmann::json header = {
+          {"format", "commgauge-trace"}, {"version", 1}, {"rank", r}, {"size", ranks_},
+          {"host", "node-0"}, {"clock", {{"source", "synthetic"}, {"ticks_per_second", 1e12}}},
+          {"tracer", {{"overhead_ticks_per_event", 0}}}};
+      enc.write_header(header.dump());
+      for (const auto& e : events_[r]) enc.append(e);
+      trace::Event fin;
+      fin.function = trace::fn::Finalize;
+      fin.start_tick = fin.end_tick = now_[r];
+      enc.append(fin);
+      trace::Event end;
+      end.kind = trace::RecordKind::end;
+      end.start_tick = end.end_tick = now_[r];
+      end.set(trace::kText);
+      end.text = R"({"local":{},"incomplete":false})";
+      enc.append(end);
+      enc.flush();
+    }
+    const nlohmann::json index = {{"format", "commgauge-trace"}, {"version", 1},
+                                  {"ranks", ranks_},         {"finished", true},
+                                  {"complete", true},        {"hosts", {"node-0"}},
+                                  {"placement", std::vector<std::uint32_t>(ranks_, 0)}};
+    out.finish(index.dump());
+    return path;
+  }
+
+ private:
+  static void p2p(trace::Event& e, std::int32_t peer, std::uint64_t bytes, std::int32_t tag) {
+    e.fields |= trace::kPeer | trace::kTag | trace::kComm | trace::kBytes | trace::kCount;
+    e.peer = peer;
+    e.tag = tag;
+    e.bytes = bytes;
+    e.count = bytes;
+  }
+
+  std::uint32_t ranks_;
+  std::vector<std::vector<trace::Event>> events_ = std::vector<std::vector<trace::Event>>(ranks_);
+  std::vector<std::int64_t> now_ = std::vector<std::int64_t>(ranks_, 0);
+  std::vector<std::uint64_t> request_ = std::vector<std::uint64_t>(ranks_, 0);
+};
+
+}  // namespace commgauge::testing

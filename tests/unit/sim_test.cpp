@@ -1,0 +1,319 @@
+// The simulator against known truth: golden tests exact to the picosecond (closed forms of the
+// one cost convention, or recurrences written out by hand), determinism and deadlocks.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/closed_forms.hpp"
+#include "model/models.hpp"
+#include "sim/simulator.hpp"
+#include "sim_builder.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+using model::Picoseconds;
+using ::testing::HasSubstr;
+
+model::LinkParams link(std::uint64_t rendezvous_from = 0,
+                       model::Progress progress = model::Progress::independent) {
+  model::LinkParams l;
+  l.latency_us = 5.0;
+  model::LinkRange eager;
+  eager.from_bytes = 1;
+  eager.send_overhead_us = 1.5;
+  eager.recv_overhead_us = 2.0;
+  eager.gap_us = 3.0;
+  eager.gap_per_byte_us = 0.01;
+  l.ranges.push_back(eager);
+  if (rendezvous_from > 0) {
+    model::LinkRange r = eager;
+    r.from_bytes = rendezvous_from;
+    r.send_overhead_us = 2.5;
+    r.recv_overhead_us = 3.0;
+    r.gap_per_byte_us = 0.002;
+    r.control_send_us = 0.7;
+    r.control_recv_us = 0.9;
+    r.rendezvous = true;
+    r.progress = progress;
+    l.ranges.push_back(r);
+  }
+  return l;
+}
+
+struct Run {
+  sim::Result result;
+  model::CostModel cost;
+};
+
+Run simulate(const std::filesystem::path& path, const model::LinkParams& l,
+             const std::string& model_name = "loggpo", sim::Options options = {}) {
+  trace::TraceReader trace(path);
+  const auto nodes = std::vector<std::uint32_t>(trace.ranks(), 0);
+  const sim::Network net(model_name, {{"intra_node", l}}, sim::cluster_of_placement(nodes), nodes);
+  auto result = sim::simulate(trace, net, options);
+  return {std::move(result), net.model_of_class(true)->cost()};
+}
+
+Picoseconds rank_end(const Run& run, std::size_t rank) { return run.result.per_rank[rank].predicted_ps; }
+
+TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
+  for (const std::uint64_t k : {1u, 100u, 4000u}) {
+    TraceBuilder b(2);
+    constexpr int kRounds = 5;
+    for (int i = 0; i < kRounds; ++i) {
+      b.send(0, 1, k).recv(0, 1, k);
+      b.recv(1, 0, k).send(1, 0, k);
+    }
+    const auto run = simulate(b.write("pingpong"), link());
+    const Picoseconds one_way = model::one_way(run.cost, k);
+    const Picoseconds round = model::round_trip(run.cost, k);
+    std::printf("k=%llu: expected %d x round trip = %lld ps, simulated %lld ps\n",
+                static_cast<unsigned long long>(k), kRounds, static_cast<long long>(kRounds * round),
+                static_cast<long long>(run.result.predicted_ps));
+    EXPECT_EQ(rank_end(run, 0), kRounds * round);
+    EXPECT_EQ(round, 2 * one_way);  // the gap does not bind a ping-pong with these parameters
+    // Rank 1's last send ends one send overhead after its last receive.
+    EXPECT_EQ(rank_end(run, 1), (kRounds - 1) * round + one_way + run.cost.message(k).send_overhead);
+    EXPECT_EQ(run.result.messages, 2u * kRounds);
+  }
+}
+
+TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
+  // n eager sends in a row: send i starts at max(end of send i-1, start i-1 + g + (k-1)G),
+  // arrives T1 + T2 later, and is copied T3 after max(arrival, previous copy).
+  for (const std::uint64_t k : {8u, 2000u}) {
+    constexpr int n = 7;
+    TraceBuilder b(2);
+    for (int i = 0; i < n; ++i) {
+      b.send(0, 1, k);
+      b.recv(1, 0, k);
+    }
+    const auto run = simulate(b.write("backtoback"), link());
+    const auto m = run.cost.message(k);
+    Picoseconds start = 0, sender_free = 0, copied = 0;
+    for (int i = 0; i < n; ++i) {
+      const Picoseconds s = std::max(sender_free, i == 0 ? 0 : start + m.gap);
+      start = s;
+      sender_free = s + m.send_overhead;
+      const Picoseconds arrival = sender_free + m.transfer;
+      copied = std::max(arrival, copied) + m.recv_overhead;
+    }
+    std::printf("k=%llu: receiver expected %lld ps, simulated %lld; sender %lld / %lld\n",
+                static_cast<unsigned long long>(k), static_cast<long long>(copied),
+                static_cast<long long>(rank_end(run, 1)), static_cast<long long>(sender_free),
+                static_cast<long long>(rank_end(run, 0)));
+    EXPECT_EQ(rank_end(run, 1), copied);
+    EXPECT_EQ(rank_end(run, 0), sender_free);
+  }
+}
+
+TEST(SimGolden, RendezvousSendWithEarlyAndLateReceiverIsSeed004Table4) {
+  const std::uint64_t k = 10000;
+  for (const Picoseconds t_r : {Picoseconds{0}, Picoseconds{2'000'000}, Picoseconds{40'000'000}}) {
+    TraceBuilder b(2);
+    b.send(0, 1, k);
+    b.compute(1, t_r).recv(1, 0, k);
+    const auto run = simulate(b.write("rendezvous"), link(1024), "loggps");
+    const Picoseconds send = model::loggps_send_time(run.cost, k, 0, t_r);
+    const Picoseconds recv = t_r + model::loggps_recv_time(run.cost, k, 0, t_r);
+    std::printf("t_r=%lld: MPI_Send expected %lld simulated %lld; MPI_Recv ends expected %lld "
+                "simulated %lld\n",
+                static_cast<long long>(t_r), static_cast<long long>(send),
+                static_cast<long long>(rank_end(run, 0)), static_cast<long long>(recv),
+                static_cast<long long>(rank_end(run, 1)));
+    EXPECT_EQ(rank_end(run, 0), send);
+    EXPECT_EQ(rank_end(run, 1), recv);
+    if (t_r > 10'000'000) {
+      EXPECT_GT(run.result.per_rank[0].predicted.late_receiver, 0);
+    }
+  }
+}
+
+TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombination) {
+  struct Case {
+    std::uint64_t k;
+    model::Progress progress;
+  };
+  for (const Case c : {Case{100, model::Progress::independent},
+                       Case{10000, model::Progress::dependent},
+                       Case{10000, model::Progress::independent}}) {
+    for (const Picoseconds t_r : {Picoseconds{0}, Picoseconds{3'000'000}, Picoseconds{90'000'000}}) {
+      const Picoseconds comp = 50'000'000;
+      TraceBuilder b(2);
+      const auto s = b.isend(0, 1, c.k);
+      b.compute(0, comp).waitall(0, {{s, -1, -1, 0, 0, false}});
+      b.compute(1, t_r);
+      const auto r = b.irecv(1, 0, c.k);
+      b.compute(1, comp).waitall(1, {{r, -1, 0, 0, c.k, false}});
+      const auto run = simulate(b.write("overlap"), link(1024, c.progress), "loggpo");
+      const auto closed = model::isend_compute_wait(run.cost, c.k, comp, t_r);
+      std::printf("%s k=%llu t_r=%lld: sender expected %lld simulated %lld, receiver expected "
+                  "%lld simulated %lld\n",
+                  c.k < 1024 ? "eager T" : (c.progress == model::Progress::dependent ? "DCP/RAT" : "ICP/RTA"),
+                  static_cast<unsigned long long>(c.k), static_cast<long long>(t_r),
+                  static_cast<long long>(closed.sender_done), static_cast<long long>(rank_end(run, 0)),
+                  static_cast<long long>(closed.receiver_done),
+                  static_cast<long long>(rank_end(run, 1)));
+      EXPECT_EQ(rank_end(run, 0), closed.sender_done);
+      EXPECT_EQ(rank_end(run, 1), closed.receiver_done);
+    }
+  }
+}
+
+TEST(SimGolden, DisseminationBarrierIsCeilLog2RoundsOfZeroByteMessages) {
+  for (const std::uint32_t p : {2u, 4u, 5u, 8u}) {
+    TraceBuilder b(p);
+    for (std::uint32_t r = 0; r < p; ++r) b.collective(r, trace::fn::Barrier, 0);
+    sim::Options o;
+    o.algorithms[collectives::Operation::barrier] = collectives::Algorithm::dissemination;
+    const auto run = simulate(b.write("barrier"), link(), "loggpo", o);
+    int rounds = 0;
+    while ((1u << rounds) < p) ++rounds;
+    const Picoseconds expected = rounds * model::one_way(run.cost, 0);
+    std::printf("P=%u: expected %d x one-way(0) = %lld ps, simulated %lld\n", p, rounds,
+                static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
+    for (std::uint32_t r = 0; r < p; ++r) EXPECT_EQ(rank_end(run, r), expected) << "rank " << r;
+    EXPECT_EQ(run.result.collectives.at("barrier").algorithm, "dissemination");
+  }
+}
+
+TEST(SimGolden, RecursiveDoublingAllreduceIsLog2SymmetricExchanges) {
+  const std::uint64_t k = 800;
+  TraceBuilder b(8);
+  for (std::uint32_t r = 0; r < 8; ++r) b.collective(r, trace::fn::Allreduce, k);
+  sim::Options o;
+  o.algorithms[collectives::Operation::allreduce] = collectives::Algorithm::recursive_doubling;
+  const auto run = simulate(b.write("allreduce-rd"), link(), "loggpo", o);
+  const Picoseconds expected = 3 * model::one_way(run.cost, k);
+  std::printf("expected 3 x one-way(%llu) = %lld ps, simulated %lld\n",
+              static_cast<unsigned long long>(k), static_cast<long long>(expected),
+              static_cast<long long>(run.result.predicted_ps));
+  for (std::uint32_t r = 0; r < 8; ++r) EXPECT_EQ(rank_end(run, r), expected);
+}
+
+TEST(SimGolden, RingAllreduceIsTwoPMinusOneStepsOfOneChunk) {
+  const std::uint32_t p = 4;
+  const std::uint64_t k = 4000;  // chunks of 1000 bytes
+  TraceBuilder b(p);
+  for (std::uint32_t r = 0; r < p; ++r) b.collective(r, trace::fn::Allreduce, k);
+  sim::Options o;
+  o.algorithms[collectives::Operation::allreduce] = collectives::Algorithm::ring;
+  const auto run = simulate(b.write("allreduce-ring"), link(), "loggpo", o);
+  const Picoseconds expected = 2 * (p - 1) * model::one_way(run.cost, k / p);
+  std::printf("expected 6 x one-way(1000) = %lld ps, simulated %lld\n",
+              static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
+  for (std::uint32_t r = 0; r < p; ++r) EXPECT_EQ(rank_end(run, r), expected);
+}
+
+TEST(SimGolden, BinomialBcastOfFourRanks) {
+  // Root 0 sends to 2, then to 1 (as soon as the gap allows); 2 forwards to 3 once it has the data.
+  const std::uint64_t k = 1000;
+  TraceBuilder b(4);
+  for (std::uint32_t r = 0; r < 4; ++r) b.collective(r, trace::fn::Bcast, k, 0);
+  sim::Options o;
+  o.algorithms[collectives::Operation::bcast] = collectives::Algorithm::binomial;
+  const auto run = simulate(b.write("bcast"), link(), "loggpo", o);
+  const auto m = run.cost.message(k);
+  const Picoseconds ow = m.send_overhead + m.transfer + m.recv_overhead;
+  const Picoseconds second_send = std::max(m.send_overhead, m.gap);
+  std::printf("root %lld (expected %lld), rank 2 %lld (expected %lld), rank 1 %lld (expected "
+              "%lld), rank 3 %lld (expected %lld)\n",
+              static_cast<long long>(rank_end(run, 0)),
+              static_cast<long long>(second_send + m.send_overhead),
+              static_cast<long long>(rank_end(run, 2)), static_cast<long long>(ow + m.send_overhead),
+              static_cast<long long>(rank_end(run, 1)), static_cast<long long>(second_send + ow),
+              static_cast<long long>(rank_end(run, 3)), static_cast<long long>(2 * ow));
+  EXPECT_EQ(rank_end(run, 0), second_send + m.send_overhead);
+  EXPECT_EQ(rank_end(run, 2), ow + m.send_overhead);
+  EXPECT_EQ(rank_end(run, 1), second_send + ow);
+  EXPECT_EQ(rank_end(run, 3), 2 * ow);
+}
+
+TEST(SimGolden, ModelNoneLeavesOnlyComputation) {
+  TraceBuilder b(2);
+  b.compute(0, 7'000'000).send(0, 1, 100).compute(0, 1'000'000);
+  b.recv(1, 0, 100).compute(1, 2'000'000);
+  const auto path = b.write("none");
+  trace::TraceReader trace(path);
+  const std::vector<std::uint32_t> nodes(2, 0);
+  const sim::Network net("none", {}, sim::cluster_of_placement(nodes), nodes);
+  const auto r = sim::simulate(trace, net, {});
+  EXPECT_EQ(r.per_rank[0].predicted_ps, 8'000'000);
+  EXPECT_EQ(r.per_rank[1].predicted_ps, 9'000'000);  // waits 7 us for the send: late sender
+  EXPECT_EQ(r.per_rank[1].predicted.late_sender, 7'000'000);
+  EXPECT_DOUBLE_EQ(r.measured_ns, 8000.0);  // the trace's own times: rank 0's 7 + 1 us
+}
+
+TEST(SimDeadlock, UnmatchedReceiveIsAReplayArtefact) {
+  TraceBuilder b(2);
+  b.recv(0, 1, 8, 5);
+  const auto path = b.write("unmatched");
+  try {
+    simulate(path, link());
+    FAIL() << "expected a deadlock";
+  } catch (const sim::DeadlockError& e) {
+    std::printf("%s\n", e.what());
+    EXPECT_EQ(e.classification(), "replay");
+    EXPECT_THAT(e.what(), HasSubstr("rank 0: event"));
+    EXPECT_THAT(e.what(), HasSubstr("receive from rank 1, tag 5: no matching send posted"));
+  }
+}
+
+TEST(SimDeadlock, SendSendDeadlocksOnlyWithASmallRendezvousThreshold) {
+  // Both ranks send first, then receive: fine while k < S (eager), a deadlock for k >= S.
+  TraceBuilder b(2);
+  b.send(0, 1, 4096).recv(0, 1, 4096);
+  b.send(1, 0, 4096).recv(1, 0, 4096);
+  const auto path = b.write("sendsend");
+  EXPECT_NO_THROW(simulate(path, link(65536), "loggps"));
+  try {
+    simulate(path, link(1024), "loggps");
+    FAIL() << "expected a deadlock";
+  } catch (const sim::DeadlockError& e) {
+    std::printf("%s\n", e.what());
+    EXPECT_EQ(e.classification(), "protocol");
+    EXPECT_THAT(e.what(), HasSubstr("rendezvous, no matching receive posted"));
+  }
+}
+
+TEST(SimErrors, TruncatedRankIsAClearError) {
+  TraceBuilder b(1);
+  auto path = b.write("truncated-src");
+  // Rewrite rank 0 without its Finalize/end: a crashed run.
+  const auto out = path.parent_path() / "truncated.cgtc";
+  {
+    trace::ContainerWriter w(out, 1);
+    trace::BlockEncoder enc(0, w);
+    enc.write_header(R"({"format":"commgauge-trace","version":1,"rank":0,"size":1,"clock":{"ticks_per_second":1e12}})");
+    trace::Event init;
+    init.function = trace::fn::Init;
+    enc.append(init);
+    enc.flush();
+    w.finish(R"({"format":"commgauge-trace","version":1,"ranks":1})");
+  }
+  EXPECT_THROW(simulate(out, link()), trace::TraceError);
+}
+
+TEST(SimDeterminism, TheSameTraceGivesTheSamePicoseconds) {
+  TraceBuilder b(6);
+  for (std::uint32_t r = 0; r < 6; ++r) {
+    b.compute(r, 1000 * (r + 1));
+    const auto s = b.isend(r, static_cast<std::int32_t>((r + 1) % 6), 3000);
+    const auto v = b.irecv(r, static_cast<std::int32_t>((r + 5) % 6), 3000);
+    b.waitall(r, {{s, 0, -1, 0, 0, false}, {v, 1, static_cast<std::int32_t>((r + 5) % 6), 0, 3000, false}});
+    b.collective(r, trace::fn::Allreduce, 64);
+  }
+  const auto path = b.write("determinism");
+  const auto a = simulate(path, link(2048));
+  const auto c = simulate(path, link(2048));
+  ASSERT_EQ(a.result.per_rank.size(), c.result.per_rank.size());
+  for (std::size_t r = 0; r < a.result.per_rank.size(); ++r) {
+    EXPECT_EQ(a.result.per_rank[r].predicted_ps, c.result.per_rank[r].predicted_ps);
+    EXPECT_EQ(a.result.per_rank[r].predicted.total(), a.result.per_rank[r].predicted_ps)
+        << "the breakdown adds up to the rank's time";
+  }
+}
+
+}  // namespace
+}  // namespace commgauge::testing
