@@ -10,6 +10,7 @@
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
 #include "report/context.hpp"
+#include "sim/simulator.hpp"
 
 namespace {
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   commgauge::cli::add_trace_dump_command(app, action);
   commgauge::cli::add_trace_check_command(app, action);
   commgauge::cli::add_trace_export_command(app, action);
+  commgauge::cli::add_simulate_command(app, action);
   commgauge::cli::add_serve_command(app, action);
 
   try {
@@ -71,6 +73,8 @@ int main(int argc, char** argv) {
     return report_error("error: ", e, 2);
   } catch (const commgauge::TransportError& e) {
     return report_error("transport error: ", e, 3);
+  } catch (const commgauge::sim::DeadlockError& e) {
+    return report_error("deadlock: ", e, 4);
   } catch (const std::exception& e) {
     return report_error("error: ", e, 1);
   }

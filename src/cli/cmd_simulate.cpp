@@ -1,0 +1,206 @@
+// commgauge simulate: replay a trace under a network model and predict the run time.
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/options.hpp"
+#include "common/error.hpp"
+#include "profile/json_file.hpp"
+#include "report/simulation_report.hpp"
+#include "sim/simulator.hpp"
+
+namespace commgauge::cli {
+
+namespace {
+
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+std::map<collectives::Operation, collectives::Algorithm> parse_coll(const std::string& text) {
+  std::map<collectives::Operation, collectives::Algorithm> out;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw InputError("--coll", fmt::format("\"{}\": expected OPERATION=ALGORITHM", item));
+    const auto op = collectives::parse_operation(item.substr(0, eq));
+    if (!op) throw InputError("--coll", fmt::format("unknown operation \"{}\"", item.substr(0, eq)));
+    const auto alg = collectives::parse_algorithm(item.substr(eq + 1));
+    const auto known = collectives::algorithms_for(*op);
+    if (!alg || std::find(known.begin(), known.end(), *alg) == known.end()) {
+      std::string names;
+      for (auto a : known) names += (names.empty() ? "" : ", ") + std::string(collectives::to_string(a));
+      throw InputError("--coll", fmt::format("{}: no algorithm \"{}\" (implemented: {})",
+                                             item.substr(0, eq), item.substr(eq + 1), names));
+    }
+    out[*op] = *alg;
+  }
+  return out;
+}
+
+long peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "simulate",
+      "Predict an MPI program's run time by replaying its trace (commgauge trace, or commgauge "
+      "synth) in a discrete-event simulator under a network model: on the traced machine, or on "
+      "another network described by a profile, a cluster file and a placement. The trace fixes "
+      "the rank count, message sizes and control flow; the network, placement, collective "
+      "algorithms and computation speed can change. Prints predicted against measured time, "
+      "where each rank's time went, per MPI function and per collective.");
+  struct Flags {
+    std::string trace;
+    std::string profile;
+    std::string model = "loggps";
+    std::string cluster;
+    std::string placement = "recorded";
+    std::string compute = "recorded";
+    double compute_scale = 1.0;
+    std::string coll;
+    std::string contention = "none";
+    bool compare = false;
+    std::string json;
+  };
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("trace", f->trace, "trace directory or container file")->required();
+  cmd->add_option("--profile", f->profile,
+                  "machine profile (commgauge profile) or a single link-parameter file "
+                  "(commgauge loggp --json); needed unless --model none");
+  cmd->add_option("--model", f->model,
+                  "none (communication is free: the baseline), loggp, loggps, loggpo, or all "
+                  "(each side by side)")
+      ->capture_default_str();
+  cmd->add_option("--cluster", f->cluster,
+                  "cluster file (JSON: nodes, cores_per_node, link_classes {same_node, "
+                  "different_nodes}); default: the trace's hosts");
+  cmd->add_option("--placement", f->placement,
+                  "recorded (the trace's), rrn (round robin over nodes), rrp (fill each node), "
+                  "random:SEED, or a file with one node number per rank")
+      ->capture_default_str();
+  cmd->add_option("--compute", f->compute,
+                  "recorded (gaps between calls, less local calls and the tracer's overhead) or "
+                  "cpu (thread CPU time, for oversubscribed traces recorded with --cpu-time)")
+      ->check(CLI::IsMember({"recorded", "cpu"}))
+      ->capture_default_str();
+  cmd->add_option("--compute-scale", f->compute_scale,
+                  "multiply computation by this (2 = a processor half as fast)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--coll", f->coll,
+                  "collective algorithms, e.g. allreduce=ring,bcast=binomial (default: commgauge's "
+                  "default per operation)");
+  cmd->add_option("--contention", f->contention,
+                  "bandwidth sharing of node links: none (only none is implemented in this version)")
+      ->capture_default_str();
+  cmd->add_flag("--compare", f->compare,
+                "per rank, measured (the trace) against predicted: total and time inside MPI, "
+                "E_rel and E_abs");
+  cmd->add_option("--json", f->json, "write every figure as JSON to this file");
+  cmd->callback([&action, f] {
+    action = [f](int&, char**&) {
+      if (f->contention != "none")
+        throw InputError("--contention", fmt::format("\"{}\" is not implemented in this version "
+                                                     "of the simulator (only none)",
+                                                     f->contention));
+      std::vector<std::string> models;
+      if (f->model == "all") {
+        models = sim::simulation_model_names();
+      } else {
+        const auto names = sim::simulation_model_names();
+        if (std::find(names.begin(), names.end(), f->model) == names.end())
+          throw InputError("--model", fmt::format("unknown model \"{}\" (none, loggp, loggps, "
+                                                  "loggpo, all)",
+                                                  f->model));
+        models = {f->model};
+      }
+      const bool needs_profile =
+          std::any_of(models.begin(), models.end(), [](const auto& m) { return m != "none"; });
+      if (needs_profile && f->profile.empty())
+        throw InputError("--profile", "a profile is needed for model " + f->model);
+      sim::Options options;
+      options.compute = f->compute == "cpu" ? sim::ComputeSource::cpu : sim::ComputeSource::recorded;
+      options.compute_scale = f->compute_scale;
+      options.algorithms = parse_coll(f->coll);
+      const bool tty = isatty(fileno(stderr)) != 0;
+      options.progress = [tty](std::uint64_t records) {
+        if (tty) std::fprintf(stderr, "\r  %llu records replayed", static_cast<unsigned long long>(records));
+      };
+
+      const trace::TraceReader trace(f->trace);
+      const auto recorded = sim::recorded_placement(trace.index(), trace.ranks());
+      const sim::Cluster cluster =
+          f->cluster.empty() ? sim::cluster_of_placement(recorded) : sim::read_cluster(f->cluster);
+      const auto nodes = sim::place_ranks(f->placement, trace.ranks(), cluster, recorded);
+      const auto links = needs_profile ? sim::read_links(f->profile, cluster)
+                                       : std::map<std::string, model::LinkParams>{};
+      std::printf("commgauge simulate: %s: %u ranks on %u nodes (placement %s, cluster %s)%s\n",
+                  f->trace.c_str(), trace.ranks(), cluster.nodes, f->placement.c_str(),
+                  cluster.origin.c_str(),
+                  trace.index().value("complete", true) ? "" : "; the trace is INCOMPLETE");
+      std::vector<sim::Result> results;
+      for (const auto& m : models) {
+        std::optional<sim::Network> net;
+        try {
+          net.emplace(m, links, cluster, nodes);
+        } catch (const InputError& error) {
+          if (models.size() == 1) throw;
+          // --model all: a model the profile cannot serve is skipped, with the reason.
+          std::printf("model %s: not applicable: %s\n\n", m.c_str(), error.what());
+          continue;
+        }
+        const double cpu0 = cpu_seconds();
+        const auto wall0 = std::chrono::steady_clock::now();
+        sim::Result r = sim::simulate(trace, *net, options);
+        const double cpu = cpu_seconds() - cpu0;
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        if (tty) std::fprintf(stderr, "\r%40s\r", "");
+        std::printf("%s", report::simulation_text(r, f->compare).c_str());
+        std::printf("  replay: %llu records, %llu engine events, %llu messages in %.3f s CPU "
+                    "(%.3g records per CPU-second), %.3f s wall, peak memory %.1f MiB\n\n",
+                    static_cast<unsigned long long>(r.records),
+                    static_cast<unsigned long long>(r.events_processed),
+                    static_cast<unsigned long long>(r.messages), cpu,
+                    cpu > 0 ? static_cast<double>(r.records) / cpu : 0.0, wall,
+                    static_cast<double>(peak_rss_kib()) / 1024.0);
+        r.notes.push_back(fmt::format("replayed in {:.3f} s CPU", cpu));
+        results.push_back(std::move(r));
+      }
+      if (results.size() > 1) std::printf("%s", report::models_side_by_side(results).c_str());
+      if (!f->json.empty()) {
+        nlohmann::json doc;
+        if (results.size() == 1) {
+          doc = report::simulation_to_json(results[0]);
+        } else {
+          doc = report::simulation_to_json(results.back());
+          doc["models"] = nlohmann::json::array();
+          for (const auto& r : results) doc["models"].push_back(report::simulation_to_json(r));
+        }
+        doc["trace"] = f->trace;
+        doc["placement"] = f->placement;
+        profile::write_json_file(f->json, doc);
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace commgauge::cli
