@@ -623,6 +623,8 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
                                           me, world, pc.comm));
     return static_cast<std::size_t>(it - members.begin());
   };
+  const std::size_t my_index = index_of(me);
+  const std::size_t root_index = is_rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
   // The communicator's member list is lent to the scratch collective, not copied.
   auto& shared = const_cast<std::vector<std::int32_t>&>(members);
   scratch_.members.swap(shared);
@@ -632,8 +634,8 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
     ~Restore() { a.swap(b); }
   } restore{scratch_.members, shared};
   scratch_.op = pc.op;
-  scratch_.me = index_of(me);
-  scratch_.root = is_rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
+  scratch_.me = my_index;
+  scratch_.root = root_index;
   scratch_.bytes = pc.bytes;
   scratch_.counts = pc.counts;
   scratch_.recv_counts = pc.recv_counts;

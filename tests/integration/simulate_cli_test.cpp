@@ -1,0 +1,143 @@
+// commgauge simulate on the example MPI programs traced for real, and its bad input.
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class SimulateCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("commgauge-simulate-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path trace_program(const std::string& name, int ranks, const std::vector<std::string>& program) {
+    const fs::path out = dir_ / name;
+    std::vector<std::string> argv = {commgauge(), "trace", "-o", out.string(), "--", "mpirun",
+                                     "--allow-run-as-root", "--oversubscribe", "-np",
+                                     std::to_string(ranks)};
+    argv.insert(argv.end(), program.begin(), program.end());
+    const Outcome o = run(argv, std::chrono::seconds(100));
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    return out;
+  }
+  /// A link measured in a separate run (loggp over two shared-memory ranks).
+  fs::path measured_link() {
+    const fs::path link = dir_ / "link.json";
+    auto argv = mpirun(2);
+    argv.insert(argv.end(), {"loggp", "--max-size", "64KiB", "--json", link.string()});
+    const Outcome o = run(argv);
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    return link;
+  }
+  nlohmann::json read(const fs::path& p) {
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+  }
+  fs::path dir_;
+};
+
+#ifdef EXAMPLE_RING
+TEST_F(SimulateCli, ExamplesAreTracedAndSimulatedUnderEveryModel) {
+  const fs::path link = measured_link();
+  struct Program {
+    std::string name;
+    std::vector<std::string> argv;
+  };
+  const std::vector<Program> programs = {{"ring", {EXAMPLE_RING, "300", "1024", "20"}},
+                                         {"stencil2d", {EXAMPLE_STENCIL2D, "60", "64"}},
+                                         {"cg", {EXAMPLE_CG, "60", "2000"}}};
+  for (const int ranks : {2, 4}) {
+    for (const auto& p : programs) {
+      SCOPED_TRACE(p.name + " with " + std::to_string(ranks) + " ranks");
+      const fs::path trace = trace_program(p.name + std::to_string(ranks), ranks, p.argv);
+      const fs::path json = dir_ / (p.name + ".json");
+      const Outcome o = run({commgauge(), "simulate", trace.string(), "--profile", link.string(),
+                             "--model", "all", "--compare", "--json", json.string()});
+      ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+      std::printf("%s", o.out.substr(o.out.find("model   predicted")).c_str());
+      EXPECT_THAT(o.out, HasSubstr("E_abs over ranks"));
+      const auto doc = read(json);
+      ASSERT_EQ(doc["models"].size(), 4u);
+      const auto records = doc["models"][0]["records"].get<std::uint64_t>();
+      EXPECT_GT(records, 100u);
+      for (const auto& m : doc["models"]) {
+        EXPECT_EQ(m["records"], records) << "every model replays every record";
+        EXPECT_GT(m["predicted_seconds"].get<double>(), 0);
+        EXPECT_GT(m["measured_seconds"].get<double>(), 0);
+        EXPECT_EQ(m["ranks"].size(), static_cast<std::size_t>(ranks));
+        EXPECT_TRUE(m.contains("e_abs_percent"));
+        EXPECT_TRUE(m.contains("forced_completions"));
+        for (const auto& r : m["ranks"]) {
+          // The breakdown adds up to the rank's predicted time (to rounding of the sum).
+          double parts = 0;
+          for (const auto& [k, v] : r["breakdown"].items()) parts += v.get<double>();
+          EXPECT_NEAR(parts, r["predicted_seconds"].get<double>(), 1e-9);
+        }
+      }
+      // Communication is free under `none`: no overhead, no transfer.
+      EXPECT_EQ(doc["models"][0]["model"], "none");
+      EXPECT_EQ(doc["models"][0]["breakdown"]["overhead_seconds"].get<double>(), 0.0);
+    }
+  }
+}
+#endif
+
+#ifdef EXAMPLE_RING
+TEST_F(SimulateCli, BadInputIsAClearError) {
+  const fs::path trace = dir_ / "none";
+  // A trace is checked first: a missing one is an error naming it.
+  Outcome o = run({commgauge(), "simulate", trace.string(), "--model", "none"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("no such trace"));
+
+  const fs::path synth = trace_program("ring", 4, {EXAMPLE_RING, "2", "100", "5"});
+  const std::string link = std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  o = run({commgauge(), "simulate", synth.string(), "--model", "logp", "--profile", link});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("unknown model \"logp\""));
+  o = run({commgauge(), "simulate", synth.string(), "--model", "loggps"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--profile"));
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--coll", "allreduce=bogus"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("no algorithm \"bogus\""));
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--contention", "fair"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("not implemented"));
+
+  const fs::path cluster = dir_ / "cluster.json";
+  std::ofstream(cluster) << R"({"nodes": 1, "cores_per_node": 0})";
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
+           cluster.string(), "--placement", "rrn"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("cluster.json: \"cores_per_node\" must be a positive integer"));
+  std::ofstream(cluster) << R"({"nodes": 1, "cores_per_node": 2})";
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
+           cluster.string(), "--placement", "rrp"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("4 ranks do not fit on 1 nodes x 2 cores"));
+  // Two nodes of two cores: RRN puts neighbours on different nodes (one link class serves both).
+  std::ofstream(cluster) << R"({"nodes": 2, "cores_per_node": 2})";
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
+           cluster.string(), "--placement", "rrn"});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+#endif
+
+}  // namespace
+}  // namespace commgauge::testing
