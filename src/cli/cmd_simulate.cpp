@@ -36,12 +36,14 @@ std::map<collectives::Operation, collectives::Algorithm> parse_coll(const std::s
     if (eq == std::string::npos)
       throw InputError("--coll", fmt::format("\"{}\": expected OPERATION=ALGORITHM", item));
     const auto op = collectives::parse_operation(item.substr(0, eq));
-    if (!op) throw InputError("--coll", fmt::format("unknown operation \"{}\"", item.substr(0, eq)));
+    if (!op)
+      throw InputError("--coll", fmt::format("unknown operation \"{}\"", item.substr(0, eq)));
     const auto alg = collectives::parse_algorithm(item.substr(eq + 1));
     const auto known = collectives::algorithms_for(*op);
     if (!alg || std::find(known.begin(), known.end(), *alg) == known.end()) {
       std::string names;
-      for (auto a : known) names += (names.empty() ? "" : ", ") + std::string(collectives::to_string(a));
+      for (auto a : known)
+        names += (names.empty() ? "" : ", ") + std::string(collectives::to_string(a));
       throw InputError("--coll", fmt::format("{}: no algorithm \"{}\" (implemented: {})",
                                              item.substr(0, eq), item.substr(eq + 1), names));
     }
@@ -108,8 +110,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--coll", f->coll,
                   "collective algorithms, e.g. allreduce=ring,bcast=binomial (default: commgauge's "
                   "default per operation)");
-  cmd->add_option("--contention", f->contention,
-                  "bandwidth sharing of node links: none (only none is implemented in this version)")
+  cmd->add_option(
+         "--contention", f->contention,
+         "bandwidth sharing of node links: none (only none is implemented in this version)")
       ->capture_default_str();
   cmd->add_flag("--compare", f->compare,
                 "per rank, measured (the trace) against predicted: total and time inside MPI, "
@@ -137,12 +140,15 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (needs_profile && f->profile.empty())
         throw InputError("--profile", "a profile is needed for model " + f->model);
       sim::Options options;
-      options.compute = f->compute == "cpu" ? sim::ComputeSource::cpu : sim::ComputeSource::recorded;
+      options.compute =
+          f->compute == "cpu" ? sim::ComputeSource::cpu : sim::ComputeSource::recorded;
       options.compute_scale = f->compute_scale;
       options.algorithms = parse_coll(f->coll);
       const bool tty = isatty(fileno(stderr)) != 0;
       options.progress = [tty](std::uint64_t records) {
-        if (tty) std::fprintf(stderr, "\r  %llu records replayed", static_cast<unsigned long long>(records));
+        if (tty)
+          std::fprintf(stderr, "\r  %llu records replayed",
+                       static_cast<unsigned long long>(records));
       };
 
       const trace::TraceReader trace(f->trace);
@@ -171,16 +177,18 @@ void add_simulate_command(CLI::App& app, Action& action) {
         const auto wall0 = std::chrono::steady_clock::now();
         sim::Result r = sim::simulate(trace, *net, options);
         const double cpu = cpu_seconds() - cpu0;
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         if (tty) std::fprintf(stderr, "\r%40s\r", "");
         std::printf("%s", report::simulation_text(r, f->compare).c_str());
-        std::printf("  replay: %llu records, %llu engine events, %llu messages in %.3f s CPU "
-                    "(%.3g records per CPU-second), %.3f s wall, peak memory %.1f MiB\n\n",
-                    static_cast<unsigned long long>(r.records),
-                    static_cast<unsigned long long>(r.events_processed),
-                    static_cast<unsigned long long>(r.messages), cpu,
-                    cpu > 0 ? static_cast<double>(r.records) / cpu : 0.0, wall,
-                    static_cast<double>(peak_rss_kib()) / 1024.0);
+        std::printf(
+            "  replay: %llu records, %llu engine events, %llu messages in %.3f s CPU "
+            "(%.3g records per CPU-second), %.3f s wall, peak memory %.1f MiB\n\n",
+            static_cast<unsigned long long>(r.records),
+            static_cast<unsigned long long>(r.events_processed),
+            static_cast<unsigned long long>(r.messages), cpu,
+            cpu > 0 ? static_cast<double>(r.records) / cpu : 0.0, wall,
+            static_cast<double>(peak_rss_kib()) / 1024.0);
         r.notes.push_back(fmt::format("replayed in {:.3f} s CPU", cpu));
         results.push_back(std::move(r));
       }
@@ -192,7 +200,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
         } else {
           doc = report::simulation_to_json(results.back());
           doc["models"] = nlohmann::json::array();
-          for (const auto& r : results) doc["models"].push_back(report::simulation_to_json(r));
+          for (const auto& r : results)
+            doc["models"].push_back(report::simulation_to_json(r));
         }
         doc["trace"] = f->trace;
         doc["placement"] = f->placement;

@@ -11,7 +11,9 @@ namespace commgauge::report {
 
 namespace {
 
-double seconds(model::Picoseconds ps) { return static_cast<double>(ps) * 1e-12; }
+double seconds(model::Picoseconds ps) {
+  return static_cast<double>(ps) * 1e-12;
+}
 double e_rel(double predicted, double measured) {
   return measured > 0 ? (predicted - measured) / measured * 100.0 : std::nan("");
 }
@@ -20,7 +22,9 @@ std::string time_text(double s) {
   if (s >= 1e-3) return fmt::format("{:.4g} ms", s * 1e3);
   return fmt::format("{:.4g} us", s * 1e6);
 }
-std::string percent(double p) { return std::isnan(p) ? "n/a" : fmt::format("{:+.1f} %", p); }
+std::string percent(double p) {
+  return std::isnan(p) ? "n/a" : fmt::format("{:+.1f} %", p);
+}
 
 nlohmann::json breakdown_json(const sim::Breakdown& b) {
   return {{"compute_seconds", seconds(b.compute)},
@@ -80,8 +84,8 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
                      {"predicted_in_mpi_seconds", seconds(rk.predicted.in_mpi())},
                      {"measured_in_mpi_seconds", rk.measured_in_mpi_ns * 1e-9},
                      {"e_rel_percent", num(e_rel(seconds(rk.predicted_ps), rk.measured_ns * 1e-9))},
-                     {"in_mpi_e_rel_percent", num(e_rel(seconds(rk.predicted.in_mpi()),
-                                                        rk.measured_in_mpi_ns * 1e-9))},
+                     {"in_mpi_e_rel_percent",
+                      num(e_rel(seconds(rk.predicted.in_mpi()), rk.measured_in_mpi_ns * 1e-9))},
                      {"breakdown", breakdown_json(rk.predicted)},
                      {"records", rk.records},
                      {"forced_completions", rk.forced_completions},
@@ -95,33 +99,35 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
   nlohmann::json colls = nlohmann::json::object();
   for (const auto& [name, c] : r.collectives)
     colls[name] = {{"algorithm", c.algorithm}, {"calls", c.calls}, {"note", c.note}};
-  return {{"model", r.model},
-          {"predicted_seconds", seconds(r.predicted_ps)},
-          {"predicted_ps", r.predicted_ps},
-          {"measured_seconds", r.measured_ns * 1e-9},
-          {"e_rel_percent", num(err.has_measurement ? err.total_e_rel_percent : std::nan(""))},
-          {"e_abs_percent", num(err.has_measurement ? err.e_abs_percent : std::nan(""))},
-          {"in_mpi_e_abs_percent", num(err.has_measurement ? err.in_mpi_e_abs_percent : std::nan(""))},
-          {"forced_completions", r.forced_completions},
-          {"early_completions", r.early_completions},
-          {"records", r.records},
-          {"messages", r.messages},
-          {"engine_events", r.events_processed},
-          {"peak_operations_in_flight", r.peak_ops_in_flight},
-          {"opaque_seconds", seconds(r.total.opaque)},
-          {"breakdown", breakdown_json(r.total)},
-          {"functions", functions},
-          {"collectives", colls},
-          {"notes", r.notes},
-          {"ranks", ranks}};
+  return {
+      {"model", r.model},
+      {"predicted_seconds", seconds(r.predicted_ps)},
+      {"predicted_ps", r.predicted_ps},
+      {"measured_seconds", r.measured_ns * 1e-9},
+      {"e_rel_percent", num(err.has_measurement ? err.total_e_rel_percent : std::nan(""))},
+      {"e_abs_percent", num(err.has_measurement ? err.e_abs_percent : std::nan(""))},
+      {"in_mpi_e_abs_percent", num(err.has_measurement ? err.in_mpi_e_abs_percent : std::nan(""))},
+      {"forced_completions", r.forced_completions},
+      {"early_completions", r.early_completions},
+      {"records", r.records},
+      {"messages", r.messages},
+      {"engine_events", r.events_processed},
+      {"peak_operations_in_flight", r.peak_ops_in_flight},
+      {"opaque_seconds", seconds(r.total.opaque)},
+      {"breakdown", breakdown_json(r.total)},
+      {"functions", functions},
+      {"collectives", colls},
+      {"notes", r.notes},
+      {"ranks", ranks}};
 }
 
 std::string simulation_text(const sim::Result& r, bool compare) {
   std::string out;
   const SimulationErrors err = simulation_errors(r);
-  out += fmt::format("model {}: predicted {} (slowest rank, end of MPI_Init to start of "
-                     "MPI_Finalize)",
-                     r.model, time_text(seconds(r.predicted_ps)));
+  out += fmt::format(
+      "model {}: predicted {} (slowest rank, end of MPI_Init to start of "
+      "MPI_Finalize)",
+      r.model, time_text(seconds(r.predicted_ps)));
   if (err.has_measurement)
     out += fmt::format(", measured {}, E_rel {}", time_text(r.measured_ns * 1e-9),
                        percent(err.total_e_rel_percent));
@@ -134,18 +140,20 @@ std::string simulation_text(const sim::Result& r, bool compare) {
                          static_cast<double>(r.total.*p.field) / all * 100.0);
   out += "  time of all ranks: " + parts + "\n";
   if (r.total.opaque > 0)
-    out += fmt::format("  {} of the predicted time comes from unmodeled (opaque) MPI calls at "
-                       "their recorded duration\n",
-                       time_text(seconds(r.total.opaque)));
-  out += fmt::format("  forced completions {}, early completions {} (how far the simulated "
-                     "timing drifts from the traced one)\n",
-                     r.forced_completions, r.early_completions);
+    out += fmt::format(
+        "  {} of the predicted time comes from unmodeled (opaque) MPI calls at "
+        "their recorded duration\n",
+        time_text(seconds(r.total.opaque)));
+  out += fmt::format(
+      "  forced completions {}, early completions {} (how far the simulated "
+      "timing drifts from the traced one)\n",
+      r.forced_completions, r.early_completions);
 
   if (r.per_rank.size() <= kPerRankLimit) {
     std::vector<std::string> head{"rank", "predicted_us"};
     if (compare) {
-      head.insert(head.end(), {"measured_us", "E_rel", "in_MPI_pred_us", "in_MPI_meas_us",
-                               "in_MPI_E_rel"});
+      head.insert(head.end(),
+                  {"measured_us", "E_rel", "in_MPI_pred_us", "in_MPI_meas_us", "in_MPI_E_rel"});
     }
     head.insert(head.end(), {"compute_us", "overhead_us", "transfer_us", "late_send_us",
                              "late_recv_us", "sync_us", "opaque_us"});
@@ -154,13 +162,15 @@ std::string simulation_text(const sim::Result& r, bool compare) {
       const auto& rk = r.per_rank[i];
       std::vector<std::string> row{std::to_string(i), number(seconds(rk.predicted_ps) * 1e6)};
       if (compare) {
-        row.insert(row.end(),
-                   {number(rk.measured_ns * 1e-3),
-                    percent(e_rel(seconds(rk.predicted_ps), rk.measured_ns * 1e-9)),
-                    number(seconds(rk.predicted.in_mpi()) * 1e6), number(rk.measured_in_mpi_ns * 1e-3),
-                    percent(e_rel(seconds(rk.predicted.in_mpi()), rk.measured_in_mpi_ns * 1e-9))});
+        row.insert(
+            row.end(),
+            {number(rk.measured_ns * 1e-3),
+             percent(e_rel(seconds(rk.predicted_ps), rk.measured_ns * 1e-9)),
+             number(seconds(rk.predicted.in_mpi()) * 1e6), number(rk.measured_in_mpi_ns * 1e-3),
+             percent(e_rel(seconds(rk.predicted.in_mpi()), rk.measured_in_mpi_ns * 1e-9))});
       }
-      for (const Part& p : kParts) row.push_back(number(seconds(rk.predicted.*p.field) * 1e6));
+      for (const Part& p : kParts)
+        row.push_back(number(seconds(rk.predicted.*p.field) * 1e6));
       t.add_row(row);
     }
     out += t.render();
@@ -170,9 +180,11 @@ std::string simulation_text(const sim::Result& r, bool compare) {
     auto add = [&](const std::string& name, auto value) {
       std::vector<double> v;
       v.reserve(r.per_rank.size());
-      for (const auto& rk : r.per_rank) v.push_back(value(rk));
+      for (const auto& rk : r.per_rank)
+        v.push_back(value(rk));
       std::sort(v.begin(), v.end());
-      t.add_row({name, number(v.front() * 1e6), number(v[v.size() / 2] * 1e6), number(v.back() * 1e6)});
+      t.add_row(
+          {name, number(v.front() * 1e6), number(v[v.size() / 2] * 1e6), number(v.back() * 1e6)});
     };
     add("predicted", [](const sim::RankResult& rk) { return seconds(rk.predicted_ps); });
     if (compare) add("measured", [](const sim::RankResult& rk) { return rk.measured_ns * 1e-9; });
@@ -194,13 +206,14 @@ std::string simulation_text(const sim::Result& r, bool compare) {
   }
   for (const auto& [name, c] : r.collectives)
     out += fmt::format("  {}: {} ({} calls; {})\n", name, c.algorithm, c.calls, c.note);
-  for (const auto& n : r.notes) out += "  note: " + n + "\n";
+  for (const auto& n : r.notes)
+    out += "  note: " + n + "\n";
   return out;
 }
 
 std::string models_side_by_side(const std::vector<sim::Result>& results) {
-  TextTable t({"model", "predicted_us", "measured_us", "E_rel", "E_abs_ranks", "E_abs_in_MPI",
-               "forced"});
+  TextTable t(
+      {"model", "predicted_us", "measured_us", "E_rel", "E_abs_ranks", "E_abs_in_MPI", "forced"});
   for (const auto& r : results) {
     const SimulationErrors e = simulation_errors(r);
     t.add_row({r.model, number(seconds(r.predicted_ps) * 1e6), number(r.measured_ns * 1e-3),

@@ -16,9 +16,9 @@ namespace commgauge::report {
 inline constexpr std::size_t kPerRankLimit = 64;
 
 struct SimulationErrors {
-  double total_e_rel_percent = 0;      ///< slowest rank, predicted against measured
-  double e_abs_percent = 0;            ///< mean over ranks of |E_rel| of the rank's total time
-  double in_mpi_e_abs_percent = 0;     ///< mean over ranks of |E_rel| of time inside MPI
+  double total_e_rel_percent = 0;   ///< slowest rank, predicted against measured
+  double e_abs_percent = 0;         ///< mean over ranks of |E_rel| of the rank's total time
+  double in_mpi_e_abs_percent = 0;  ///< mean over ranks of |E_rel| of time inside MPI
   bool has_measurement = false;
 };
 SimulationErrors simulation_errors(const sim::Result& r);

@@ -14,7 +14,8 @@ namespace commgauge::sim {
 
 namespace {
 
-std::uint32_t positive_field(const nlohmann::json& doc, const char* key, const std::string& origin) {
+std::uint32_t positive_field(const nlohmann::json& doc, const char* key,
+                             const std::string& origin) {
   if (!doc.contains(key)) throw InputError(origin, fmt::format("missing \"{}\"", key));
   const auto& v = doc[key];
   if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1LL << 31))
@@ -80,11 +81,14 @@ Cluster cluster_of_placement(const std::vector<std::uint32_t>& nodes) {
   Cluster c;
   c.origin = "trace";
   std::uint32_t max_node = 0;
-  for (auto n : nodes) max_node = std::max(max_node, n);
+  for (auto n : nodes)
+    max_node = std::max(max_node, n);
   c.nodes = max_node + 1;
   std::vector<std::uint32_t> per_node(c.nodes, 0);
-  for (auto n : nodes) ++per_node[n];
-  c.cores_per_node = std::max<std::uint32_t>(1, *std::max_element(per_node.begin(), per_node.end()));
+  for (auto n : nodes)
+    ++per_node[n];
+  c.cores_per_node =
+      std::max<std::uint32_t>(1, *std::max_element(per_node.begin(), per_node.end()));
   return c;
 }
 
@@ -95,8 +99,8 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
     for (auto n : recorded) {
       if (n >= cluster.nodes)
         throw InputError("--placement recorded",
-                         fmt::format("the trace uses {} nodes, the cluster ({}) has {}",
-                                     n + 1, cluster.origin, cluster.nodes));
+                         fmt::format("the trace uses {} nodes, the cluster ({}) has {}", n + 1,
+                                     cluster.origin, cluster.nodes));
     }
     return recorded;
   }
@@ -104,16 +108,18 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
   const bool generated = spec == "rrn" || spec == "rrp" || spec.rfind("random:", 0) == 0;
   if (generated && ranks > slots) {
     throw InputError("--placement " + spec,
-                     fmt::format("{} ranks do not fit on {} nodes x {} cores", ranks,
-                                 cluster.nodes, cluster.cores_per_node));
+                     fmt::format("{} ranks do not fit on {} nodes x {} cores", ranks, cluster.nodes,
+                                 cluster.cores_per_node));
   }
   std::vector<std::uint32_t> nodes(ranks);
   if (spec == "rrn") {  // seed 003: round robin over nodes
-    for (std::uint32_t r = 0; r < ranks; ++r) nodes[r] = r % cluster.nodes;
+    for (std::uint32_t r = 0; r < ranks; ++r)
+      nodes[r] = r % cluster.nodes;
     return nodes;
   }
   if (spec == "rrp") {  // seed 003: fill a node's processors first
-    for (std::uint32_t r = 0; r < ranks; ++r) nodes[r] = r / cluster.cores_per_node;
+    for (std::uint32_t r = 0; r < ranks; ++r)
+      nodes[r] = r / cluster.cores_per_node;
     return nodes;
   }
   if (spec.rfind("random:", 0) == 0) {
@@ -123,8 +129,8 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
       seed = std::stoull(spec.substr(7), &used);
       if (used != spec.size() - 7) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      throw InputError("--placement", fmt::format("\"{}\": expected random:SEED with an integer SEED",
-                                                  spec));
+      throw InputError("--placement",
+                       fmt::format("\"{}\": expected random:SEED with an integer SEED", spec));
     }
     // A seeded shuffle of the machine's slots (std::mt19937_64 is specified exactly, and the
     // Fisher-Yates loop is written here, so the result is the same everywhere).
@@ -142,9 +148,9 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
   // A file: one node number per rank.
   std::ifstream in(spec);
   if (!in)
-    throw InputError("--placement",
-                     fmt::format("\"{}\" is not recorded, rrn, rrp, random:SEED or a readable file",
-                                 spec));
+    throw InputError(
+        "--placement",
+        fmt::format("\"{}\" is not recorded, rrn, rrp, random:SEED or a readable file", spec));
   std::vector<std::uint32_t> per_node(cluster.nodes, 0);
   std::string line;
   std::uint32_t r = 0;
@@ -164,16 +170,16 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
                          fmt::format("expected a node number, got \"{}\"", word));
       }
       if (node >= cluster.nodes)
-        throw InputError(fmt::format("{}:{}", spec, line_no),
-                         fmt::format("node {} does not exist (the cluster has {})", node,
-                                     cluster.nodes));
+        throw InputError(
+            fmt::format("{}:{}", spec, line_no),
+            fmt::format("node {} does not exist (the cluster has {})", node, cluster.nodes));
       if (r >= ranks)
         throw InputError(fmt::format("{}:{}", spec, line_no),
                          fmt::format("more entries than the trace's {} ranks", ranks));
       if (++per_node[node] > cluster.cores_per_node)
-        throw InputError(fmt::format("{}:{}", spec, line_no),
-                         fmt::format("node {} gets more than its {} cores", node,
-                                     cluster.cores_per_node));
+        throw InputError(
+            fmt::format("{}:{}", spec, line_no),
+            fmt::format("node {} gets more than its {} cores", node, cluster.cores_per_node));
       nodes[r++] = static_cast<std::uint32_t>(node);
     }
   }

@@ -10,14 +10,17 @@ namespace commgauge::sim {
 
 std::vector<std::string> simulation_model_names() {
   std::vector<std::string> names{"none"};
-  for (const auto& m : model::model_infos()) names.push_back(m.name);
+  for (const auto& m : model::model_infos())
+    names.push_back(m.name);
   return names;
 }
 
 Network::Network(const std::string& model_name,
                  const std::map<std::string, model::LinkParams>& links, Cluster cluster,
                  std::vector<std::uint32_t> node_of_rank)
-    : model_name_(model_name), cluster_(std::move(cluster)), node_of_rank_(std::move(node_of_rank)) {
+    : model_name_(model_name),
+      cluster_(std::move(cluster)),
+      node_of_rank_(std::move(node_of_rank)) {
   if (model_name_ == "none") return;
   const std::string* names[2] = {&cluster_.same_node_class, &cluster_.different_nodes_class};
   bool any = false;
@@ -31,24 +34,23 @@ Network::Network(const std::string& model_name,
     any = true;
   }
   if (!any)
-    throw InputError("--profile", fmt::format("has neither link class \"{}\" nor \"{}\"",
-                                              *names[0], *names[1]));
+    throw InputError("--profile",
+                     fmt::format("has neither link class \"{}\" nor \"{}\"", *names[0], *names[1]));
 }
 
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {
-  return same_node(source, destination) ? cluster_.same_node_class
-                                        : cluster_.different_nodes_class;
+  return same_node(source, destination) ? cluster_.same_node_class : cluster_.different_nodes_class;
 }
 
 const model::CommModel& Network::model_for(std::int32_t source, std::int32_t destination) const {
   const int i = same_node(source, destination) ? 0 : 1;
   if (!models_[i]) {
-    throw InputError("--profile",
-                     fmt::format("has no link class \"{}\", but ranks {} and {} are placed on {} "
-                                 "(nodes {} and {})",
-                                 missing_[i], source, destination,
-                                 i == 0 ? "one node" : "different nodes", node(source),
-                                 node(destination)));
+    throw InputError(
+        "--profile",
+        fmt::format("has no link class \"{}\", but ranks {} and {} are placed on {} "
+                    "(nodes {} and {})",
+                    missing_[i], source, destination, i == 0 ? "one node" : "different nodes",
+                    node(source), node(destination)));
   }
   return *models_[i];
 }
@@ -68,7 +70,8 @@ std::map<std::string, model::LinkParams> read_links(const std::filesystem::path&
     throw InputError(path.string(),
                      "/format: expected \"commgauge-profile\" or \"commgauge-link-params\"");
   const profile::Profile p = profile::profile_from_json(doc, path.string());
-  for (const auto& [name, cls] : p.classes) links[name] = cls.link;
+  for (const auto& [name, cls] : p.classes)
+    links[name] = cls.link;
   return links;
 }
 

@@ -30,7 +30,9 @@ class Network {
 
   const std::string& model_name() const { return model_name_; }
   const Cluster& cluster() const { return cluster_; }
-  std::uint32_t node(std::int32_t rank) const { return node_of_rank_[static_cast<std::size_t>(rank)]; }
+  std::uint32_t node(std::int32_t rank) const {
+    return node_of_rank_[static_cast<std::size_t>(rank)];
+  }
   bool same_node(std::int32_t a, std::int32_t b) const { return node(a) == node(b); }
   /// What a message of `bytes` from `source` to `destination` costs.
   MessageCost message(std::int32_t source, std::int32_t destination, std::uint64_t bytes) const {

@@ -48,9 +48,9 @@ enum class CallKind : std::uint8_t {
   send_init,
   recv_init,
   start,
-  wait,  // Wait, Waitall: completions are the recorded ones
+  wait,       // Wait, Waitall: completions are the recorded ones
   wait_some,  // Waitany, Waitsome: a recorded completion not yet simulated is forced
-  test,  // Test*, successful: every recorded completion not yet simulated is forced
+  test,       // Test*, successful: every recorded completion not yet simulated is forced
   probe,
   iprobe,
   mrecv,
@@ -151,7 +151,7 @@ struct Rank {
   bool blocked = false;
   Phase phase = Phase::read;
   CallKind call = CallKind::ignore;
-  std::vector<Action> pending;       // CPU work that waits until the rank is inside MPI
+  std::vector<Action> pending;            // CPU work that waits until the rank is inside MPI
   std::vector<std::uint32_t> posted;      // receives not yet matched, in posting order
   std::vector<std::uint32_t> unexpected;  // sends to this rank not yet matched, in order
   std::vector<std::pair<std::uint64_t, std::uint32_t>> requests;  // trace id -> op
@@ -184,8 +184,16 @@ struct Rank {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::optional<collectives::Operation> operation_of(std::string_view function_name) {
+  std::string name = lower(function_name.substr(4));
+  if (auto op = collectives::parse_operation(name)) return op;
+  if (name.size() > 1 && name[0] == 'i') return collectives::parse_operation(name.substr(1));
+  return std::nullopt;
 }
 
 CallKind kind_of(const trace::FunctionInfo& f) {
@@ -200,47 +208,23 @@ CallKind kind_of(const trace::FunctionInfo& f) {
     return CallKind::ignore;
   }
   static const std::map<std::string_view, CallKind> by_pattern = {
-      {"send", CallKind::send},
-      {"isend", CallKind::isend},
-      {"recv", CallKind::recv},
-      {"irecv", CallKind::irecv},
-      {"sendrecv", CallKind::sendrecv},
-      {"sendrecv_replace", CallKind::sendrecv},
-      {"send_init", CallKind::send_init},
-      {"recv_init", CallKind::recv_init},
-      {"start", CallKind::start},
-      {"startall", CallKind::start},
-      {"wait", CallKind::wait},
-      {"waitall", CallKind::wait},
-      {"waitany", CallKind::wait_some},
-      {"waitsome", CallKind::wait_some},
-      {"test", CallKind::test},
-      {"testall", CallKind::test},
-      {"testany", CallKind::test},
-      {"testsome", CallKind::test},
-      {"probe", CallKind::probe},
-      {"mprobe", CallKind::probe},
-      {"iprobe", CallKind::iprobe},
-      {"improbe", CallKind::iprobe},
-      {"mrecv", CallKind::mrecv},
-      {"imrecv", CallKind::imrecv},
-      {"cancel", CallKind::cancel},
-      {"request_free", CallKind::request_free},
+      {"send", CallKind::send},           {"isend", CallKind::isend},
+      {"recv", CallKind::recv},           {"irecv", CallKind::irecv},
+      {"sendrecv", CallKind::sendrecv},   {"sendrecv_replace", CallKind::sendrecv},
+      {"send_init", CallKind::send_init}, {"recv_init", CallKind::recv_init},
+      {"start", CallKind::start},         {"startall", CallKind::start},
+      {"wait", CallKind::wait},           {"waitall", CallKind::wait},
+      {"waitany", CallKind::wait_some},   {"waitsome", CallKind::wait_some},
+      {"test", CallKind::test},           {"testall", CallKind::test},
+      {"testany", CallKind::test},        {"testsome", CallKind::test},
+      {"probe", CallKind::probe},         {"mprobe", CallKind::probe},
+      {"iprobe", CallKind::iprobe},       {"improbe", CallKind::iprobe},
+      {"mrecv", CallKind::mrecv},         {"imrecv", CallKind::imrecv},
+      {"cancel", CallKind::cancel},       {"request_free", CallKind::request_free},
   };
   if (const auto it = by_pattern.find(p); it != by_pattern.end()) return it->second;
   // Collectives: the pattern names the recorder; the function names the operation.
-  std::string name = lower(f.name.substr(4));  // without "MPI_"
-  if (collectives::parse_operation(name)) return CallKind::collective;
-  if (name.size() > 1 && name[0] == 'i' && collectives::parse_operation(name.substr(1)))
-    return CallKind::collective;
-  return CallKind::ignore;
-}
-
-std::optional<collectives::Operation> operation_of(std::string_view function_name) {
-  std::string name = lower(function_name.substr(4));
-  if (auto op = collectives::parse_operation(name)) return op;
-  if (name.size() > 1 && name[0] == 'i') return collectives::parse_operation(name.substr(1));
-  return std::nullopt;
+  return operation_of(f.name) ? CallKind::collective : CallKind::ignore;
 }
 
 SendMode send_mode(std::uint32_t function) {
@@ -333,20 +317,19 @@ class Engine {
   collectives::Collective scratch_;
   Result result_;
   std::vector<FunctionTotals> function_totals_;
-  std::uint64_t total_events_hint_ = 0;
-  std::uint64_t next_progress_ = 0;
 };
 
 Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
     : trace_(trace), net_(network), options_(options) {
   const auto table = trace::function_table();
   kinds_.assign(table.size() + 1, CallKind::opaque);
-  for (const auto& f : table) kinds_[f.id] = kind_of(f);
+  for (const auto& f : table)
+    kinds_[f.id] = kind_of(f);
   function_totals_.resize(table.size() + 1);
   const std::uint32_t n = trace.ranks();
   if (!trace.missing_ranks().empty())
-    throw trace::TraceError(fmt::format("the trace has no data for rank {} (of {})",
-                                        trace.missing_ranks().front(), n));
+    throw trace::TraceError(
+        fmt::format("the trace has no data for rank {} (of {})", trace.missing_ranks().front(), n));
   world_.resize(n);
   std::iota(world_.begin(), world_.end(), 0);
   self_.resize(1);
@@ -359,8 +342,6 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
     if (header.contains("tracer") && header["tracer"].is_object())
       r.overhead_ticks = header["tracer"].value("overhead_ticks_per_event", std::int64_t{0});
   }
-  if (trace.index().contains("events_total") && trace.index()["events_total"].is_number_unsigned())
-    total_events_hint_ = trace.index()["events_total"].get<std::uint64_t>();
   result_.model = network.model_name();
   result_.ranks = n;
 }
@@ -606,9 +587,10 @@ const std::vector<std::int32_t>& Engine::members_of(std::uint64_t comm, std::int
   }
   const auto it = comms_.find(comm);
   if (it == comms_.end())
-    throw trace::TraceError(fmt::format("rank {}: communicator {} is used before its comm_create "
-                                        "record",
-                                        me, comm));
+    throw trace::TraceError(
+        fmt::format("rank {}: communicator {} is used before its comm_create "
+                    "record",
+                    me, comm));
   return it->second;
 }
 
@@ -619,8 +601,8 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
     if (pc.comm == 0) return static_cast<std::size_t>(world);
     const auto it = std::find(members.begin(), members.end(), world);
     if (it == members.end())
-      throw trace::TraceError(fmt::format("rank {}: rank {} is not a member of communicator {}",
-                                          me, world, pc.comm));
+      throw trace::TraceError(
+          fmt::format("rank {}: rank {} is not a member of communicator {}", me, world, pc.comm));
     return static_cast<std::size_t>(it - members.begin());
   };
   const std::size_t my_index = index_of(me);
@@ -639,9 +621,8 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
   scratch_.bytes = pc.bytes;
   scratch_.counts = pc.counts;
   scratch_.recv_counts = pc.recv_counts;
-  const auto [algorithm, note] = choose_algorithm(pc.op, scratch_.members.size(), pc.bytes,
-                                                  pc.commutative);
-  const std::size_t before = r.steps.size();
+  const auto [algorithm, note] =
+      choose_algorithm(pc.op, scratch_.members.size(), pc.bytes, pc.commutative);
   try {
     auto steps = collectives::schedule(scratch_, algorithm);
     r.steps.insert(r.steps.end(), steps.begin(), steps.end());
@@ -655,11 +636,12 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
   use.algorithm = std::string(collectives::to_string(algorithm));
   use.note = note;
   ++use.calls;
-  (void)before;
 }
 
-std::pair<collectives::Algorithm, std::string> Engine::choose_algorithm(
-    collectives::Operation op, std::size_t members, std::uint64_t bytes, bool commutative) const {
+std::pair<collectives::Algorithm, std::string> Engine::choose_algorithm(collectives::Operation op,
+                                                                        std::size_t members,
+                                                                        std::uint64_t bytes,
+                                                                        bool commutative) const {
   (void)members;
   (void)bytes;
   (void)commutative;
@@ -673,9 +655,10 @@ bool Engine::load_next_call(Rank& r, std::int32_t me) {
   for (;;) {
     if (!r.reader->next(e)) {
       if (r.reader->end() == trace::RankEnd::truncated)
-        throw trace::TraceError(fmt::format("{}: rank {} ends without MPI_Finalize (the run "
-                                            "crashed or was killed): it cannot be replayed",
-                                            r.reader->file_name(), me));
+        throw trace::TraceError(
+            fmt::format("{}: rank {} ends without MPI_Finalize (the run "
+                        "crashed or was killed): it cannot be replayed",
+                        r.reader->file_name(), me));
       return false;
     }
     if (e.kind == trace::RecordKind::comm_create) {
@@ -735,19 +718,21 @@ std::uint32_t Engine::op_of_request(Rank& r, std::uint64_t id, bool erase) {
   return kNone;
 }
 
-
 Picoseconds Engine::computation(Rank& r, const Event& e) {
   Picoseconds ps = 0;
   if (options_.compute == ComputeSource::cpu) {
     if (!e.has(trace::kCpu))
-      throw InputError("--compute cpu", fmt::format("{}: the trace has no CPU times (record it with "
-                                                    "commgauge trace --cpu-time)",
-                                                    r.reader->file_name()));
+      throw InputError("--compute cpu",
+                       fmt::format("{}: the trace has no CPU times (record it with "
+                                   "commgauge trace --cpu-time)",
+                                   r.reader->file_name()));
     // CPU time since the previous event ended, less what this call itself used (at most its
     // duration).
     const double call_ns = r.clock_map.duration_ns(e.end_tick - e.start_tick);
     const double cpu_ns = static_cast<double>(e.cpu_ns - r.previous_cpu_ns) - call_ns;
-    ps = r.previous_cpu_ns < 0 ? 0 : static_cast<Picoseconds>(std::llround(std::max(0.0, cpu_ns) * 1000.0));
+    ps = r.previous_cpu_ns < 0
+             ? 0
+             : static_cast<Picoseconds>(std::llround(std::max(0.0, cpu_ns) * 1000.0));
   } else {
     ps = ticks_to_ps(r, e.start_tick - r.previous_end_tick - e.local_ticks - r.overhead_ticks);
   }
@@ -776,7 +761,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     const Picoseconds in_mpi = ticks_to_ps(r, e.in_mpi_ticks);
     Picoseconds fixed = std::max<Picoseconds>(0, run - in_mpi);
     if (options_.compute_scale != 1.0)
-      fixed = static_cast<Picoseconds>(std::llround(static_cast<double>(fixed) * options_.compute_scale));
+      fixed = static_cast<Picoseconds>(
+          std::llround(static_cast<double>(fixed) * options_.compute_scale));
     r.poll_fixed = fixed;
     r.poll_until = r.clock + fixed;
     // Polled requests already complete in the simulation: the replay lags behind the trace.
@@ -825,16 +811,16 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     }
     case CallKind::irecv:
       if (e.peer != trace::kProcNull) {
-        const bool wildcard = e.peer < 0 || e.flag(trace::kWildcardSource) ||
-                              e.flag(trace::kWildcardTag);
+        const bool wildcard =
+            e.peer < 0 || e.flag(trace::kWildcardSource) || e.flag(trace::kWildcardTag);
         r.requests.emplace_back(e.request,
                                 post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard));
       }
       break;
     case CallKind::send_init:
     case CallKind::recv_init:
-      r.persistent.push_back({e.request, r.call == CallKind::send_init, mode, e.peer, e.tag,
-                              e.comm, e.bytes});
+      r.persistent.push_back(
+          {e.request, r.call == CallKind::send_init, mode, e.peer, e.tag, e.comm, e.bytes});
       break;
     case CallKind::start:
       for (std::size_t i = 0; i < e.requests.size(); ++i) {
@@ -853,8 +839,9 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     case CallKind::test:
       for (const auto& c : e.completions) {
         if (c.request == 0) continue;
-        const auto nb = std::find_if(r.nonblocking.begin(), r.nonblocking.end(),
-                                     [&](const PendingCollective& p) { return p.request == c.request; });
+        const auto nb =
+            std::find_if(r.nonblocking.begin(), r.nonblocking.end(),
+                         [&](const PendingCollective& p) { return p.request == c.request; });
         if (nb != r.nonblocking.end()) {
           expand_collective(r, me, *nb);
           r.nonblocking.erase(nb);
@@ -972,8 +959,7 @@ void Engine::finish_call(Rank& r) {
   if (r.in_collective) {
     b.synchronization += waiting;
   } else {
-    const Picoseconds late =
-        std::clamp<Picoseconds>(r.latest_partner - r.call_start, 0, waiting);
+    const Picoseconds late = std::clamp<Picoseconds>(r.latest_partner - r.call_start, 0, waiting);
     (r.latest_partner_is_send ? b.late_sender : b.late_receiver) += late;
     b.transfer += waiting - late;
   }
@@ -982,9 +968,8 @@ void Engine::finish_call(Rank& r) {
   ++t.calls;
   t.predicted_ps += call - r.poll_fixed;
   const double recorded_ns = r.clock_map.duration_ns(e.end_tick - e.start_tick);
-  t.measured_ns += e.kind == trace::RecordKind::poll_run
-                       ? r.clock_map.duration_ns(e.in_mpi_ticks)
-                       : recorded_ns;
+  t.measured_ns +=
+      e.kind == trace::RecordKind::poll_run ? r.clock_map.duration_ns(e.in_mpi_ticks) : recorded_ns;
   ++r.result.records;
   ++result_.records;
 }
@@ -996,8 +981,8 @@ void Engine::advance(std::uint32_t ri) {
     switch (r.phase) {
       case Phase::read: {
         if (!load_next_call(r, me)) {
-          throw trace::TraceError(fmt::format("{}: rank {} ends without MPI_Finalize",
-                                              r.reader->file_name(), me));
+          throw trace::TraceError(
+              fmt::format("{}: rank {} ends without MPI_Finalize", r.reader->file_name(), me));
         }
         const Event& e = r.ev;
         r.call = e.kind == trace::RecordKind::poll_run ? CallKind::test
@@ -1039,7 +1024,8 @@ void Engine::advance(std::uint32_t ri) {
         r.call_start = r.clock;
         r.busy = 0;
         if (!r.pending.empty()) {
-          for (const Action& a : r.pending) run_action(r, a);
+          for (const Action& a : r.pending)
+            run_action(r, a);
           r.pending.clear();
         }
         r.phase = Phase::start;
@@ -1104,12 +1090,12 @@ void Engine::deadlock() {
       if (!o.is_send && o.match == kNone) receive_wait = true;
     }
     if (n >= kListed) continue;
-    report += fmt::format("\n  rank {}: event {} ({}{}), at {:.3f} us, waits for", blocked[n],
-                          r.reader->event_count() - 1, trace::function_name(r.ev.function),
-                          r.in_collective ? fmt::format(", collective step {} of {}", r.step + 1,
-                                                        r.steps.size())
-                                          : std::string(),
-                          model::to_microseconds(r.clock));
+    report += fmt::format(
+        "\n  rank {}: event {} ({}{}), at {:.3f} us, waits for", blocked[n],
+        r.reader->event_count() - 1, trace::function_name(r.ev.function),
+        r.in_collective ? fmt::format(", collective step {} of {}", r.step + 1, r.steps.size())
+                        : std::string(),
+        model::to_microseconds(r.clock));
     if (waiting.empty()) report += " nothing it can name";
     for (const std::uint32_t id : waiting) {
       const Op& o = ops_[id];
@@ -1127,26 +1113,30 @@ void Engine::deadlock() {
                               o.match == kNone ? "no matching send posted" : "in flight");
     }
   }
-  if (blocked.size() > kListed) report += fmt::format("\n  ... and {} more", blocked.size() - kListed);
+  if (blocked.size() > kListed)
+    report += fmt::format("\n  ... and {} more", blocked.size() - kListed);
   std::string cls;
   if (rendezvous_wait) {
     cls = "protocol";
-    report += "\nclassification: the program itself deadlocks under the simulated protocols: "
-              "sends of k >= S (rendezvous) wait for their receive to be posted, and each "
-              "receive is posted after a blocked send (e.g. every rank sends first). With a "
-              "larger rendezvous threshold, buffered or nonblocking sends it would not.";
+    report +=
+        "\nclassification: the program itself deadlocks under the simulated protocols: "
+        "sends of k >= S (rendezvous) wait for their receive to be posted, and each "
+        "receive is posted after a blocked send (e.g. every rank sends first). With a "
+        "larger rendezvous threshold, buffered or nonblocking sends it would not.";
   } else {
     cls = "replay";
-    report += "\nclassification: an artefact of replaying this trace, not a property of the "
-              "program: a receive has no matching send in the trace (an incomplete or "
-              "inconsistent trace, e.g. a rank's file from another run)";
+    report +=
+        "\nclassification: an artefact of replaying this trace, not a property of the "
+        "program: a receive has no matching send in the trace (an incomplete or "
+        "inconsistent trace, e.g. a rank's file from another run)";
     if (!receive_wait) report += ", or the recorded order cannot be reproduced";
   }
   throw DeadlockError(report, cls);
 }
 
 Result Engine::run() {
-  for (std::uint32_t i = 0; i < ranks_.size(); ++i) resume_at(i, 0);
+  for (std::uint32_t i = 0; i < ranks_.size(); ++i)
+    resume_at(i, 0);
   std::uint64_t next_progress = 1u << 22;
   while (!queue_.empty()) {
     const QueuedEvent e = queue_.top();

@@ -5,8 +5,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "process.hpp"
 
@@ -25,11 +25,12 @@ class SimulateCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  fs::path trace_program(const std::string& name, int ranks, const std::vector<std::string>& program) {
+  fs::path trace_program(const std::string& name, int ranks,
+                         const std::vector<std::string>& program) {
     const fs::path out = dir_ / name;
-    std::vector<std::string> argv = {commgauge(), "trace", "-o", out.string(), "--", "mpirun",
-                                     "--allow-run-as-root", "--oversubscribe", "-np",
-                                     std::to_string(ranks)};
+    std::vector<std::string> argv = {
+        commgauge(),           "trace",           "-o",  out.string(),         "--", "mpirun",
+        "--allow-run-as-root", "--oversubscribe", "-np", std::to_string(ranks)};
     argv.insert(argv.end(), program.begin(), program.end());
     const Outcome o = run(argv, std::chrono::seconds(100));
     EXPECT_EQ(o.exit_code, 0) << o.err;
@@ -85,7 +86,8 @@ TEST_F(SimulateCli, ExamplesAreTracedAndSimulatedUnderEveryModel) {
         for (const auto& r : m["ranks"]) {
           // The breakdown adds up to the rank's predicted time (to rounding of the sum).
           double parts = 0;
-          for (const auto& [k, v] : r["breakdown"].items()) parts += v.get<double>();
+          for (const auto& [k, v] : r["breakdown"].items())
+            parts += v.get<double>();
           EXPECT_NEAR(parts, r["predicted_seconds"].get<double>(), 1e-9);
         }
       }
@@ -106,14 +108,16 @@ TEST_F(SimulateCli, BadInputIsAClearError) {
   EXPECT_THAT(o.err, HasSubstr("no such trace"));
 
   const fs::path synth = trace_program("ring", 4, {EXAMPLE_RING, "2", "100", "5"});
-  const std::string link = std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  const std::string link =
+      std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
   o = run({commgauge(), "simulate", synth.string(), "--model", "logp", "--profile", link});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("unknown model \"logp\""));
   o = run({commgauge(), "simulate", synth.string(), "--model", "loggps"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("--profile"));
-  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--coll", "allreduce=bogus"});
+  o = run(
+      {commgauge(), "simulate", synth.string(), "--profile", link, "--coll", "allreduce=bogus"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("no algorithm \"bogus\""));
   o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--contention", "fair"});

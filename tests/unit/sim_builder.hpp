@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "trace/format.hpp"
 #include "trace/function_ids.hpp"
@@ -19,7 +19,8 @@ namespace commgauge::testing {
 class TraceBuilder {
  public:
   explicit TraceBuilder(std::uint32_t ranks) : ranks_(ranks) {
-    for (std::uint32_t r = 0; r < ranks; ++r) call(r, trace::fn::Init, [](trace::Event&) {});
+    for (std::uint32_t r = 0; r < ranks; ++r)
+      call(r, trace::fn::Init, [](trace::Event&) {});
   }
 
   /// Computation on `rank` before its next call.
@@ -27,8 +28,8 @@ class TraceBuilder {
     now_[rank] += ps;
     return *this;
   }
-  TraceBuilder& send(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes, std::int32_t tag = 0,
-                     std::uint32_t function = trace::fn::Send) {
+  TraceBuilder& send(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
+                     std::int32_t tag = 0, std::uint32_t function = trace::fn::Send) {
     return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
   }
   TraceBuilder& recv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,
@@ -40,7 +41,8 @@ class TraceBuilder {
     });
   }
   /// Returns the request id.
-  std::uint64_t isend(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes, std::int32_t tag = 0) {
+  std::uint64_t isend(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
+                      std::int32_t tag = 0) {
     const std::uint64_t id = ++request_[rank];
     call(rank, trace::fn::Isend, [&](trace::Event& e) {
       p2p(e, dest, bytes, tag);
@@ -49,7 +51,8 @@ class TraceBuilder {
     });
     return id;
   }
-  std::uint64_t irecv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes, std::int32_t tag = 0) {
+  std::uint64_t irecv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,
+                      std::int32_t tag = 0) {
     const std::uint64_t id = ++request_[rank];
     call(rank, trace::fn::Irecv, [&](trace::Event& e) {
       p2p(e, source, bytes, tag);
@@ -60,12 +63,13 @@ class TraceBuilder {
   }
   /// Waitall over (request, source or -1 for a send, tag, bytes received).
   TraceBuilder& waitall(std::uint32_t rank, const std::vector<trace::Completion>& done) {
-    return call(rank, done.size() == 1 ? trace::fn::Wait : trace::fn::Waitall, [&](trace::Event& e) {
-      e.set(trace::kCompletions);
-      e.set(trace::kCount);
-      e.count = done.size();
-      e.completions = done;
-    });
+    return call(rank, done.size() == 1 ? trace::fn::Wait : trace::fn::Waitall,
+                [&](trace::Event& e) {
+                  e.set(trace::kCompletions);
+                  e.set(trace::kCount);
+                  e.count = done.size();
+                  e.completions = done;
+                });
   }
   TraceBuilder& collective(std::uint32_t rank, std::uint32_t function, std::uint64_t bytes,
                            std::int32_t root = -1) {
@@ -96,8 +100,8 @@ class TraceBuilder {
 
   /// Writes the container (adds MPI_Finalize and the end record to every rank).
   std::filesystem::path write(const std::string& name) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("commgauge-sim-" + std::to_string(getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("commgauge-sim-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
     const auto path = dir / (name + ".cgtc");
     std::filesystem::remove(path);
@@ -105,11 +109,16 @@ class TraceBuilder {
     for (std::uint32_t r = 0; r < ranks_; ++r) {
       trace::BlockEncoder enc(r, out);
       const nlohmann::json header = {
-          {"format", "commgauge-trace"}, {"version", 1}, {"rank", r}, {"size", ranks_},
-          {"host", "node-0"}, {"clock", {{"source", "synthetic"}, {"ticks_per_second", 1e12}}},
+          {"format", "commgauge-trace"},
+          {"version", 1},
+          {"rank", r},
+          {"size", ranks_},
+          {"host", "node-0"},
+          {"clock", {{"source", "synthetic"}, {"ticks_per_second", 1e12}}},
           {"tracer", {{"overhead_ticks_per_event", 0}}}};
       enc.write_header(header.dump());
-      for (const auto& e : events_[r]) enc.append(e);
+      for (const auto& e : events_[r])
+        enc.append(e);
       trace::Event fin;
       fin.function = trace::fn::Finalize;
       fin.start_tick = fin.end_tick = now_[r];
@@ -122,9 +131,12 @@ class TraceBuilder {
       enc.append(end);
       enc.flush();
     }
-    const nlohmann::json index = {{"format", "commgauge-trace"}, {"version", 1},
-                                  {"ranks", ranks_},         {"finished", true},
-                                  {"complete", true},        {"hosts", {"node-0"}},
+    const nlohmann::json index = {{"format", "commgauge-trace"},
+                                  {"version", 1},
+                                  {"ranks", ranks_},
+                                  {"finished", true},
+                                  {"complete", true},
+                                  {"hosts", {"node-0"}},
                                   {"placement", std::vector<std::uint32_t>(ranks_, 0)}};
     out.finish(index.dump());
     return path;

@@ -55,7 +55,9 @@ Run simulate(const std::filesystem::path& path, const model::LinkParams& l,
   return {std::move(result), net.model_of_class(true)->cost()};
 }
 
-Picoseconds rank_end(const Run& run, std::size_t rank) { return run.result.per_rank[rank].predicted_ps; }
+Picoseconds rank_end(const Run& run, std::size_t rank) {
+  return run.result.per_rank[rank].predicted_ps;
+}
 
 TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
   for (const std::uint64_t k : {1u, 100u, 4000u}) {
@@ -69,12 +71,14 @@ TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
     const Picoseconds one_way = model::one_way(run.cost, k);
     const Picoseconds round = model::round_trip(run.cost, k);
     std::printf("k=%llu: expected %d x round trip = %lld ps, simulated %lld ps\n",
-                static_cast<unsigned long long>(k), kRounds, static_cast<long long>(kRounds * round),
+                static_cast<unsigned long long>(k), kRounds,
+                static_cast<long long>(kRounds * round),
                 static_cast<long long>(run.result.predicted_ps));
     EXPECT_EQ(rank_end(run, 0), kRounds * round);
     EXPECT_EQ(round, 2 * one_way);  // the gap does not bind a ping-pong with these parameters
     // Rank 1's last send ends one send overhead after its last receive.
-    EXPECT_EQ(rank_end(run, 1), (kRounds - 1) * round + one_way + run.cost.message(k).send_overhead);
+    EXPECT_EQ(rank_end(run, 1),
+              (kRounds - 1) * round + one_way + run.cost.message(k).send_overhead);
     EXPECT_EQ(run.result.messages, 2u * kRounds);
   }
 }
@@ -117,11 +121,12 @@ TEST(SimGolden, RendezvousSendWithEarlyAndLateReceiverIsSeed004Table4) {
     const auto run = simulate(b.write("rendezvous"), link(1024), "loggps");
     const Picoseconds send = model::loggps_send_time(run.cost, k, 0, t_r);
     const Picoseconds recv = t_r + model::loggps_recv_time(run.cost, k, 0, t_r);
-    std::printf("t_r=%lld: MPI_Send expected %lld simulated %lld; MPI_Recv ends expected %lld "
-                "simulated %lld\n",
-                static_cast<long long>(t_r), static_cast<long long>(send),
-                static_cast<long long>(rank_end(run, 0)), static_cast<long long>(recv),
-                static_cast<long long>(rank_end(run, 1)));
+    std::printf(
+        "t_r=%lld: MPI_Send expected %lld simulated %lld; MPI_Recv ends expected %lld "
+        "simulated %lld\n",
+        static_cast<long long>(t_r), static_cast<long long>(send),
+        static_cast<long long>(rank_end(run, 0)), static_cast<long long>(recv),
+        static_cast<long long>(rank_end(run, 1)));
     EXPECT_EQ(rank_end(run, 0), send);
     EXPECT_EQ(rank_end(run, 1), recv);
     if (t_r > 10'000'000) {
@@ -135,10 +140,11 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
     std::uint64_t k;
     model::Progress progress;
   };
-  for (const Case c : {Case{100, model::Progress::independent},
-                       Case{10000, model::Progress::dependent},
-                       Case{10000, model::Progress::independent}}) {
-    for (const Picoseconds t_r : {Picoseconds{0}, Picoseconds{3'000'000}, Picoseconds{90'000'000}}) {
+  for (const Case c :
+       {Case{100, model::Progress::independent}, Case{10000, model::Progress::dependent},
+        Case{10000, model::Progress::independent}}) {
+    for (const Picoseconds t_r :
+         {Picoseconds{0}, Picoseconds{3'000'000}, Picoseconds{90'000'000}}) {
       const Picoseconds comp = 50'000'000;
       TraceBuilder b(2);
       const auto s = b.isend(0, 1, c.k);
@@ -148,13 +154,14 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
       b.compute(1, comp).waitall(1, {{r, -1, 0, 0, c.k, false}});
       const auto run = simulate(b.write("overlap"), link(1024, c.progress), "loggpo");
       const auto closed = model::isend_compute_wait(run.cost, c.k, comp, t_r);
-      std::printf("%s k=%llu t_r=%lld: sender expected %lld simulated %lld, receiver expected "
-                  "%lld simulated %lld\n",
-                  c.k < 1024 ? "eager T" : (c.progress == model::Progress::dependent ? "DCP/RAT" : "ICP/RTA"),
-                  static_cast<unsigned long long>(c.k), static_cast<long long>(t_r),
-                  static_cast<long long>(closed.sender_done), static_cast<long long>(rank_end(run, 0)),
-                  static_cast<long long>(closed.receiver_done),
-                  static_cast<long long>(rank_end(run, 1)));
+      std::printf(
+          "%s k=%llu t_r=%lld: sender expected %lld simulated %lld, receiver expected "
+          "%lld simulated %lld\n",
+          c.k < 1024 ? "eager T"
+                     : (c.progress == model::Progress::dependent ? "DCP/RAT" : "ICP/RTA"),
+          static_cast<unsigned long long>(c.k), static_cast<long long>(t_r),
+          static_cast<long long>(closed.sender_done), static_cast<long long>(rank_end(run, 0)),
+          static_cast<long long>(closed.receiver_done), static_cast<long long>(rank_end(run, 1)));
       EXPECT_EQ(rank_end(run, 0), closed.sender_done);
       EXPECT_EQ(rank_end(run, 1), closed.receiver_done);
     }
@@ -164,16 +171,19 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
 TEST(SimGolden, DisseminationBarrierIsCeilLog2RoundsOfZeroByteMessages) {
   for (const std::uint32_t p : {2u, 4u, 5u, 8u}) {
     TraceBuilder b(p);
-    for (std::uint32_t r = 0; r < p; ++r) b.collective(r, trace::fn::Barrier, 0);
+    for (std::uint32_t r = 0; r < p; ++r)
+      b.collective(r, trace::fn::Barrier, 0);
     sim::Options o;
     o.algorithms[collectives::Operation::barrier] = collectives::Algorithm::dissemination;
     const auto run = simulate(b.write("barrier"), link(), "loggpo", o);
     int rounds = 0;
-    while ((1u << rounds) < p) ++rounds;
+    while ((1u << rounds) < p)
+      ++rounds;
     const Picoseconds expected = rounds * model::one_way(run.cost, 0);
     std::printf("P=%u: expected %d x one-way(0) = %lld ps, simulated %lld\n", p, rounds,
                 static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
-    for (std::uint32_t r = 0; r < p; ++r) EXPECT_EQ(rank_end(run, r), expected) << "rank " << r;
+    for (std::uint32_t r = 0; r < p; ++r)
+      EXPECT_EQ(rank_end(run, r), expected) << "rank " << r;
     EXPECT_EQ(run.result.collectives.at("barrier").algorithm, "dissemination");
   }
 }
@@ -181,7 +191,8 @@ TEST(SimGolden, DisseminationBarrierIsCeilLog2RoundsOfZeroByteMessages) {
 TEST(SimGolden, RecursiveDoublingAllreduceIsLog2SymmetricExchanges) {
   const std::uint64_t k = 800;
   TraceBuilder b(8);
-  for (std::uint32_t r = 0; r < 8; ++r) b.collective(r, trace::fn::Allreduce, k);
+  for (std::uint32_t r = 0; r < 8; ++r)
+    b.collective(r, trace::fn::Allreduce, k);
   sim::Options o;
   o.algorithms[collectives::Operation::allreduce] = collectives::Algorithm::recursive_doubling;
   const auto run = simulate(b.write("allreduce-rd"), link(), "loggpo", o);
@@ -189,41 +200,46 @@ TEST(SimGolden, RecursiveDoublingAllreduceIsLog2SymmetricExchanges) {
   std::printf("expected 3 x one-way(%llu) = %lld ps, simulated %lld\n",
               static_cast<unsigned long long>(k), static_cast<long long>(expected),
               static_cast<long long>(run.result.predicted_ps));
-  for (std::uint32_t r = 0; r < 8; ++r) EXPECT_EQ(rank_end(run, r), expected);
+  for (std::uint32_t r = 0; r < 8; ++r)
+    EXPECT_EQ(rank_end(run, r), expected);
 }
 
 TEST(SimGolden, RingAllreduceIsTwoPMinusOneStepsOfOneChunk) {
   const std::uint32_t p = 4;
   const std::uint64_t k = 4000;  // chunks of 1000 bytes
   TraceBuilder b(p);
-  for (std::uint32_t r = 0; r < p; ++r) b.collective(r, trace::fn::Allreduce, k);
+  for (std::uint32_t r = 0; r < p; ++r)
+    b.collective(r, trace::fn::Allreduce, k);
   sim::Options o;
   o.algorithms[collectives::Operation::allreduce] = collectives::Algorithm::ring;
   const auto run = simulate(b.write("allreduce-ring"), link(), "loggpo", o);
   const Picoseconds expected = 2 * (p - 1) * model::one_way(run.cost, k / p);
   std::printf("expected 6 x one-way(1000) = %lld ps, simulated %lld\n",
               static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
-  for (std::uint32_t r = 0; r < p; ++r) EXPECT_EQ(rank_end(run, r), expected);
+  for (std::uint32_t r = 0; r < p; ++r)
+    EXPECT_EQ(rank_end(run, r), expected);
 }
 
 TEST(SimGolden, BinomialBcastOfFourRanks) {
   // Root 0 sends to 2, then to 1 (as soon as the gap allows); 2 forwards to 3 once it has the data.
   const std::uint64_t k = 1000;
   TraceBuilder b(4);
-  for (std::uint32_t r = 0; r < 4; ++r) b.collective(r, trace::fn::Bcast, k, 0);
+  for (std::uint32_t r = 0; r < 4; ++r)
+    b.collective(r, trace::fn::Bcast, k, 0);
   sim::Options o;
   o.algorithms[collectives::Operation::bcast] = collectives::Algorithm::binomial;
   const auto run = simulate(b.write("bcast"), link(), "loggpo", o);
   const auto m = run.cost.message(k);
   const Picoseconds ow = m.send_overhead + m.transfer + m.recv_overhead;
   const Picoseconds second_send = std::max(m.send_overhead, m.gap);
-  std::printf("root %lld (expected %lld), rank 2 %lld (expected %lld), rank 1 %lld (expected "
-              "%lld), rank 3 %lld (expected %lld)\n",
-              static_cast<long long>(rank_end(run, 0)),
-              static_cast<long long>(second_send + m.send_overhead),
-              static_cast<long long>(rank_end(run, 2)), static_cast<long long>(ow + m.send_overhead),
-              static_cast<long long>(rank_end(run, 1)), static_cast<long long>(second_send + ow),
-              static_cast<long long>(rank_end(run, 3)), static_cast<long long>(2 * ow));
+  std::printf(
+      "root %lld (expected %lld), rank 2 %lld (expected %lld), rank 1 %lld (expected "
+      "%lld), rank 3 %lld (expected %lld)\n",
+      static_cast<long long>(rank_end(run, 0)),
+      static_cast<long long>(second_send + m.send_overhead),
+      static_cast<long long>(rank_end(run, 2)), static_cast<long long>(ow + m.send_overhead),
+      static_cast<long long>(rank_end(run, 1)), static_cast<long long>(second_send + ow),
+      static_cast<long long>(rank_end(run, 3)), static_cast<long long>(2 * ow));
   EXPECT_EQ(rank_end(run, 0), second_send + m.send_overhead);
   EXPECT_EQ(rank_end(run, 2), ow + m.send_overhead);
   EXPECT_EQ(rank_end(run, 1), second_send + ow);
@@ -285,7 +301,8 @@ TEST(SimErrors, TruncatedRankIsAClearError) {
   {
     trace::ContainerWriter w(out, 1);
     trace::BlockEncoder enc(0, w);
-    enc.write_header(R"({"format":"commgauge-trace","version":1,"rank":0,"size":1,"clock":{"ticks_per_second":1e12}})");
+    enc.write_header(
+        R"({"format":"commgauge-trace","version":1,"rank":0,"size":1,"clock":{"ticks_per_second":1e12}})");
     trace::Event init;
     init.function = trace::fn::Init;
     enc.append(init);
@@ -301,7 +318,8 @@ TEST(SimDeterminism, TheSameTraceGivesTheSamePicoseconds) {
     b.compute(r, 1000 * (r + 1));
     const auto s = b.isend(r, static_cast<std::int32_t>((r + 1) % 6), 3000);
     const auto v = b.irecv(r, static_cast<std::int32_t>((r + 5) % 6), 3000);
-    b.waitall(r, {{s, 0, -1, 0, 0, false}, {v, 1, static_cast<std::int32_t>((r + 5) % 6), 0, 3000, false}});
+    b.waitall(r, {{s, 0, -1, 0, 0, false},
+                  {v, 1, static_cast<std::int32_t>((r + 5) % 6), 0, 3000, false}});
     b.collective(r, trace::fn::Allreduce, 64);
   }
   const auto path = b.write("determinism");
