@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   commgauge::cli::add_trace_check_command(app, action);
   commgauge::cli::add_trace_export_command(app, action);
   commgauge::cli::add_simulate_command(app, action);
+  commgauge::cli::add_synth_command(app, action);
   commgauge::cli::add_serve_command(app, action);
 
   try {

@@ -44,5 +44,6 @@ void add_trace_dump_command(CLI::App& app, Action& action);
 void add_trace_check_command(CLI::App& app, Action& action);
 void add_trace_export_command(CLI::App& app, Action& action);
 void add_simulate_command(CLI::App& app, Action& action);
+void add_synth_command(CLI::App& app, Action& action);
 
 }  // namespace commgauge::cli

@@ -1,11 +1,16 @@
 #pragma once
 // Collective operations expanded into point-to-point steps by named algorithms (binomial tree,
-// recursive doubling, ring, pairwise exchange, dissemination, linear), with world ranks. Used
-// by the trace exporters and by the simulator.
+// recursive doubling, ring, pairwise exchange, dissemination, linear, and the algorithms of
+// Open MPI's coll/base that its tuned component chooses: see openmpi_tuned.hpp), with world
+// ranks. Used by the trace exporters and by the simulator.
 //
 // A schedule is what one member does, in order. Each step posts its receive, then its send,
 // and completes both before the next step starts; the schedules of all members together are
-// deadlock-free under that rule (tests/unit/collectives_test.cpp executes them).
+// deadlock-free under that rule (tests/unit/collectives_test.cpp executes them). Algorithms that
+// post many operations at once in MPI (linear ones) are serialised by this rule.
+//
+// Where an algorithm works on element counts in Open MPI (halving a vector, chunks of
+// ceil(count / n)), the schedules count bytes, as if the datatype were MPI_BYTE.
 
 #include <cstdint>
 #include <optional>
@@ -43,7 +48,28 @@ enum class Algorithm {
                        ///< reduce_scatter)
   pairwise,            ///< step k: send to me+k, receive from me-k (alltoall(v,w))
   dissemination,       ///< barrier: round k signals me+2^k
-  chain,               ///< a pipeline along the ranks (scan, exscan)
+  chain,               ///< a pipeline along the ranks (scan, exscan); bcast, reduce: Open MPI's
+                       ///< chain topology, `fanout` chains from the root (0: one), in segments
+  // Open MPI coll/base algorithms (ompi/mca/coll/base/coll_base_*.c), picked by coll/tuned:
+  pipeline,                ///< bcast, reduce: one chain through all members, in segments
+  binary_tree,             ///< bcast, reduce: Open MPI's level-order binary tree, in segments
+  split_binary_tree,       ///< bcast: each half of the message down one subtree, then pairs swap
+  ompi_binomial,           ///< bcast: Open MPI's binomial tree (children set bits above the highest
+                           ///< set bit; `binomial` is MPICH's, = Open MPI's in-order binomial)
+  knomial,                 ///< bcast: k-nomial tree, radix `fanout` (default 4), in segments
+  scatter_allgather,       ///< bcast: binomial scatter, then recursive-doubling allgather
+  scatter_allgather_ring,  ///< bcast: binomial scatter, then ring allgather
+  in_order_binary,         ///< reduce: in-order binary tree rooted at the last member (keeps the
+                           ///< order for non-commutative operations), which then sends to the root
+  rabenseifner,            ///< allreduce: recursive-halving reduce-scatter + recursive-doubling
+                           ///< allgather; reduce: the same reduce-scatter + binomial gather
+  segmented_ring,     ///< allreduce: ring reduce-scatter in phases of `segment_bytes`, then ring
+                      ///< allgather (plain ring when the vector is below n segments)
+  bruck,              ///< allgather(v): log2(n) rounds at distance 2^k; alltoall: modified Bruck
+  neighbor_exchange,  ///< allgather(v): n/2 exchanges with alternating neighbours (odd n: ring)
+  linear_sync,        ///< gather: the root invites each member in turn with a zero-byte message
+  recursive_halving,  ///< reduce_scatter(_block): halving exchanges at distance n/2, n/4, ...
+  butterfly,          ///< reduce_scatter(_block): Traff's butterfly, doubling distances
 };
 
 std::string_view to_string(Operation op);
@@ -66,6 +92,12 @@ struct Collective {
   std::vector<std::uint64_t> counts;
   /// alltoallv/w: what this rank receives from each member.
   std::vector<std::uint64_t> recv_counts;
+  /// Segmented algorithms (chain, pipeline, trees, segmented_ring; binomial bcast/reduce too):
+  /// the segment size in bytes, one step per segment; 0: the whole message in one segment.
+  /// gather linear_sync: the first segment's size (0: all of it).
+  std::uint64_t segment_bytes = 0;
+  /// chain: the number of chains; knomial: the radix; 0: the algorithm's default.
+  int fanout = 0;
 };
 
 /// One step: receive from `recv_from` (if >= 0), send to `send_to` (if >= 0), both world ranks.

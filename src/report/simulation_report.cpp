@@ -96,9 +96,14 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
     functions[name] = {{"calls", f.calls},
                        {"predicted_seconds", seconds(f.predicted_ps)},
                        {"measured_seconds", f.measured_ns * 1e-9}};
-  nlohmann::json colls = nlohmann::json::object();
-  for (const auto& [name, c] : r.collectives)
-    colls[name] = {{"algorithm", c.algorithm}, {"calls", c.calls}, {"note", c.note}};
+  nlohmann::json colls = nlohmann::json::array();
+  for (const auto& c : r.collectives)
+    colls.push_back({{"operation", c.operation},
+                     {"algorithm", c.algorithm},
+                     {"openmpi", c.openmpi},
+                     {"exact", c.exact},
+                     {"calls", c.calls},
+                     {"note", c.note}});
   return {
       {"model", r.model},
       {"predicted_seconds", seconds(r.predicted_ps)},
@@ -204,8 +209,10 @@ std::string simulation_text(const sim::Result& r, bool compare) {
                  number(f.measured_ns * 1e-3)});
     out += t.render();
   }
-  for (const auto& [name, c] : r.collectives)
-    out += fmt::format("  {}: {} ({} calls; {})\n", name, c.algorithm, c.calls, c.note);
+  for (const auto& c : r.collectives)
+    out += fmt::format("  {}: {}{} ({} calls; {})\n", c.operation, c.algorithm,
+                       c.openmpi.empty() ? "" : fmt::format(" for Open MPI's {}", c.openmpi),
+                       c.calls, c.note);
   for (const auto& n : r.notes)
     out += "  note: " + n + "\n";
   return out;

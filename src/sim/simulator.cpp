@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <queue>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "collectives/openmpi_tuned.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
 
@@ -124,6 +126,7 @@ struct PendingCollective {
   std::int32_t root = -1;  // world rank
   std::uint64_t bytes = 0;
   bool commutative = true;
+  std::uint64_t element_bytes = 1;  // the datatype's size (Open MPI's fallbacks count elements)
   std::vector<std::uint64_t> counts, recv_counts;
 };
 
@@ -292,10 +295,17 @@ class Engine {
   void consume(Rank& r, std::vector<std::uint32_t>& ops);
   std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
   void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
-  std::pair<collectives::Algorithm, std::string> choose_algorithm(collectives::Operation op,
-                                                                  std::size_t members,
-                                                                  std::uint64_t bytes,
-                                                                  bool commutative) const;
+  // Collectives' algorithms, tallied per (operation, Open MPI's choice, schedule run, how).
+  static constexpr int kTuned = 0, kNonblocking = 1, kChosenWithColl = 2;
+  struct UseKey {
+    collectives::Operation op;
+    int openmpi_id;
+    collectives::Algorithm used;
+    int how;
+    auto operator<=>(const UseKey&) const = default;
+  };
+  static CollectiveUse describe_use(collectives::Operation op, const UseKey& key,
+                                    const collectives::TunedChoice& choice);
   const std::vector<std::int32_t>& members_of(std::uint64_t comm, std::int32_t me);
   Picoseconds ticks_to_ps(const Rank& r, std::int64_t ticks) const;
   Picoseconds computation(Rank& r, const Event& e);
@@ -317,6 +327,7 @@ class Engine {
   collectives::Collective scratch_;
   Result result_;
   std::vector<FunctionTotals> function_totals_;
+  std::map<UseKey, CollectiveUse> collective_uses_;
 };
 
 Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
@@ -621,33 +632,67 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
   scratch_.bytes = pc.bytes;
   scratch_.counts = pc.counts;
   scratch_.recv_counts = pc.recv_counts;
-  const auto [algorithm, note] =
-      choose_algorithm(pc.op, scratch_.members.size(), pc.bytes, pc.commutative);
   try {
-    auto steps = collectives::schedule(scratch_, algorithm);
+    std::vector<collectives::Step> steps;
+    UseKey key{pc.op, 0, collectives::Algorithm::linear, 0};
+    collectives::TunedChoice choice;
+    if (const auto it = options_.algorithms.find(pc.op); it != options_.algorithms.end()) {
+      steps = collectives::schedule(scratch_, it->second);
+      key.used = it->second;
+      key.how = kChosenWithColl;
+    } else {
+      steps =
+          collectives::openmpi_tuned_schedule(scratch_, pc.commutative, pc.element_bytes, &choice);
+      key.openmpi_id = choice.decision.algorithm_id;
+      key.used = choice.used;
+      key.how = pc.request != 0 ? kNonblocking : kTuned;
+    }
     r.steps.insert(r.steps.end(), steps.begin(), steps.end());
     r.step_comms.resize(r.steps.size(), pc.comm);
+    auto [use, added] = collective_uses_.try_emplace(key);
+    if (added) use->second = describe_use(pc.op, key, choice);
+    ++use->second.calls;
   } catch (const std::invalid_argument& error) {
     throw trace::TraceError(fmt::format("{}: rank {}, event {}: {} cannot be replayed: {}",
                                         r.reader->file_name(), me, r.reader->event_count() - 1,
                                         collectives::to_string(pc.op), error.what()));
   }
-  auto& use = result_.collectives[std::string(collectives::to_string(pc.op))];
-  use.algorithm = std::string(collectives::to_string(algorithm));
-  use.note = note;
-  ++use.calls;
 }
 
-std::pair<collectives::Algorithm, std::string> Engine::choose_algorithm(collectives::Operation op,
-                                                                        std::size_t members,
-                                                                        std::uint64_t bytes,
-                                                                        bool commutative) const {
-  (void)members;
-  (void)bytes;
-  (void)commutative;
-  if (const auto it = options_.algorithms.find(op); it != options_.algorithms.end())
-    return {it->second, "chosen with --coll"};
-  return {collectives::algorithms_for(op).front(), "commgauge's default for the operation"};
+// How one (operation, algorithm) pair was chosen, said once when it is first used.
+CollectiveUse Engine::describe_use(collectives::Operation op, const UseKey& key,
+                                   const collectives::TunedChoice& choice) {
+  CollectiveUse use;
+  use.operation = std::string(collectives::to_string(op));
+  use.algorithm = std::string(collectives::to_string(key.used));
+  if (key.how == kChosenWithColl) {
+    use.note = "chosen with --coll";
+    return use;
+  }
+  const auto& d = choice.decision;
+  use.exact = choice.exact;
+  if (d.algorithm_id == 0) {
+    use.openmpi = fmt::format("basic:{}", use.algorithm);
+    use.note = "Open MPI serves it from coll/basic (not decided by coll/tuned)";
+  } else {
+    use.openmpi = fmt::format("tuned:{} ({})", d.openmpi_name, d.algorithm_id);
+    if (choice.composed)
+      use.note = "composed of other collectives, each under its own tuned rule";
+    else if (choice.fallback)
+      use.note = "Open MPI's algorithm falls back to this one for fewer elements than members";
+    else if (choice.exact)
+      use.note = "Open MPI 4.1 tuned fixed rules, same messages";
+    else
+      use.note = "Open MPI 4.1 tuned fixed rules; not implemented, the nearest algorithm ran";
+  }
+  if (key.how == kNonblocking) {
+    use.operation = "i" + use.operation;
+    use.exact = false;
+    use.note +=
+        "; nonblocking: coll/libnbc's schedule approximated by the blocking rules, "
+        "progressing only inside MPI calls";
+  }
+  return use;
 }
 
 bool Engine::load_next_call(Rank& r, std::int32_t me) {
@@ -910,6 +955,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       pc.root = e.has(trace::kRoot) ? e.root : -1;
       pc.bytes = e.bytes;
       pc.commutative = e.flag(trace::kCommutative);
+      if (e.count > 0 && e.bytes >= e.count) pc.element_bytes = e.bytes / e.count;
       pc.counts = e.counts;
       pc.recv_counts = e.recv_counts;
       if (e.has(trace::kRequest)) {
@@ -1163,6 +1209,8 @@ Result Engine::run() {
     if (function_totals_[f].calls > 0)
       result_.functions[std::string(trace::function_name(static_cast<std::uint32_t>(f)))] =
           function_totals_[f];
+  for (auto& [key, use] : collective_uses_)
+    result_.collectives.push_back(std::move(use));
   return std::move(result_);
 }
 

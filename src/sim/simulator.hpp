@@ -71,10 +71,14 @@ struct FunctionTotals {
   double measured_ns = 0;               ///< recorded time inside the calls, over all ranks
 };
 
+/// One (operation, algorithm) pair the replay ran, with how it was chosen.
 struct CollectiveUse {
-  std::string algorithm;
+  std::string operation;  ///< "allreduce"
+  std::string algorithm;  ///< commgauge's schedule that ran ("recursive_doubling")
+  std::string openmpi;    ///< Open MPI 4.1's choice ("tuned:recursive_doubling"); empty with --coll
+  bool exact = false;     ///< the schedule sends what Open MPI's algorithm sends
   std::uint64_t calls = 0;
-  std::string note;  ///< e.g. Open MPI's choice and why the nearest one was used
+  std::string note;  ///< how it was chosen, and why the nearest algorithm stands in
 };
 
 struct Result {
@@ -84,7 +88,7 @@ struct Result {
   double measured_ns = 0;               ///< slowest rank in the trace
   std::vector<RankResult> per_rank;
   std::map<std::string, FunctionTotals> functions;
-  std::map<std::string, CollectiveUse> collectives;  ///< "allreduce" -> algorithm used
+  std::vector<CollectiveUse> collectives;  ///< by operation, then algorithm
   std::uint64_t records = 0;
   std::uint64_t forced_completions = 0;
   std::uint64_t early_completions = 0;

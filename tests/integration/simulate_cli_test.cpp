@@ -143,5 +143,53 @@ TEST_F(SimulateCli, BadInputIsAClearError) {
 }
 #endif
 
+// commgauge synth writes a container that trace-check accepts and simulate replays: under model
+// none only the computation is left, --iterations x --compute-us exactly; master-worker's
+// MPI_ANY_SOURCE receives replay under a real model without deadlock.
+TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
+  const fs::path ring = dir_ / "ring";
+  Outcome o =
+      run({commgauge(), "synth", "ring", "--ranks", "1000", "--iterations", "3", "--bytes", "1KiB",
+           "--compute-us", "10", "-o", ring.string(), "--json", (dir_ / "synth.json").string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("1000 ranks"));
+  const auto written = read(dir_ / "synth.json");
+  EXPECT_EQ(written["ranks"], 1000);
+  EXPECT_TRUE(fs::exists(ring / "trace.cgtc"));
+  o = run({commgauge(), "trace-check", ring.string()});
+  EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
+
+  const fs::path json = dir_ / "ring-none.json";
+  o = run({commgauge(), "simulate", ring.string(), "--model", "none", "--json", json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+  const auto none = read(json);
+  EXPECT_EQ(none["predicted_ps"].get<std::int64_t>(), 3 * 10'000'000);  // 3 x 10 us
+  EXPECT_EQ(none["forced_completions"], 0);
+
+  const std::string link =
+      std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  const fs::path mw = dir_ / "mw.cgtc";
+  o = run({commgauge(), "synth", "master-worker", "--ranks", "9", "--iterations", "4", "--bytes",
+           "4KiB", "--compute-us", "100", "-o", mw.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run({commgauge(), "simulate", mw.string(), "--profile", link, "--model", "loggp"});
+  EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
+
+  // Bad input: named option, exit 2, nothing written.
+  o = run({commgauge(), "synth", "ring", "--ranks", "0", "-o", (dir_ / "x").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--ranks"));
+  o = run({commgauge(), "synth", "torus", "--ranks", "4", "-o", (dir_ / "x").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("unknown pattern \"torus\""));
+  o = run({commgauge(), "synth", "halo2d", "--ranks", "6", "--grid", "4x2", "-o",
+           (dir_ / "x").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--grid"));
+  o = run({commgauge(), "synth", "ring", "--ranks", "4", "-o", ring.string()});
+  EXPECT_EQ(o.exit_code, 2) << "a trace is never overwritten without --force";
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
 }  // namespace
 }  // namespace commgauge::testing

@@ -15,6 +15,16 @@ namespace {
 
 using Knowledge = std::bitset<64>;
 
+}  // namespace
+
+// Readable failures: {send_to, send_bytes, recv_from, recv_bytes}.
+void PrintTo(const Step& s, std::ostream* os) {
+  *os << "{" << s.send_to << ", " << s.send_bytes << ", " << s.recv_from << ", " << s.recv_bytes
+      << "}";
+}
+
+namespace {
+
 struct Outcome {
   bool completed = false;
   std::vector<Knowledge> knows;         ///< contributions each member has seen
@@ -111,76 +121,103 @@ Knowledge everyone(std::size_t n) {
 
 class EveryAlgorithm : public ::testing::TestWithParam<Operation> {};
 
+/// Blocks alltoall's modified Bruck moves: block i travels once per bit set in i.
+std::uint64_t bruck_alltoall_blocks(std::size_t n) {
+  std::uint64_t blocks = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    for (std::size_t bits = i; bits != 0; bits &= bits - 1)
+      ++blocks;
+  return blocks;
+}
+
 TEST_P(EveryAlgorithm, CompletesAndAgreesForOneToSeventeenMembers) {
   const Operation op = GetParam();
   for (Algorithm a : algorithms_for(op)) {
-    for (std::size_t n = 1; n <= 17; ++n) {
-      for (std::size_t root : {std::size_t{0}, n / 2, n - 1}) {
-        Collective c = make(op, n, root, 1000);
-        if (op == Operation::gatherv || op == Operation::scatterv || op == Operation::allgatherv ||
-            op == Operation::reduce_scatter || op == Operation::alltoallv ||
-            op == Operation::alltoallw) {
-          for (std::size_t i = 0; i < n; ++i)
-            c.counts.push_back(1000);  // sizes must agree across members: equal here
-        }
-        for (bool synchronous : {false, true}) {
-          SCOPED_TRACE(std::string(to_string(op)) + "/" + std::string(to_string(a)) +
-                       " n=" + std::to_string(n) + " root=" + std::to_string(root) +
-                       (synchronous ? " synchronous" : " buffered"));
-          const Outcome o = execute(c, a, synchronous);
-          ASSERT_TRUE(o.completed) << "deadlock";
-          const Knowledge all = everyone(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            switch (op) {
-              case Operation::bcast:
-              case Operation::scatter:
-              case Operation::scatterv: {
-                EXPECT_TRUE(o.knows[i].test(root)) << "member " << i;
-                // A binomial scatter passes a subtree's blocks through its top: member vr
-                // (relative to the root) heads min(lowest set bit of vr, n - vr) members.
-                const std::size_t vr = (i + n - root) % n;
-                const std::size_t subtree =
-                    op == Operation::scatter && a == Algorithm::binomial && vr != 0
-                        ? std::min(vr & (~vr + 1), n - vr)
-                        : 1;
-                EXPECT_EQ(o.received[i], i == root ? 0u : 1000u * subtree) << "member " << i;
-                break;
-              }
-              case Operation::reduce:
-              case Operation::gather:
-              case Operation::gatherv:
-                if (i == root) {
-                  EXPECT_EQ(o.knows[i], all);
+    // Segment sizes (0: whole; 300: 4 segments of 1000 bytes) and fan-outs (0: the default;
+    // 3: three chains, radix 3) matter to the segmented tree algorithms only.
+    for (const auto& [segment, fanout] :
+         {std::pair<std::uint64_t, int>{0, 0}, {300, 0}, {0, 3}, {300, 3}}) {
+      for (std::size_t n = 1; n <= 17; ++n) {
+        for (std::size_t root : {std::size_t{0}, n / 2, n - 1}) {
+          Collective c = make(op, n, root, 1000);
+          c.segment_bytes = segment;
+          c.fanout = fanout;
+          if (op == Operation::gatherv || op == Operation::scatterv ||
+              op == Operation::allgatherv || op == Operation::reduce_scatter ||
+              op == Operation::alltoallv || op == Operation::alltoallw) {
+            for (std::size_t i = 0; i < n; ++i)
+              c.counts.push_back(1000);  // sizes must agree across members: equal here
+          }
+          // Scatter-allgather bcasts re-send chunks a member already holds: at least the message.
+          const bool resends = op == Operation::bcast && (a == Algorithm::scatter_allgather ||
+                                                          a == Algorithm::scatter_allgather_ring);
+          for (bool synchronous : {false, true}) {
+            SCOPED_TRACE(std::string(to_string(op)) + "/" + std::string(to_string(a)) +
+                         " n=" + std::to_string(n) + " root=" + std::to_string(root) + " segment=" +
+                         std::to_string(segment) + " fanout=" + std::to_string(fanout) +
+                         (synchronous ? " synchronous" : " buffered"));
+            const Outcome o = execute(c, a, synchronous);
+            ASSERT_TRUE(o.completed) << "deadlock";
+            const Knowledge all = everyone(n);
+            for (std::size_t i = 0; i < n; ++i) {
+              switch (op) {
+                case Operation::bcast:
+                case Operation::scatter:
+                case Operation::scatterv: {
+                  EXPECT_TRUE(o.knows[i].test(root)) << "member " << i;
+                  // A binomial scatter passes a subtree's blocks through its top: member vr
+                  // (relative to the root) heads min(lowest set bit of vr, n - vr) members.
+                  const std::size_t vr = (i + n - root) % n;
+                  const std::size_t subtree =
+                      op == Operation::scatter && a == Algorithm::binomial && vr != 0
+                          ? std::min(vr & (~vr + 1), n - vr)
+                          : 1;
+                  if (resends) {
+                    EXPECT_GE(o.received[i], i == root ? 0u : 1000u) << "member " << i;
+                  } else {
+                    EXPECT_EQ(o.received[i], i == root ? 0u : 1000u * subtree) << "member " << i;
+                  }
+                  break;
                 }
-                break;
-              case Operation::barrier:
-              case Operation::allgather:
-              case Operation::allgatherv:
-              case Operation::alltoall:
-              case Operation::alltoallv:
-              case Operation::alltoallw:
-              case Operation::reduce_scatter:
-              case Operation::reduce_scatter_block:
-                EXPECT_EQ(o.knows[i], all) << "member " << i;
-                break;
-              case Operation::allreduce:
-                if (a != Algorithm::ring) {  // (chunked: checked by its bytes below)
+                case Operation::reduce:
+                case Operation::gather:
+                case Operation::gatherv:
+                  if (i == root) {
+                    EXPECT_EQ(o.knows[i], all);
+                  }
+                  break;
+                case Operation::barrier:
+                case Operation::allgather:
+                case Operation::allgatherv:
+                case Operation::alltoall:
+                case Operation::alltoallv:
+                case Operation::alltoallw:
+                case Operation::reduce_scatter:
+                case Operation::reduce_scatter_block:
                   EXPECT_EQ(o.knows[i], all) << "member " << i;
+                  break;
+                case Operation::allreduce:
+                  // (chunked: checked by their bytes in focused tests)
+                  if (a != Algorithm::ring && a != Algorithm::segmented_ring) {
+                    EXPECT_EQ(o.knows[i], all) << "member " << i;
+                  }
+                  break;
+                case Operation::scan:
+                case Operation::exscan: {
+                  Knowledge prefix;
+                  for (std::size_t k = 0; k <= i; ++k)
+                    prefix.set(k);
+                  EXPECT_EQ(o.knows[i], prefix) << "member " << i;
+                  break;
                 }
-                break;
-              case Operation::scan:
-              case Operation::exscan: {
-                Knowledge prefix;
-                for (std::size_t k = 0; k <= i; ++k)
-                  prefix.set(k);
-                EXPECT_EQ(o.knows[i], prefix) << "member " << i;
-                break;
               }
-            }
-            if (op == Operation::allgather || op == Operation::allgatherv ||
-                op == Operation::alltoall || op == Operation::alltoallv ||
-                op == Operation::alltoallw) {
-              EXPECT_EQ(o.received[i], 1000u * (n - 1)) << "member " << i;
+              if (op == Operation::alltoall && a == Algorithm::bruck) {
+                EXPECT_EQ(o.received[i], 1000u * bruck_alltoall_blocks(n)) << "member " << i;
+              } else if (op == Operation::allgather || op == Operation::allgatherv ||
+                         op == Operation::alltoall || op == Operation::alltoallv ||
+                         op == Operation::alltoallw) {
+                EXPECT_EQ(o.received[i], 1000u * (n - 1)) << "member " << i;
+              }
             }
           }
         }
@@ -238,7 +275,233 @@ TEST(Collectives, UnknownCombinationsAreRejected) {
                std::invalid_argument);
   EXPECT_EQ(parse_algorithm("recursive_doubling"), Algorithm::recursive_doubling);
   EXPECT_EQ(parse_operation("alltoallw"), Operation::alltoallw);
-  EXPECT_FALSE(parse_algorithm("bruck").has_value());
+  EXPECT_FALSE(parse_algorithm("no_such_algorithm").has_value());
+  EXPECT_EQ(parse_algorithm("bruck"), Algorithm::bruck);
+  Collective negative = make(Operation::bcast, 4, 0, 8);
+  negative.fanout = -1;
+  EXPECT_THROW(schedule(negative, Algorithm::chain), std::invalid_argument);
+}
+
+/// One member's steps.
+std::vector<Step> steps_of(Collective c, std::size_t me, Algorithm a) {
+  c.me = me;
+  return schedule(c, a);
+}
+
+/// Each member's total bytes received when all run together.
+std::vector<std::uint64_t> received_by_all(const Collective& c, Algorithm a) {
+  const Outcome o = execute(c, a, true);
+  EXPECT_TRUE(o.completed);
+  return o.received;
+}
+
+// The Open MPI coll/base algorithms, hand-computed on small cases (members are ranks 100 + i).
+
+TEST(Collectives, SplitBinaryTreeSendsHalvesDownTheSubtreesThenTwinsSwap) {
+  // n = 4: tree 0 -> {1, 2}, 1 -> {3}; halves of 5 bytes; 1 <-> 2 swap; 3 gets half 1 from 0.
+  const Collective c = make(Operation::bcast, 4, 0, 10);
+  EXPECT_EQ(steps_of(c, 0, Algorithm::split_binary_tree),
+            (std::vector<Step>{{101, 5, -1, 0}, {102, 5, -1, 0}, {103, 5, -1, 0}}));
+  EXPECT_EQ(steps_of(c, 1, Algorithm::split_binary_tree),
+            (std::vector<Step>{{-1, 0, 100, 5}, {103, 5, -1, 0}, {102, 5, 102, 5}}));
+  EXPECT_EQ(steps_of(c, 3, Algorithm::split_binary_tree),
+            (std::vector<Step>{{-1, 0, 101, 5}, {-1, 0, 100, 5}}));
+  // Odd halves (11 bytes: 6 + 5) and an odd size: everyone but the root swaps.
+  const Collective odd = make(Operation::bcast, 5, 0, 11);
+  EXPECT_EQ(steps_of(odd, 4, Algorithm::split_binary_tree),
+            (std::vector<Step>{{-1, 0, 102, 5}, {103, 5, 103, 6}}));
+}
+
+TEST(Collectives, PipelineForwardsSegmentSWhileReceivingSegmentSPlusOne) {
+  Collective c = make(Operation::bcast, 3, 0, 10);
+  c.segment_bytes = 4;  // segments 4, 4, 2
+  EXPECT_EQ(
+      steps_of(c, 1, Algorithm::pipeline),
+      (std::vector<Step>{{-1, 0, 100, 4}, {102, 4, 100, 4}, {102, 4, 100, 2}, {102, 2, -1, 0}}));
+  EXPECT_EQ(steps_of(c, 0, Algorithm::pipeline),
+            (std::vector<Step>{{101, 4, -1, 0}, {101, 4, -1, 0}, {101, 2, -1, 0}}));
+  // Reduce: the inner member sends segment s - 1 up while receiving segment s.
+  c.op = Operation::reduce;
+  EXPECT_EQ(
+      steps_of(c, 1, Algorithm::pipeline),
+      (std::vector<Step>{{-1, 0, 102, 4}, {100, 4, 102, 4}, {100, 4, 102, 2}, {100, 2, -1, 0}}));
+}
+
+TEST(Collectives, OpenMpiTreesHaveTheShapesOfCollBaseTopo) {
+  auto first_sends = [](const std::vector<Step>& steps) {
+    std::vector<std::int32_t> to;
+    for (const Step& s : steps)
+      if (s.send_to >= 0) to.push_back(s.send_to - 100);
+    return to;
+  };
+  // k-nomial, radix 4, n = 10 (the example in coll_base_topo.c): 0 -> 4 8 1 2 3, 4 -> 5 6 7.
+  const Collective ten = make(Operation::bcast, 10, 0, 8);
+  EXPECT_EQ(first_sends(steps_of(ten, 0, Algorithm::knomial)),
+            (std::vector<std::int32_t>{4, 8, 1, 2, 3}));
+  EXPECT_EQ(first_sends(steps_of(ten, 4, Algorithm::knomial)),
+            (std::vector<std::int32_t>{5, 6, 7}));
+  EXPECT_EQ(first_sends(steps_of(ten, 8, Algorithm::knomial)), (std::vector<std::int32_t>{9}));
+  // Open MPI's binomial, n = 8: 0 -> 1 2 4 (nearest first), 1 -> 3 5, 3 -> 7.
+  const Collective eight = make(Operation::bcast, 8, 0, 8);
+  EXPECT_EQ(first_sends(steps_of(eight, 0, Algorithm::ompi_binomial)),
+            (std::vector<std::int32_t>{1, 2, 4}));
+  EXPECT_EQ(first_sends(steps_of(eight, 1, Algorithm::ompi_binomial)),
+            (std::vector<std::int32_t>{3, 5}));
+  EXPECT_EQ(first_sends(steps_of(eight, 3, Algorithm::ompi_binomial)),
+            (std::vector<std::int32_t>{7}));
+  EXPECT_EQ(steps_of(eight, 6, Algorithm::ompi_binomial), (std::vector<Step>{{-1, 0, 102, 8}}));
+  // Binary tree (level order), n = 7: 0 -> 1 2, 1 -> 3 5, 2 -> 4 6.
+  const Collective seven = make(Operation::bcast, 7, 0, 8);
+  EXPECT_EQ(first_sends(steps_of(seven, 1, Algorithm::binary_tree)),
+            (std::vector<std::int32_t>{3, 5}));
+  EXPECT_EQ(first_sends(steps_of(seven, 2, Algorithm::binary_tree)),
+            (std::vector<std::int32_t>{4, 6}));
+  // Three chains from the root, n = 8: 7 members in chains 1-2-3, 4-5, 6-7.
+  Collective chains = make(Operation::bcast, 8, 0, 8);
+  chains.fanout = 3;
+  EXPECT_EQ(first_sends(steps_of(chains, 0, Algorithm::chain)),
+            (std::vector<std::int32_t>{1, 4, 6}));
+  EXPECT_EQ(first_sends(steps_of(chains, 3, Algorithm::chain)), (std::vector<std::int32_t>{}));
+  EXPECT_EQ(steps_of(chains, 5, Algorithm::chain), (std::vector<Step>{{-1, 0, 104, 8}}));
+  // In-order binary reduce, n = 4, root 0: 3 <- {2, 1}, 1 <- 0; then 3 hands the result to 0.
+  const Collective reduce = make(Operation::reduce, 4, 0, 8);
+  EXPECT_EQ(steps_of(reduce, 3, Algorithm::in_order_binary),
+            (std::vector<Step>{{-1, 0, 102, 8}, {-1, 0, 101, 8}, {100, 8, -1, 0}}));
+  EXPECT_EQ(steps_of(reduce, 0, Algorithm::in_order_binary),
+            (std::vector<Step>{{101, 8, -1, 0}, {-1, 0, 103, 8}}));
+}
+
+TEST(Collectives, RabenseifnerHalvesThenDoubles) {
+  // n = 4, 8 bytes: keep 4 / give 4 with 1, keep 2 / give 2 with 2, then back.
+  const Collective four = make(Operation::allreduce, 4, 0, 8);
+  EXPECT_EQ(
+      steps_of(four, 0, Algorithm::rabenseifner),
+      (std::vector<Step>{{101, 4, 101, 4}, {102, 2, 102, 2}, {102, 2, 102, 2}, {101, 4, 101, 4}}));
+  // n = 3: member 1 hands member 0 half the vector, sits out, gets the result at the end.
+  const Collective three = make(Operation::allreduce, 3, 0, 8);
+  EXPECT_EQ(steps_of(three, 1, Algorithm::rabenseifner),
+            (std::vector<Step>{{100, 4, 100, 4}, {100, 4, -1, 0}, {-1, 0, 100, 8}}));
+  EXPECT_EQ(
+      steps_of(three, 0, Algorithm::rabenseifner),
+      (std::vector<Step>{
+          {101, 4, 101, 4}, {-1, 0, 101, 4}, {102, 4, 102, 4}, {102, 4, 102, 4}, {101, 8, -1, 0}}));
+  // Below p' bytes Open MPI falls back to the linear allreduce.
+  const Collective tiny = make(Operation::allreduce, 4, 0, 3);
+  EXPECT_EQ(steps_of(tiny, 2, Algorithm::rabenseifner), steps_of(tiny, 2, Algorithm::linear));
+  // Reduce to a root that sat out (n = 3, root 1): member 0 hands it its part, and member 2
+  // sends to the root in member 0's place.
+  Collective reduce = make(Operation::reduce, 3, 1, 8);
+  EXPECT_EQ(
+      steps_of(reduce, 1, Algorithm::rabenseifner),
+      (std::vector<Step>{{100, 4, 100, 4}, {100, 4, -1, 0}, {-1, 0, 100, 4}, {-1, 0, 102, 4}}));
+  EXPECT_EQ(
+      steps_of(reduce, 0, Algorithm::rabenseifner),
+      (std::vector<Step>{{101, 4, 101, 4}, {-1, 0, 101, 4}, {102, 4, 102, 4}, {101, 4, -1, 0}}));
+  EXPECT_EQ(steps_of(reduce, 2, Algorithm::rabenseifner),
+            (std::vector<Step>{{100, 4, 100, 4}, {101, 4, -1, 0}}));
+}
+
+TEST(Collectives, SegmentedRingCutsEachBlockIntoPhases) {
+  // 12 bytes, n = 3, 2-byte segments: 2 phases of 2-byte slices, then the 4-byte blocks.
+  Collective c = make(Operation::allreduce, 3, 0, 12);
+  c.segment_bytes = 2;
+  EXPECT_EQ(steps_of(c, 0, Algorithm::segmented_ring), (std::vector<Step>{{101, 2, 102, 2},
+                                                                          {101, 2, 102, 2},
+                                                                          {101, 2, 102, 2},
+                                                                          {101, 2, 102, 2},
+                                                                          {101, 4, 102, 4},
+                                                                          {101, 4, 102, 4}}));
+  // Without segments (what the tuned rules pass) it is the plain ring.
+  c.segment_bytes = 0;
+  EXPECT_EQ(steps_of(c, 1, Algorithm::segmented_ring), steps_of(c, 1, Algorithm::ring));
+}
+
+TEST(Collectives, BruckAndNeighborExchangeMoveEachBlockOnce) {
+  Collective v = make(Operation::allgatherv, 5, 0, 0);
+  v.counts = {1, 2, 3, 4, 5};
+  // Member 0: at distance 1 its block to 4 and block 1 from 1; at 2 blocks 0-1 to 3 and 2-3
+  // from 2; at 4 block 0 to 1 and block 4 from 4.
+  EXPECT_EQ(steps_of(v, 0, Algorithm::bruck),
+            (std::vector<Step>{{104, 1, 101, 2}, {103, 3, 102, 7}, {101, 1, 104, 5}}));
+  const auto got = received_by_all(v, Algorithm::bruck);
+  for (std::size_t i = 0; i < 5; ++i)
+    EXPECT_EQ(got[i], 15u - v.counts[i]) << i;
+  Collective even = make(Operation::allgatherv, 4, 0, 0);
+  even.counts = {1, 2, 3, 4};
+  EXPECT_EQ(steps_of(even, 0, Algorithm::neighbor_exchange),
+            (std::vector<Step>{{101, 1, 101, 2}, {103, 3, 103, 7}}));
+  EXPECT_EQ(steps_of(even, 3, Algorithm::neighbor_exchange),
+            (std::vector<Step>{{102, 4, 102, 3}, {100, 7, 100, 3}}));
+  const auto pairs = received_by_all(even, Algorithm::neighbor_exchange);
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(pairs[i], 10u - even.counts[i]) << i;
+  // Modified Bruck alltoall, n = 4: blocks 1 and 3 at distance 1, blocks 2 and 3 at 2.
+  const Collective all = make(Operation::alltoall, 4, 0, 10);
+  EXPECT_EQ(steps_of(all, 0, Algorithm::bruck),
+            (std::vector<Step>{{101, 20, 103, 20}, {102, 20, 102, 20}}));
+}
+
+TEST(Collectives, ReduceScatterHalvingAndButterflyOnThreeMembers) {
+  Collective c = make(Operation::reduce_scatter, 3, 0, 6);
+  c.counts = {1, 2, 3};
+  // Member 0 hands its vector to 1 and gets block 0 back; 1 and 2 split blocks {0, 1} / {2}.
+  EXPECT_EQ(steps_of(c, 0, Algorithm::recursive_halving),
+            (std::vector<Step>{{101, 6, -1, 0}, {-1, 0, 101, 1}}));
+  EXPECT_EQ(steps_of(c, 1, Algorithm::recursive_halving),
+            (std::vector<Step>{{-1, 0, 100, 6}, {102, 3, 102, 3}, {100, 1, -1, 0}}));
+  EXPECT_EQ(steps_of(c, 0, Algorithm::butterfly),
+            (std::vector<Step>{{101, 6, -1, 0}, {-1, 0, 101, 1}}));
+  EXPECT_EQ(steps_of(c, 1, Algorithm::butterfly),
+            (std::vector<Step>{{-1, 0, 100, 6}, {102, 3, 102, 3}, {100, 1, -1, 0}}));
+  EXPECT_EQ(steps_of(c, 2, Algorithm::butterfly), (std::vector<Step>{{101, 3, 101, 3}}));
+  // reduce_scatter_block, n = 4, 3-byte blocks: the butterfly halves 12 bytes twice; recursive
+  // doubling exchanges all but the two subtrees' blocks: 3 blocks, then 2.
+  const Collective block = make(Operation::reduce_scatter_block, 4, 0, 3);
+  EXPECT_EQ(steps_of(block, 1, Algorithm::butterfly),
+            (std::vector<Step>{{100, 6, 100, 6}, {103, 3, 103, 3}}));
+  EXPECT_EQ(steps_of(block, 0, Algorithm::recursive_doubling),
+            (std::vector<Step>{{101, 9, 101, 9}, {102, 6, 102, 6}}));
+}
+
+TEST(Collectives, LinearSyncGatherInvitesEachMemberInTurn) {
+  Collective c = make(Operation::gather, 3, 0, 10);
+  c.segment_bytes = 4;  // the first segment
+  EXPECT_EQ(steps_of(c, 1, Algorithm::linear_sync),
+            (std::vector<Step>{{-1, 0, 100, 0}, {100, 4, -1, 0}, {100, 6, -1, 0}}));
+  EXPECT_EQ(
+      steps_of(c, 0, Algorithm::linear_sync),
+      (std::vector<Step>{{101, 0, 101, 4}, {102, 0, 102, 4}, {-1, 0, 101, 6}, {-1, 0, 102, 6}}));
+}
+
+TEST(Collectives, ScatterAllgatherBcastScattersChunksThenDoubles) {
+  // n = 4, 8 bytes: 2-byte chunks; the root sends chunks 2-3 to 2 and chunk 1 to 1.
+  const Collective c = make(Operation::bcast, 4, 0, 8);
+  EXPECT_EQ(
+      steps_of(c, 0, Algorithm::scatter_allgather),
+      (std::vector<Step>{{102, 4, -1, 0}, {101, 2, -1, 0}, {101, 2, 101, 2}, {102, 4, 102, 4}}));
+  EXPECT_EQ(
+      steps_of(c, 2, Algorithm::scatter_allgather),
+      (std::vector<Step>{{-1, 0, 100, 4}, {103, 2, -1, 0}, {103, 2, 103, 2}, {100, 4, 100, 4}}));
+  EXPECT_EQ(
+      steps_of(c, 1, Algorithm::scatter_allgather_ring),
+      (std::vector<Step>{{-1, 0, 100, 2}, {102, 2, 100, 2}, {102, 2, 100, 2}, {102, 2, 100, 2}}));
+}
+
+TEST(Collectives, SegmentsDoNotChangeTheDefaultBinomialWithoutThem) {
+  // One segment: the MPICH trees exactly as before; several: the same tree, segment by segment.
+  Collective c = make(Operation::bcast, 6, 2, 9);
+  for (std::size_t me = 0; me < 6; ++me) {
+    Collective whole = c;
+    whole.segment_bytes = 9;
+    EXPECT_EQ(steps_of(whole, me, Algorithm::binomial), steps_of(c, me, Algorithm::binomial));
+  }
+  c.segment_bytes = 5;  // 5 + 4; root 2's children, largest subtree first: 0 (+4), 4 (+2), 3 (+1)
+  EXPECT_EQ(steps_of(c, 2, Algorithm::binomial), (std::vector<Step>{{100, 5, -1, 0},
+                                                                    {104, 5, -1, 0},
+                                                                    {103, 5, -1, 0},
+                                                                    {100, 4, -1, 0},
+                                                                    {104, 4, -1, 0},
+                                                                    {103, 4, -1, 0}}));
 }
 
 }  // namespace

@@ -184,7 +184,10 @@ TEST(SimGolden, DisseminationBarrierIsCeilLog2RoundsOfZeroByteMessages) {
                 static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
     for (std::uint32_t r = 0; r < p; ++r)
       EXPECT_EQ(rank_end(run, r), expected) << "rank " << r;
-    EXPECT_EQ(run.result.collectives.at("barrier").algorithm, "dissemination");
+    ASSERT_EQ(run.result.collectives.size(), 1u);
+    EXPECT_EQ(run.result.collectives[0].operation, "barrier");
+    EXPECT_EQ(run.result.collectives[0].algorithm, "dissemination");
+    EXPECT_EQ(run.result.collectives[0].note, "chosen with --coll");
   }
 }
 
@@ -202,6 +205,43 @@ TEST(SimGolden, RecursiveDoublingAllreduceIsLog2SymmetricExchanges) {
               static_cast<long long>(run.result.predicted_ps));
   for (std::uint32_t r = 0; r < 8; ++r)
     EXPECT_EQ(rank_end(run, r), expected);
+}
+
+// Without --coll the replay runs what Open MPI 4.1's tuned fixed rules choose
+// (coll_tuned_decision_fixed.c, commutative allreduce): 8 members, 800 bytes (< 8192) ->
+// recursive doubling (3), log2(8) = 3 exchanges of the whole vector; 4 members, 2 bytes (< 16)
+// -> ring (4), which Open MPI itself replaces by recursive doubling for fewer elements than
+// members: 2 exchanges.
+TEST(SimGolden, DefaultAllreduceFollowsOpenMPITunedRules) {
+  struct Case {
+    std::uint32_t ranks;
+    std::uint64_t bytes;
+    int exchanges;
+    const char* openmpi;
+  };
+  for (const Case c :
+       {Case{8, 800, 3, "tuned:recursive_doubling (3)"}, Case{4, 2, 2, "tuned:ring (4)"}}) {
+    TraceBuilder b(c.ranks);
+    for (std::uint32_t r = 0; r < c.ranks; ++r)
+      b.collective(r, trace::fn::Allreduce, c.bytes);
+    const auto run = simulate(b.write("allreduce-tuned"), link(), "loggpo", sim::Options{});
+    const Picoseconds expected = c.exchanges * model::one_way(run.cost, c.bytes);
+    std::printf("P=%u k=%llu: expected %d x one-way(k) = %lld ps, simulated %lld\n", c.ranks,
+                static_cast<unsigned long long>(c.bytes), c.exchanges,
+                static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
+    for (std::uint32_t r = 0; r < c.ranks; ++r)
+      EXPECT_EQ(rank_end(run, r), expected);
+    ASSERT_EQ(run.result.collectives.size(), 1u);
+    const auto& use = run.result.collectives[0];
+    EXPECT_EQ(use.operation, "allreduce");
+    EXPECT_EQ(use.algorithm, "recursive_doubling");
+    EXPECT_EQ(use.calls, c.ranks);
+    EXPECT_TRUE(use.exact);
+    EXPECT_EQ(use.openmpi, c.openmpi);
+    if (c.ranks == 4) {
+      EXPECT_NE(use.note.find("falls back"), std::string::npos) << use.note;
+    }
+  }
 }
 
 TEST(SimGolden, RingAllreduceIsTwoPMinusOneStepsOfOneChunk) {
