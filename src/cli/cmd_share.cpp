@@ -21,21 +21,6 @@ namespace commgauge::cli {
 
 namespace {
 
-model::GigeParams read_gige_params(const std::string& path) {
-  model::GigeParams p;
-  if (path.empty()) return p;
-  const auto doc = profile::read_json_file(path);
-  try {
-    p.beta = doc.at("beta").get<double>();
-    p.gamma_o = doc.at("gamma_o").get<double>();
-    p.gamma_i = doc.at("gamma_i").get<double>();
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(path, "expected {\"beta\": ..., \"gamma_o\": ..., \"gamma_i\": ...}");
-  }
-  if (!(p.beta > 0)) throw InputError(path, "/beta: must be positive");
-  return p;
-}
-
 report::Predictions predict(const std::string& which, const model::GigeParams& gige,
                             std::uint64_t set_limit, const model::Scheme& s) {
   report::Predictions out;

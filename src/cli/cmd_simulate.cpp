@@ -79,6 +79,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
     double compute_scale = 1.0;
     std::string coll;
     std::string contention = "none";
+    std::string gige_params;
+    std::uint64_t set_limit = 1'000'000;
     bool compare = false;
     std::string json;
   };
@@ -108,11 +110,21 @@ void add_simulate_command(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--coll", f->coll,
-                  "collective algorithms, e.g. allreduce=ring,bcast=binomial (default: commgauge's "
-                  "default per operation)");
-  cmd->add_option(
-         "--contention", f->contention,
-         "bandwidth sharing of node links: none (only none is implemented in this version)")
+                  "collective algorithms, e.g. allreduce=ring,bcast=binomial (default: what Open "
+                  "MPI 4.1's tuned fixed rules choose, per call)");
+  cmd->add_option("--contention", f->contention,
+                  "bandwidth sharing of each node's outgoing and incoming network link by the "
+                  "inter-node transfers of its ranks (seed 003): none, fair (max-min), gige "
+                  "(Definition 1), myrinet (state-set enumeration); only the (k-1)G term is "
+                  "shared, rates are recomputed whenever the set of transfers changes")
+      ->check(CLI::IsMember({"none", "fair", "gige", "myrinet"}))
+      ->capture_default_str();
+  cmd->add_option("--gige-params", f->gige_params,
+                  "--contention gige: {\"beta\", \"gamma_o\", \"gamma_i\"} (commgauge share-fit "
+                  "--json; default: seed 003's)");
+  cmd->add_option("--state-set-limit", f->set_limit,
+                  "--contention myrinet: the most state sets enumerated per connected component "
+                  "of concurrent transfers; past it the replay stops with an error")
       ->capture_default_str();
   cmd->add_flag("--compare", f->compare,
                 "per rank, measured (the trace) against predicted: total and time inside MPI, "
@@ -120,10 +132,6 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", f->json, "write every figure as JSON to this file");
   cmd->callback([&action, f] {
     action = [f](int&, char**&) {
-      if (f->contention != "none")
-        throw InputError("--contention", fmt::format("\"{}\" is not implemented in this version "
-                                                     "of the simulator (only none)",
-                                                     f->contention));
       std::vector<std::string> models;
       if (f->model == "all") {
         models = sim::simulation_model_names();
@@ -144,6 +152,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
           f->compute == "cpu" ? sim::ComputeSource::cpu : sim::ComputeSource::recorded;
       options.compute_scale = f->compute_scale;
       options.algorithms = parse_coll(f->coll);
+      options.contention = f->contention;
+      options.gige = read_gige_params(f->gige_params);
+      options.myrinet_set_limit = f->set_limit;
       const bool tty = isatty(fileno(stderr)) != 0;
       options.progress = [tty](std::uint64_t records) {
         if (tty)

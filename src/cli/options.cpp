@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "profile/json_file.hpp"
 
 namespace commgauge::cli {
 
@@ -55,6 +56,21 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
   app.add_option("--virtual-net", f.virtual_net,
                  "link-parameter JSON (schemas/link-params.v1.schema.json) for --transport virtual")
       ->group(group);
+}
+
+model::GigeParams read_gige_params(const std::string& path) {
+  model::GigeParams p;
+  if (path.empty()) return p;
+  const auto doc = profile::read_json_file(path);
+  try {
+    p.beta = doc.at("beta").get<double>();
+    p.gamma_o = doc.at("gamma_o").get<double>();
+    p.gamma_i = doc.at("gamma_i").get<double>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(path, "expected {\"beta\": ..., \"gamma_o\": ..., \"gamma_i\": ...}");
+  }
+  if (!(p.beta > 0)) throw InputError(path, "/beta: must be positive");
+  return p;
 }
 
 }  // namespace commgauge::cli

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "model/sharing.hpp"
 #include "net/launch.hpp"
 
 namespace commgauge::cli {
@@ -27,6 +28,10 @@ void add_transport_options(CLI::App& app, TransportFlags& flags);
 
 /// A subcommand's work, run after parsing; returns the exit status.
 using Action = std::function<int(int& argc, char**& argv)>;
+
+/// GigE sharing parameters from a `share-fit --json` file {"beta", "gamma_o", "gamma_i"};
+/// seed 003's defaults when `path` is empty.
+model::GigeParams read_gige_params(const std::string& path);
 
 void add_timer_command(CLI::App& app, Action& action);
 void add_latency_command(CLI::App& app, Action& action);

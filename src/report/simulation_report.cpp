@@ -118,6 +118,11 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
       {"messages", r.messages},
       {"engine_events", r.events_processed},
       {"peak_operations_in_flight", r.peak_ops_in_flight},
+      {"contention",
+       {{"model", r.contention},
+        {"shared_transfers", r.shared_transfers},
+        {"rate_recomputations", r.rate_recomputations},
+        {"largest_component", r.largest_sharing_component}}},
       {"opaque_seconds", seconds(r.total.opaque)},
       {"breakdown", breakdown_json(r.total)},
       {"functions", functions},
@@ -213,6 +218,11 @@ std::string simulation_text(const sim::Result& r, bool compare) {
     out += fmt::format("  {}: {}{} ({} calls; {})\n", c.operation, c.algorithm,
                        c.openmpi.empty() ? "" : fmt::format(" for Open MPI's {}", c.openmpi),
                        c.calls, c.note);
+  if (r.contention != "none")
+    out += fmt::format(
+        "  contention {}: {} inter-node transfers shared node links; {} rate recomputations, "
+        "largest set of interdependent transfers {}\n",
+        r.contention, r.shared_transfers, r.rate_recomputations, r.largest_sharing_component);
   for (const auto& n : r.notes)
     out += "  note: " + n + "\n";
   return out;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "collectives/openmpi_tuned.hpp"
+#include "sim/link_sharing.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
 
@@ -71,7 +72,18 @@ enum class SendMode : std::uint8_t { standard, synchronous, ready, buffered };
 // deterministic. No event is created with a time earlier than the event being processed (times
 // are clamped up to it), so a rank may run ahead inline while its clock is below every queued
 // time: nothing can still happen before it.
-enum class EventKind : std::uint8_t { resume, arrival, request_arrival, ack_arrival, completion };
+// With contention, an inter-node message's (k-1)G is a flow: flow_start at injection, flow_end
+// when the link sharing says it has moved its bytes (re-issued whenever its rate changes; only
+// the event whose seq the operation holds is current), then L to the arrival.
+enum class EventKind : std::uint8_t {
+  resume,
+  arrival,
+  request_arrival,
+  ack_arrival,
+  completion,
+  flow_start,
+  flow_end
+};
 
 struct QueuedEvent {
   Picoseconds time;
@@ -96,6 +108,8 @@ struct Op {
   std::int32_t peer = 0;  // send: destination; receive: source (kAnySource until resolved)
   std::int32_t tag = 0;
   std::uint32_t match = kNone;
+  std::uint64_t flow_version = 0;  // --contention: the link sharing's version of the flow
+  std::uint64_t flow_event = 0;    // and the seq of its current flow_end event
   bool is_send = false;
   bool resolved = true;  // a receive whose source and tag are known
   bool done = false;
@@ -284,6 +298,8 @@ class Engine {
   void trigger(std::int32_t rank, Action a);
   void run_action(Rank& r, const Action& a);
   void complete(std::uint32_t id, Picoseconds t);
+  void send_data(std::uint32_t id, Picoseconds injected);
+  void apply_flow_changes();
 
   // ranks
   void advance(std::uint32_t rank);
@@ -328,6 +344,8 @@ class Engine {
   Result result_;
   std::vector<FunctionTotals> function_totals_;
   std::map<UseKey, CollectiveUse> collective_uses_;
+  std::unique_ptr<LinkSharing> sharing_;  // --contention other than none
+  std::vector<LinkSharing::Change> flow_changes_;
 };
 
 Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
@@ -354,6 +372,12 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
       r.overhead_ticks = header["tracer"].value("overhead_ticks_per_event", std::int64_t{0});
   }
   result_.model = network.model_name();
+  if (options.contention == "myrinet")
+    sharing_ = std::make_unique<LinkSharing>(
+        std::make_unique<model::MyrinetModel>(options.myrinet_set_limit));
+  else if (options.contention != "none")
+    sharing_ =
+        std::make_unique<LinkSharing>(model::make_sharing_model(options.contention, options.gige));
   result_.ranks = n;
 }
 
@@ -382,7 +406,11 @@ std::uint32_t Engine::alloc_op() {
 void Engine::release_if_finished(std::uint32_t id) {
   const Op& o = ops_[id];
   // A send stays until its receive has copied it (the copy reads its cost), or it is withdrawn.
-  const bool finished = o.done && o.consumed && (!o.is_send || o.delivered || o.cancelled);
+  // A cancelled send is kept until its data (or rendezvous request) has left the network: an
+  // event still names it.
+  const bool cancelled_and_gone =
+      o.cancelled && (o.cost.rendezvous ? o.request_arrived : o.arrived);
+  const bool finished = o.done && o.consumed && (!o.is_send || o.delivered || cancelled_and_gone);
   if (!finished || o.released) return;
   ops_[id].released = true;
   free_ops_.push_back(id);
@@ -412,7 +440,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
       r.clock = start + s.cost.send_overhead;
       r.busy += s.cost.send_overhead;
       schedule(EventKind::completion, id, r.clock);
-      schedule(EventKind::arrival, id, r.clock + s.cost.transfer);
+      send_data(id, r.clock);
     } else {
       r.clock = start + s.cost.control_send;
       r.busy += s.cost.control_send;
@@ -528,7 +556,7 @@ void Engine::run_action(Rank& r, const Action& a) {
       r.clock = start + s.cost.control_recv + s.cost.send_overhead;
       r.busy += s.cost.control_recv + s.cost.send_overhead;
       schedule(EventKind::completion, a.op, r.clock);
-      schedule(EventKind::arrival, a.op, r.clock + s.cost.transfer);
+      send_data(a.op, r.clock);
       break;
     }
   }
@@ -561,13 +589,19 @@ void Engine::process(const QueuedEvent& e) {
     case EventKind::arrival: {
       Op& s = ops_[e.target];
       s.arrived = true;
-      if (s.match != kNone) trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
+      if (s.match != kNone)
+        trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
+      else if (s.cancelled)
+        release_if_finished(e.target);
       break;
     }
     case EventKind::request_arrival: {
       Op& s = ops_[e.target];
       s.request_arrived = true;
-      if (s.match != kNone) answer_request(e.target, e.time);
+      if (s.match != kNone)
+        answer_request(e.target, e.time);
+      else if (s.cancelled)
+        release_if_finished(e.target);
       break;
     }
     case EventKind::ack_arrival: {
@@ -578,13 +612,50 @@ void Engine::process(const QueuedEvent& e) {
         // ICP: the acknowledgement is handled and the data sent off the sender's CPU.
         const Picoseconds injected = e.time + s.cost.control_recv + s.cost.send_overhead;
         schedule(EventKind::completion, e.target, injected);
-        schedule(EventKind::arrival, e.target, injected + s.cost.transfer);
+        send_data(e.target, injected);
       }
       break;
     }
     case EventKind::completion:
       complete(e.target, e.time);
       break;
+    case EventKind::flow_start: {
+      const Op& s = ops_[e.target];
+      sharing_->start(e.target, static_cast<int>(net_.node(s.owner)),
+                      static_cast<int>(net_.node(s.peer)), s.cost.transfer - s.cost.latency, e.time,
+                      flow_changes_);
+      ++result_.shared_transfers;
+      apply_flow_changes();
+      break;
+    }
+    case EventKind::flow_end: {
+      Op& s = ops_[e.target];
+      if (e.seq != s.flow_event) break;  // superseded by a later rate change
+      sharing_->finish(e.target, s.flow_version, e.time, flow_changes_);
+      schedule(EventKind::arrival, e.target, e.time + s.cost.latency);
+      apply_flow_changes();
+      break;
+    }
+  }
+}
+
+// The data of send `id` leaves at `injected`: L + (k-1)G later it arrives, unless contention
+// shares the (k-1)G of an inter-node transfer with others on the same node links (seed 003:
+// only the transfer term is shared; L and the overheads are not).
+void Engine::send_data(std::uint32_t id, Picoseconds injected) {
+  const Op& s = ops_[id];
+  if (sharing_ && s.cost.transfer > s.cost.latency && !net_.same_node(s.owner, s.peer))
+    schedule(EventKind::flow_start, id, injected);  // in time order, as the sharing requires
+  else
+    schedule(EventKind::arrival, id, injected + s.cost.transfer);
+}
+
+void Engine::apply_flow_changes() {
+  for (const LinkSharing::Change& c : flow_changes_) {
+    Op& o = ops_[c.flow];
+    o.flow_version = c.version;
+    o.flow_event = seq_;
+    schedule(EventKind::flow_end, c.flow, c.end);
   }
 }
 
@@ -1209,6 +1280,11 @@ Result Engine::run() {
     if (function_totals_[f].calls > 0)
       result_.functions[std::string(trace::function_name(static_cast<std::uint32_t>(f)))] =
           function_totals_[f];
+  result_.contention = options_.contention;
+  if (sharing_) {
+    result_.rate_recomputations = sharing_->stats().recomputations;
+    result_.largest_sharing_component = sharing_->stats().largest_component;
+  }
   for (auto& [key, use] : collective_uses_)
     result_.collectives.push_back(std::move(use));
   return std::move(result_);

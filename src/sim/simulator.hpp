@@ -18,6 +18,7 @@
 #include "collectives/algorithms.hpp"
 #include "common/error.hpp"
 #include "model/cost.hpp"
+#include "model/sharing.hpp"
 #include "sim/network.hpp"
 #include "trace/reader.hpp"
 
@@ -34,6 +35,11 @@ struct Options {
   double compute_scale = 1.0;  ///< > 1: a slower processor
   /// --coll: algorithm per operation instead of the default (Open MPI's tuned rules).
   std::map<collectives::Operation, collectives::Algorithm> algorithms;
+  /// --contention: none, fair, gige or myrinet (seed 003): inter-node transfers share each
+  /// node's outgoing and incoming link.
+  std::string contention = "none";
+  model::GigeParams gige;                       ///< gige's beta, gamma_o, gamma_i
+  std::uint64_t myrinet_set_limit = 1'000'000;  ///< myrinet: state sets per component
   /// Called now and then with the fraction of records replayed (for a progress bar).
   std::function<void(std::uint64_t records)> progress;  ///< now and then, for a progress line
 };
@@ -95,6 +101,12 @@ struct Result {
   std::uint64_t messages = 0;
   std::uint64_t events_processed = 0;  ///< engine events (queue pops)
   std::uint64_t peak_ops_in_flight = 0;
+  /// --contention: transfers that shared a link, rate recomputations, the largest set of
+  /// transfers whose rates depend on each other.
+  std::string contention = "none";
+  std::uint64_t shared_transfers = 0;
+  std::uint64_t rate_recomputations = 0;
+  std::uint64_t largest_sharing_component = 0;
   std::vector<std::string> notes;
   Breakdown total;  ///< summed over ranks
 };

@@ -120,9 +120,13 @@ TEST_F(SimulateCli, BadInputIsAClearError) {
       {commgauge(), "simulate", synth.string(), "--profile", link, "--coll", "allreduce=bogus"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("no algorithm \"bogus\""));
-  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--contention", "fair"});
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--contention", "ib"});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_THAT(o.err, HasSubstr("not implemented"));
+  EXPECT_THAT(o.err, HasSubstr("--contention"));
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--contention", "gige",
+           "--gige-params", (dir_ / "missing.json").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("missing.json"));
 
   const fs::path cluster = dir_ / "cluster.json";
   std::ofstream(cluster) << R"({"nodes": 1, "cores_per_node": 0})";
@@ -174,6 +178,25 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   o = run({commgauge(), "simulate", mw.string(), "--profile", link, "--model", "loggp"});
   EXPECT_EQ(o.exit_code, 0) << o.err << o.out;
+
+  // A sharing scheme on 4 nodes (seed 003 Fig. 2, row 3: node 0 sends to 1, 2, 3) under
+  // contention: the three inter-node transfers share node 0's link.
+  const fs::path scheme = dir_ / "fig2-3.cgtc";
+  o = run({commgauge(), "synth", "scheme",
+           std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-3.sch", "--ranks", "12",
+           "--ranks-per-node", "3", "--bytes", "1MiB", "-o", scheme.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const std::string contention : {"fair", "gige", "myrinet"}) {
+    const fs::path out = dir_ / ("scheme-" + contention + ".json");
+    o = run({commgauge(), "simulate", scheme.string(), "--profile", link, "--model", "loggp",
+             "--contention", contention, "--json", out.string()});
+    ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+    EXPECT_THAT(o.out, HasSubstr("contention " + contention));
+    const auto doc = read(out);
+    EXPECT_EQ(doc["contention"]["model"], contention);
+    EXPECT_EQ(doc["contention"]["shared_transfers"], 3);
+    EXPECT_EQ(doc["contention"]["largest_component"], 3);
+  }
 
   // Bad input: named option, exit 2, nothing written.
   o = run({commgauge(), "synth", "ring", "--ranks", "0", "-o", (dir_ / "x").string()});
