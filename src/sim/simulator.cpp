@@ -4,12 +4,12 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <queue>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "collectives/openmpi_tuned.hpp"
+#include "sim/event_queue.hpp"
 #include "sim/link_sharing.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
@@ -72,6 +72,7 @@ enum class SendMode : std::uint8_t { standard, synchronous, ready, buffered };
 // deterministic. No event is created with a time earlier than the event being processed (times
 // are clamped up to it), so a rank may run ahead inline while its clock is below every queued
 // time: nothing can still happen before it.
+// The queue (sim/event_queue.hpp, a radix heap) relies on, and checks, the second invariant.
 // With contention, an inter-node message's (k-1)G is a flow: flow_start at injection, flow_end
 // when the link sharing says it has moved its bytes (re-issued whenever its rate changes; only
 // the event whose seq the operation holds is current), then L to the arrival.
@@ -90,11 +91,6 @@ struct QueuedEvent {
   std::uint64_t seq;
   std::uint32_t target;  // a rank (resume) or an operation
   EventKind kind;
-};
-struct Later {
-  bool operator()(const QueuedEvent& a, const QueuedEvent& b) const {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-  }
 };
 
 // A send or a receive in flight. Sends hold the message's cost; the receiver's copy reads it.
@@ -280,7 +276,7 @@ class Engine {
  private:
   // queue
   void schedule(EventKind kind, std::uint32_t target, Picoseconds time);
-  bool must_yield(Picoseconds t) const { return !queue_.empty() && queue_.top().time <= t; }
+  bool must_yield(Picoseconds t) const { return !queue_.empty() && queue_.min_time() <= t; }
   void resume_at(std::uint32_t rank, Picoseconds t) { schedule(EventKind::resume, rank, t); }
   void process(const QueuedEvent& e);
 
@@ -334,7 +330,7 @@ class Engine {
   std::vector<Op> ops_;
   std::vector<std::uint32_t> free_ops_;
   std::uint64_t ops_in_flight_ = 0;
-  std::priority_queue<QueuedEvent, std::vector<QueuedEvent>, Later> queue_;
+  MonotoneEventQueue<QueuedEvent> queue_;
   std::uint64_t seq_ = 0;
   std::vector<CallKind> kinds_;  // by function id
   std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;
@@ -370,6 +366,7 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
     const auto& header = r.reader->header();
     if (header.contains("tracer") && header["tracer"].is_object())
       r.overhead_ticks = header["tracer"].value("overhead_ticks_per_event", std::int64_t{0});
+    r.reader->drop_header();
   }
   result_.model = network.model_name();
   if (options.contention == "myrinet")
@@ -439,7 +436,9 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     if (!s.cost.rendezvous) {
       r.clock = start + s.cost.send_overhead;
       r.busy += s.cost.send_overhead;
-      schedule(EventKind::completion, id, r.clock);
+      // Local completion, at the rank's own clock: nobody else looks at it, and nobody waits
+      // on it yet, so it needs no event.
+      ops_[id].done = true;
       send_data(id, r.clock);
     } else {
       r.clock = start + s.cost.control_send;
@@ -1256,8 +1255,7 @@ Result Engine::run() {
     resume_at(i, 0);
   std::uint64_t next_progress = 1u << 22;
   while (!queue_.empty()) {
-    const QueuedEvent e = queue_.top();
-    queue_.pop();
+    const QueuedEvent e = queue_.pop();
     ++result_.events_processed;
     process(e);
     if (options_.progress && result_.events_processed >= next_progress) {
