@@ -84,39 +84,51 @@ std::vector<double> GigeModel::model_penalties(std::span<const Flow> active) con
     ++d_in[f.destination];
   }
   std::vector<double> p(active.size());
+  std::vector<int> from_source, into_destination;
   for (std::size_t i = 0; i < active.size(); ++i) {
     const Flow& c = active[i];
-    // C_o: same source; its strongly slow members C_o^m have the largest in-degree Delta_i.
-    int max_in = 0, card_o = 0, max_out = 0, card_i = 0;
+    from_source.clear();
+    into_destination.clear();
     for (const auto& f : active) {
-      if (f.source == c.source) max_in = std::max(max_in, d_in[f.destination]);
-      if (f.destination == c.destination) max_out = std::max(max_out, d_out[f.source]);
+      if (f.source == c.source) from_source.push_back(d_in[f.destination]);
+      if (f.destination == c.destination) into_destination.push_back(d_out[f.source]);
     }
-    for (const auto& f : active) {
-      if (f.source == c.source && d_in[f.destination] == max_in) ++card_o;
-      if (f.destination == c.destination && d_out[f.source] == max_out) ++card_i;
-    }
-    const double delta_o = d_out[c.source];
-    const double delta_i = d_in[c.destination];
-    double p_o = 1, p_i = 1;
-    if (delta_o > 1) {
-      p_o = d_in[c.destination] == max_in
-                ? delta_o * p_.beta * (1 + p_.gamma_o * (delta_o - card_o))
-                : delta_o * p_.beta * (1 - p_.gamma_o / card_o);
-    }
-    if (delta_i > 1) {
-      p_i = d_out[c.source] == max_out ? delta_i * p_.beta * (1 + p_.gamma_i * (delta_i - card_i))
-                                       : delta_i * p_.beta * (1 - p_.gamma_i / card_i);
-    }
-    p[i] = std::max(p_o, p_i);
+    p[i] = penalty(d_out[c.source], d_in[c.destination], from_source, into_destination);
   }
   return p;
+}
+
+double GigeModel::penalty(int delta_o, int delta_i, std::span<const int> in_degrees_from_source,
+                          std::span<const int> out_degrees_into_destination) const {
+  // C_o: same source; its strongly slow members C_o^m have the largest in-degree Delta_i.
+  // C_i: same destination; its members with the largest out-degree Delta_o.
+  int max_in = 0, card_o = 0, max_out = 0, card_i = 0;
+  for (const int d : in_degrees_from_source)
+    max_in = std::max(max_in, d);
+  for (const int d : out_degrees_into_destination)
+    max_out = std::max(max_out, d);
+  for (const int d : in_degrees_from_source)
+    card_o += d == max_in ? 1 : 0;
+  for (const int d : out_degrees_into_destination)
+    card_i += d == max_out ? 1 : 0;
+  const double out = delta_o;
+  const double in = delta_i;
+  double p_o = 1, p_i = 1;
+  if (delta_o > 1) {
+    p_o = delta_i == max_in ? out * p_.beta * (1 + p_.gamma_o * (out - card_o))
+                            : out * p_.beta * (1 - p_.gamma_o / card_o);
+  }
+  if (delta_i > 1) {
+    p_i = delta_o == max_out ? in * p_.beta * (1 + p_.gamma_i * (in - card_i))
+                             : in * p_.beta * (1 - p_.gamma_i / card_i);
+  }
+  return std::max(p_o, p_i);
 }
 
 std::vector<double> GigeModel::rates(std::span<const Flow> active) const {
   std::vector<double> r = model_penalties(active);
   for (double& x : r)
-    x = std::min(1.0, 1 / x);  // a flow never goes faster than alone
+    x = rate_of_penalty(x);
   return r;
 }
 

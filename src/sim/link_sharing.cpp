@@ -13,6 +13,61 @@ namespace commgauge::sim {
 LinkSharing::LinkSharing(std::unique_ptr<model::SharingModel> model)
     : model_(std::move(model)), now_ps_(std::numeric_limits<Picoseconds>::min()) {
   if (!model_) throw std::invalid_argument("LinkSharing: no sharing model");
+  gige_ = dynamic_cast<const model::GigeModel*>(model_.get());
+}
+
+void LinkSharing::update_gige_around(int src, int dst) {
+  component_.clear();
+  ++stamp_;
+  auto add = [this](std::uint32_t f) {
+    if (flows_[f].mark == stamp_) return;
+    flows_[f].mark = stamp_;
+    component_.push_back(f);
+  };
+  const auto& out = nodes_[static_cast<std::size_t>(src)].out.flows;
+  const auto& in = nodes_[static_cast<std::size_t>(dst)].in.flows;
+  for (const std::uint32_t f : out) {
+    add(f);
+    for (const std::uint32_t g : nodes_[static_cast<std::size_t>(flows_[f].dst)].in.flows)
+      add(g);  // Delta_o(src) is one of the degrees read for flows into src's destinations
+  }
+  for (const std::uint32_t f : in) {
+    add(f);
+    for (const std::uint32_t g : nodes_[static_cast<std::size_t>(flows_[f].src)].out.flows)
+      add(g);  // Delta_i(dst) is read for flows out of the sources that send to dst
+  }
+  // Sorted, so that the changes come out in the same order however the lists were permuted.
+  std::sort(component_.begin(), component_.end());
+  new_rate_.resize(component_.size());
+  // Definition 1 reads only the two nodes' neighbourhoods: flows between the same pair of nodes
+  // (ranks of the same nodes) share one evaluation.
+  pair_rate_.clear();
+  for (std::size_t k = 0; k < component_.size(); ++k) {
+    const FlowState& c = flows_[component_[k]];
+    const std::uint64_t pair =
+        (static_cast<std::uint64_t>(c.src) << 32) | static_cast<std::uint32_t>(c.dst);
+    if (const auto it = pair_rate_.find(pair); it != pair_rate_.end()) {
+      new_rate_[k] = it->second;
+      continue;
+    }
+    const Node& from = nodes_[static_cast<std::size_t>(c.src)];
+    const Node& to = nodes_[static_cast<std::size_t>(c.dst)];
+    degrees_from_source_.clear();
+    for (const std::uint32_t g : from.out.flows)
+      degrees_from_source_.push_back(
+          static_cast<int>(nodes_[static_cast<std::size_t>(flows_[g].dst)].in.flows.size()));
+    degrees_into_destination_.clear();
+    for (const std::uint32_t g : to.in.flows)
+      degrees_into_destination_.push_back(
+          static_cast<int>(nodes_[static_cast<std::size_t>(flows_[g].src)].out.flows.size()));
+    new_rate_[k] = model::GigeModel::rate_of_penalty(gige_->penalty(
+        static_cast<int>(from.out.flows.size()), static_cast<int>(to.in.flows.size()),
+        degrees_from_source_, degrees_into_destination_));
+    pair_rate_.emplace(pair, new_rate_[k]);
+  }
+  ++stats_.recomputations;
+  stats_.flows_recomputed += component_.size();
+  stats_.largest_component = std::max(stats_.largest_component, component_.size());
 }
 
 const LinkSharing::FlowState& LinkSharing::checked(std::uint32_t flow) const {
@@ -199,14 +254,18 @@ void LinkSharing::start(std::uint32_t flow, int src, int dst, Picoseconds work_p
   link(flow);
 
   changes.clear();
-  component_.clear();
-  ++stamp_;
-  gather(flow);
-  try {
-    compute_rates(0, component_.size());
-  } catch (...) {
-    unlink(flow);
-    throw;
+  if (gige_ != nullptr) {
+    update_gige_around(src, dst);
+  } else {
+    component_.clear();
+    ++stamp_;
+    gather(flow);
+    try {
+      compute_rates(0, component_.size());
+    } catch (...) {
+      unlink(flow);
+      throw;
+    }
   }
   now_ps_ = now;
   commit(now, changes);
@@ -227,6 +286,13 @@ bool LinkSharing::finish(std::uint32_t flow, std::uint64_t version, Picoseconds 
   // Removing the flow may split its component in two: the part through its source node's
   // other outgoing flows and the part through its destination's other incoming flows. Each is
   // passed to the model on its own (as a whole-set evaluation would treat it).
+  if (gige_ != nullptr) {
+    update_gige_around(flows_[flow].src, flows_[flow].dst);
+    now_ps_ = now;
+    commit(now, changes);
+    ++stats_.finishes;
+    return true;
+  }
   const auto src = static_cast<std::size_t>(flows_[flow].src);
   const auto dst = static_cast<std::size_t>(flows_[flow].dst);
   component_.clear();

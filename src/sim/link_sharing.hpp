@@ -20,10 +20,15 @@
 //    and the minimum is over the flows of the same source node, inside the component.
 // So a start or a finish recomputes only the component(s) it touches, found by a search over
 // per-node lists of outgoing and incoming flows: the cost grows with the component, not with
-// the number of active flows.
+// the number of active flows. GigE goes further: a start or finish of s -> d changes only the
+// inputs of the flows out of s, into d, out of the sources of flows into d and into the
+// destinations of flows out of s, and each of those is evaluated from the node lists' degrees
+// (GigeModel::penalty): the cost is bounded by the nodes' degrees even when the whole machine is
+// one component (a halo exchange on every node).
 
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "model/cost.hpp"
@@ -116,9 +121,14 @@ class LinkSharing {
   void compute_rates(std::size_t begin, std::size_t end);
   /// Applies new_rate_ to component_ at `now` and reports the flows whose rate changed.
   void commit(Picoseconds now, std::vector<Change>& changes);
+  /// GigE: new rates for the flows whose Definition-1 inputs a change of src -> dst touched.
+  void update_gige_around(int src, int dst);
 
   std::unique_ptr<model::SharingModel> model_;
-  std::vector<FlowState> flows_;  ///< by flow id
+  const model::GigeModel* gige_ = nullptr;  ///< model_, when it is GigE (local updates)
+  std::vector<int> degrees_from_source_, degrees_into_destination_;
+  std::unordered_map<std::uint64_t, double> pair_rate_;  ///< (src, dst) -> rate, per update
+  std::vector<FlowState> flows_;                         ///< by flow id
   /// One direction of a node's network link.
   struct Link {
     std::vector<std::uint32_t> flows;  ///< the active flows using it

@@ -104,8 +104,9 @@ struct Op {
   std::int32_t peer = 0;  // send: destination; receive: source (kAnySource until resolved)
   std::int32_t tag = 0;
   std::uint32_t match = kNone;
-  std::uint64_t flow_version = 0;  // --contention: the link sharing's version of the flow
-  std::uint64_t flow_event = 0;    // and the seq of its current flow_end event
+  std::uint64_t flow_version = 0;   // --contention: the link sharing's version of the flow
+  std::uint64_t flow_event = 0;     // and the seq of its pending flow_end event
+  Picoseconds flow_event_time = 0;  // the time of that event (at or before the flow's end)
   bool is_send = false;
   bool resolved = true;  // a receive whose source and tag are known
   bool done = false;
@@ -629,7 +630,13 @@ void Engine::process(const QueuedEvent& e) {
     }
     case EventKind::flow_end: {
       Op& s = ops_[e.target];
-      if (e.seq != s.flow_event) break;  // superseded by a later rate change
+      if (e.seq != s.flow_event) break;  // superseded by an earlier end
+      if (const Picoseconds end = sharing_->end(e.target); end > e.time) {
+        s.flow_event = seq_;  // the flow slowed down since: look again at its end
+        s.flow_event_time = end;
+        schedule(EventKind::flow_end, e.target, end);
+        break;
+      }
       sharing_->finish(e.target, s.flow_version, e.time, flow_changes_);
       schedule(EventKind::arrival, e.target, e.time + s.cost.latency);
       apply_flow_changes();
@@ -649,11 +656,17 @@ void Engine::send_data(std::uint32_t id, Picoseconds injected) {
     schedule(EventKind::arrival, id, injected + s.cost.transfer);
 }
 
+// One pending flow_end per flow: a flow whose end moved later keeps its event, which finds the
+// new end when it surfaces; only an earlier end needs a new event (the old one is then stale).
+// Rates mostly fall as flows start, so most changes cost no event.
 void Engine::apply_flow_changes() {
   for (const LinkSharing::Change& c : flow_changes_) {
     Op& o = ops_[c.flow];
+    const bool pending = o.flow_version != 0;
     o.flow_version = c.version;
+    if (pending && o.flow_event_time <= c.end) continue;
     o.flow_event = seq_;
+    o.flow_event_time = c.end;
     schedule(EventKind::flow_end, c.flow, c.end);
   }
 }

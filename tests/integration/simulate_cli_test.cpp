@@ -1,7 +1,11 @@
 // commgauge simulate on the example MPI programs traced for real, and its bad input.
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -172,6 +176,22 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
 
   const std::string link =
       std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  // Determinism: the same trace and options give byte-identical JSON.
+  std::string first;
+  for (int i = 0; i < 2; ++i) {
+    const fs::path out = dir_ / ("ring-loggp-" + std::to_string(i) + ".json");
+    o = run({commgauge(), "simulate", ring.string(), "--profile", link, "--model", "all", "--json",
+             out.string()});
+    ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::printf("run %d: JSON of %zu bytes, hash %zx\n", i, text.size(),
+                std::hash<std::string>{}(text));
+    if (i == 0)
+      first = text;
+    else
+      EXPECT_TRUE(text == first) << "two runs wrote different JSON";
+  }
   const fs::path mw = dir_ / "mw.cgtc";
   o = run({commgauge(), "synth", "master-worker", "--ranks", "9", "--iterations", "4", "--bytes",
            "4KiB", "--compute-us", "100", "-o", mw.string()});

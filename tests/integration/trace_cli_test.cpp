@@ -269,7 +269,9 @@ TEST_F(TraceTest, SigkillLosesAtMostTheLastBlock) {
 }
 
 TEST_F(TraceTest, HangEndedBySigtermKeepsEveryEvent) {
-  const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "hang"}, {"--timeout", "4"});
+  // The 600 exchanges before the hang take well under a second on an idle machine; the
+  // timeout leaves room for a loaded one (4 s was not enough with other builds running).
+  const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "hang"}, {"--timeout", "12"});
   EXPECT_NE(o.exit_code, 0);
   EXPECT_THAT(o.err, HasSubstr("ran past --timeout"));
   EXPECT_EQ(events_of(dir_ / "trace", 0), 602);

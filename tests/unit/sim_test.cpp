@@ -7,6 +7,7 @@
 #include "model/closed_forms.hpp"
 #include "model/models.hpp"
 #include "sim/simulator.hpp"
+#include "sim/synth.hpp"
 #include "sim_builder.hpp"
 
 namespace commgauge::testing {
@@ -371,6 +372,65 @@ TEST(SimDeterminism, TheSameTraceGivesTheSamePicoseconds) {
     EXPECT_EQ(a.result.per_rank[r].predicted.total(), a.result.per_rank[r].predicted_ps)
         << "the breakdown adds up to the rank's time";
   }
+}
+
+// Debug and Release (and the sanitizer build, which is Debug) must replay to the same
+// picoseconds: -ffp-contract=off, integer time, no reliance on unspecified order. The digest of
+// every rank's predicted time and breakdown over four synthetic programs (each model, each
+// contention model, rendezvous with dependent progress, wildcard receives) is pinned: CI runs
+// this test in the Release and in the ASan (Debug) build, so both must print this number.
+TEST(SimDeterminism, ReleaseAndDebugBuildsGiveTheSameDigest) {
+  struct Case {
+    const char* pattern;
+    std::uint32_t ranks, ranks_per_node;
+    const char* model;
+    const char* contention;
+    std::uint64_t rendezvous_from;
+  };
+  const Case cases[] = {{"halo3d", 64, 4, "loggp", "fair", 0},
+                        {"master-worker", 17, 1, "loggps", "none", 2048},
+                        {"allreduce", 24, 4, "loggpo", "gige", 0},
+                        {"alltoall", 12, 3, "loggp", "myrinet", 0}};
+  std::uint64_t digest = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&digest](std::int64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      digest ^= static_cast<std::uint64_t>(v >> (8 * b)) & 0xff;
+      digest *= 1099511628211ull;
+    }
+  };
+  for (const Case& c : cases) {
+    sim::SynthOptions o;
+    o.pattern = c.pattern;
+    o.ranks = c.ranks;
+    o.ranks_per_node = c.ranks_per_node;
+    o.iterations = 3;
+    o.bytes = 4096;
+    o.compute_us = 20;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("commgauge-digest-" + std::to_string(getpid()) + "-" + c.pattern + ".cgtc");
+    sim::write_synthetic_trace(o, path, true);
+    const trace::TraceReader trace(path);
+    const auto nodes = sim::recorded_placement(trace.index(), trace.ranks());
+    const auto l = link(c.rendezvous_from, model::Progress::dependent);
+    const sim::Network net(c.model, {{"intra_node", l}, {"inter_node", l}},
+                           sim::cluster_of_placement(nodes), nodes);
+    sim::Options options;
+    options.contention = c.contention;
+    const sim::Result r = sim::simulate(trace, net, options);
+    std::filesystem::remove(path);
+    for (const auto& rank : r.per_rank) {
+      mix(rank.predicted_ps);
+      const auto& b = rank.predicted;
+      for (const Picoseconds part : {b.compute, b.overhead, b.transfer, b.late_sender,
+                                     b.late_receiver, b.synchronization, b.opaque})
+        mix(part);
+      mix(static_cast<std::int64_t>(rank.forced_completions));
+    }
+    std::printf("%s (%u ranks, %s, contention %s): slowest %lld ps\n", c.pattern, c.ranks, c.model,
+                c.contention, static_cast<long long>(r.predicted_ps));
+  }
+  std::printf("digest %016llx\n", static_cast<unsigned long long>(digest));
+  EXPECT_EQ(digest, 0xeb57d3f686797bffull);
 }
 
 }  // namespace
