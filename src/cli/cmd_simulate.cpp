@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
 #include "report/simulation_report.hpp"
+#include "report/timeline.hpp"
 #include "sim/simulator.hpp"
 
 namespace commgauge::cli {
@@ -83,6 +84,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     std::uint64_t set_limit = 1'000'000;
     bool compare = false;
     std::string json;
+    std::string timeline;
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("trace", f->trace, "trace directory or container file")->required();
@@ -130,6 +132,10 @@ void add_simulate_command(CLI::App& app, Action& action) {
                 "per rank, measured (the trace) against predicted: total and time inside MPI, "
                 "E_rel and E_abs");
   cmd->add_option("--json", f->json, "write every figure as JSON to this file");
+  cmd->add_option("--timeline", f->timeline,
+                  "write the measured and the predicted run (every call and computation of "
+                  "every rank) to this file in Chrome's trace-event JSON format (opens in "
+                  "Perfetto, ui.perfetto.dev)");
   cmd->callback([&action, f] {
     action = [f](int&, char**&) {
       std::vector<std::string> models;
@@ -173,6 +179,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   f->trace.c_str(), trace.ranks(), cluster.nodes, f->placement.c_str(),
                   cluster.origin.c_str(),
                   trace.index().value("complete", true) ? "" : "; the trace is INCOMPLETE");
+      std::optional<report::TimelineWriter> timeline;
+      if (!f->timeline.empty()) {
+        timeline.emplace(f->timeline);
+        timeline->process(0, "measured (trace)");
+      }
       std::vector<sim::Result> results;
       for (const auto& m : models) {
         std::optional<sim::Network> net;
@@ -183,6 +194,17 @@ void add_simulate_command(CLI::App& app, Action& action) {
           // --model all: a model the profile cannot serve is skipped, with the reason.
           std::printf("model %s: not applicable: %s\n\n", m.c_str(), error.what());
           continue;
+        }
+        if (timeline) {
+          // The measured run once (with the first model), then each model's prediction.
+          const int pid = static_cast<int>(results.size()) + 1;
+          timeline->process(pid, "predicted (" + m + ")");
+          options.timeline = [&timeline, pid](const sim::TimelineSpan& span) {
+            if (span.predicted)
+              timeline->span(pid, span);
+            else if (pid == 1)
+              timeline->span(0, span);
+          };
         }
         const double cpu0 = cpu_seconds();
         const auto wall0 = std::chrono::steady_clock::now();
@@ -204,6 +226,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
         results.push_back(std::move(r));
       }
       if (results.size() > 1) std::printf("%s", report::models_side_by_side(results).c_str());
+      if (timeline) {
+        timeline->finish();
+        std::printf("timeline: %s (Chrome trace-event JSON; open in ui.perfetto.dev)\n",
+                    f->timeline.c_str());
+      }
       if (!f->json.empty()) {
         nlohmann::json doc;
         if (results.size() == 1) {

@@ -175,7 +175,9 @@ struct Rank {
 
   // The call being replayed.
   Picoseconds call_start = 0;
-  Picoseconds busy = 0;  // CPU work inside the call
+  Picoseconds call_compute = 0;             // the computation replayed before it
+  std::int64_t call_previous_end_tick = 0;  // the end of the record before it, in the trace
+  Picoseconds busy = 0;                     // CPU work inside the call
   Picoseconds poll_until = 0;
   std::vector<collectives::Step> steps;
   std::size_t step = 0;
@@ -305,6 +307,7 @@ class Engine {
   bool run_steps(Rank& r, std::int32_t me);
   bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
   void finish_call(Rank& r);
+  void emit_timeline(const Rank& r, Picoseconds call_ps);
   void consume(Rank& r, std::vector<std::uint32_t>& ops);
   std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
   void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
@@ -1101,6 +1104,23 @@ void Engine::finish_call(Rank& r) {
       e.kind == trace::RecordKind::poll_run ? r.clock_map.duration_ns(e.in_mpi_ticks) : recorded_ns;
   ++r.result.records;
   ++result_.records;
+  if (options_.timeline) emit_timeline(r, call);
+}
+
+// The call just finished and the computation before it, as recorded and as replayed.
+void Engine::emit_timeline(const Rank& r, Picoseconds call_ps) {
+  const Event& e = r.ev;
+  const auto rank = static_cast<std::uint32_t>(&r - ranks_.data());
+  const double call_start_ns = static_cast<double>(r.call_start) * 1e-3;
+  const double compute_ns = static_cast<double>(r.call_compute) * 1e-3;
+  if (compute_ns > 0) options_.timeline({rank, 0, true, call_start_ns - compute_ns, compute_ns});
+  options_.timeline({rank, e.function, true, call_start_ns, static_cast<double>(call_ps) * 1e-3});
+  const double measured_start = r.clock_map.duration_ns(e.start_tick - r.init_end_tick);
+  const double measured_gap = r.clock_map.duration_ns(e.start_tick - r.call_previous_end_tick);
+  if (measured_gap > 0)
+    options_.timeline({rank, 0, false, measured_start - measured_gap, measured_gap});
+  options_.timeline({rank, e.function, false, measured_start,
+                     r.clock_map.duration_ns(e.end_tick - e.start_tick)});
 }
 
 void Engine::advance(std::uint32_t ri) {
@@ -1129,6 +1149,8 @@ void Engine::advance(std::uint32_t ri) {
                                               r.reader->file_name(), me,
                                               trace::function_name(e.function)));
         const Picoseconds compute = computation(r, e);
+        r.call_compute = compute;
+        r.call_previous_end_tick = r.previous_end_tick;
         r.previous_end_tick = e.end_tick;
         if (r.call != CallKind::finalize) {
           r.result.measured_in_mpi_ns +=

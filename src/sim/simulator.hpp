@@ -30,6 +30,16 @@ enum class ComputeSource {
   cpu,       ///< the thread CPU time recorded with --cpu-time (oversubscribed traces)
 };
 
+/// One interval of one rank, for --timeline: a call (measured from the trace and predicted by
+/// the replay) or the computation before it.
+struct TimelineSpan {
+  std::uint32_t rank = 0;
+  std::uint32_t function = 0;  ///< trace function id; 0 for computation
+  bool predicted = false;      ///< the replay's timing (else the trace's)
+  double start_ns = 0;         ///< from the end of the rank's MPI_Init
+  double duration_ns = 0;
+};
+
 struct Options {
   ComputeSource compute = ComputeSource::recorded;
   double compute_scale = 1.0;  ///< > 1: a slower processor
@@ -40,6 +50,9 @@ struct Options {
   std::string contention = "none";
   model::GigeParams gige;                       ///< gige's beta, gamma_o, gamma_i
   std::uint64_t myrinet_set_limit = 1'000'000;  ///< myrinet: state sets per component
+  /// --timeline: called for every call and computation, measured and predicted, as the replay
+  /// goes (nothing is kept).
+  std::function<void(const TimelineSpan&)> timeline;
   /// Called now and then with the fraction of records replayed (for a progress bar).
   std::function<void(std::uint64_t records)> progress;  ///< now and then, for a progress line
 };

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -173,6 +174,29 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
   const auto none = read(json);
   EXPECT_EQ(none["predicted_ps"].get<std::int64_t>(), 3 * 10'000'000);  // 3 x 10 us
   EXPECT_EQ(none["forced_completions"], 0);
+
+  // --timeline: under model none a synthetic trace (calls take no time) is predicted exactly as
+  // recorded, so every predicted span (pid 1) equals the measured one (pid 0) in order.
+  const fs::path timeline = dir_ / "timeline.json";
+  o = run(
+      {commgauge(), "simulate", ring.string(), "--model", "none", "--timeline", timeline.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+  const auto events = read(timeline)["traceEvents"];
+  std::map<int, std::vector<nlohmann::json>> spans;  // by pid
+  for (const auto& e : events)
+    if (e["ph"] == "X") spans[e["pid"].get<int>()].push_back(e);
+  ASSERT_EQ(spans.size(), 2u);
+  ASSERT_EQ(spans[0].size(), spans[1].size());
+  // Per rank: MPI_Isend, MPI_Irecv, MPI_Waitall and computation per iteration, then Finalize.
+  EXPECT_EQ(spans[0].size(), 1000u * (3 * 4 + 1));
+  for (std::size_t i = 0; i < spans[0].size(); ++i) {
+    const auto& m = spans[0][i];
+    const auto& p = spans[1][i];
+    ASSERT_EQ(m["tid"], p["tid"]) << i;
+    ASSERT_EQ(m["name"], p["name"]) << i;
+    ASSERT_EQ(m["ts"], p["ts"]) << i << " " << m["name"];
+    ASSERT_EQ(m["dur"], p["dur"]) << i << " " << m["name"];
+  }
 
   const std::string link =
       std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
