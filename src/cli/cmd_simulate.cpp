@@ -85,6 +85,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     bool compare = false;
     std::string json;
     std::string timeline;
+    bool critical_path = false;
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("trace", f->trace, "trace directory or container file")->required();
@@ -132,6 +133,10 @@ void add_simulate_command(CLI::App& app, Action& action) {
                 "per rank, measured (the trace) against predicted: total and time inside MPI, "
                 "E_rel and E_abs");
   cmd->add_option("--json", f->json, "write every figure as JSON to this file");
+  cmd->add_flag("--critical-path", f->critical_path,
+                "carry a fixed-size critical-path summary with every message and print the "
+                "slowest rank's: computation, MPI and network time on it, per rank and function, "
+                "and its last steps (costs memory per operation in flight)");
   cmd->add_option("--timeline", f->timeline,
                   "write the measured and the predicted run (every call and computation of "
                   "every rank) to this file in Chrome's trace-event JSON format (opens in "
@@ -159,6 +164,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       options.compute_scale = f->compute_scale;
       options.algorithms = parse_coll(f->coll);
       options.contention = f->contention;
+      options.critical_path = f->critical_path;
       options.gige = read_gige_params(f->gige_params);
       options.myrinet_set_limit = f->set_limit;
       const bool tty = isatty(fileno(stderr)) != 0;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/text_table.hpp"
+#include "trace/functions.hpp"
 
 namespace commgauge::report {
 
@@ -72,6 +73,73 @@ SimulationErrors simulation_errors(const sim::Result& r) {
   return e;
 }
 
+namespace {
+
+std::string path_function_name(std::int64_t f) {
+  if (f == sim::CriticalPath::kCompute) return "computation";
+  if (f == sim::CriticalPath::kNetwork) return "network";
+  return std::string(trace::function_name(static_cast<std::uint32_t>(f)));
+}
+
+nlohmann::json critical_path_json(const sim::Result& r) {
+  if (!r.critical_path) return nullptr;
+  const sim::CriticalPath& p = *r.critical_path;
+  auto slots = [](const auto& array, bool functions) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& s : array)
+      if (s.key >= 0)
+        out.push_back(
+            {{functions ? "name" : "rank",
+              functions ? nlohmann::json(path_function_name(s.key)) : nlohmann::json(s.key)},
+             {"seconds", seconds(s.time)}});
+    return out;
+  };
+  nlohmann::json last = nlohmann::json::array();
+  for (const auto& step : p.last_steps())
+    last.push_back({{"rank", step.rank},
+                    {"name", path_function_name(step.function)},
+                    {"start_seconds", seconds(step.start)},
+                    {"end_seconds", seconds(step.end)}});
+  return {{"rank", r.critical_path_rank},
+          {"length_seconds", seconds(p.length())},
+          {"compute_seconds", seconds(p.compute)},
+          {"mpi_seconds", seconds(p.mpi)},
+          {"network_seconds", seconds(p.network)},
+          {"ranks", slots(p.ranks, false)},
+          {"other_ranks_seconds", seconds(p.other_ranks)},
+          {"functions", slots(p.functions, true)},
+          {"other_functions_seconds", seconds(p.other_functions)},
+          {"last_steps", last}};
+}
+
+std::string critical_path_text(const sim::Result& r) {
+  if (!r.critical_path) return "";
+  const sim::CriticalPath& p = *r.critical_path;
+  std::string out = fmt::format(
+      "critical path to rank {}'s MPI_Finalize: {:.3f} us = computation {:.3f} + MPI {:.3f} + "
+      "network {:.3f} us\n",
+      r.critical_path_rank, seconds(p.length()) * 1e6, seconds(p.compute) * 1e6,
+      seconds(p.mpi) * 1e6, seconds(p.network) * 1e6);
+  std::string ranks, functions;
+  for (const auto& s : p.ranks)
+    if (s.key >= 0) ranks += fmt::format(" {}:{:.3f}", s.key, seconds(s.time) * 1e6);
+  for (const auto& s : p.functions)
+    if (s.key >= 0)
+      functions += fmt::format(" {}:{:.3f}", path_function_name(s.key), seconds(s.time) * 1e6);
+  out += "  on the path, per rank (us):" + ranks +
+         (p.other_ranks > 0 ? fmt::format(" other:{:.3f}", seconds(p.other_ranks) * 1e6) : "") +
+         "\n  per function (us):" + functions +
+         (p.other_functions > 0 ? fmt::format(" other:{:.3f}", seconds(p.other_functions) * 1e6)
+                                : "") +
+         "\n  last steps:";
+  for (const auto& step : p.last_steps())
+    out += fmt::format(" [rank {} {} {:.3f}-{:.3f}]", step.rank, path_function_name(step.function),
+                       seconds(step.start) * 1e6, seconds(step.end) * 1e6);
+  return out + "\n";
+}
+
+}  // namespace
+
 nlohmann::json simulation_to_json(const sim::Result& r) {
   const SimulationErrors err = simulation_errors(r);
   auto num = [](double v) { return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
@@ -127,6 +195,7 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
       {"breakdown", breakdown_json(r.total)},
       {"functions", functions},
       {"collectives", colls},
+      {"critical_path", critical_path_json(r)},
       {"notes", r.notes},
       {"ranks", ranks}};
 }
@@ -218,6 +287,7 @@ std::string simulation_text(const sim::Result& r, bool compare) {
     out += fmt::format("  {}: {}{} ({} calls; {})\n", c.operation, c.algorithm,
                        c.openmpi.empty() ? "" : fmt::format(" for Open MPI's {}", c.openmpi),
                        c.calls, c.note);
+  out += critical_path_text(r);
   if (r.contention != "none")
     out += fmt::format(
         "  contention {}: {} inter-node transfers shared node links; {} rate recomputations, "

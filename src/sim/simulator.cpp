@@ -30,6 +30,35 @@ Breakdown& Breakdown::operator+=(const Breakdown& o) {
   return *this;
 }
 
+void CriticalPath::add(std::int32_t rank, std::uint32_t function, model::Picoseconds start,
+                       model::Picoseconds end) {
+  const model::Picoseconds d = end - start;
+  if (d <= 0) return;
+  (function == kCompute ? compute : function == kNetwork ? network : mpi) += d;
+  auto slot = [d](std::array<Slot, kSlots>& slots, model::Picoseconds& other, std::int64_t key) {
+    for (Slot& s : slots) {
+      if (s.key == key || s.key < 0) {
+        s.key = key;
+        s.time += d;
+        return;
+      }
+    }
+    other += d;
+  };
+  if (function != kNetwork) slot(ranks, other_ranks, rank);
+  slot(functions, other_functions, function);
+  last[steps % kSlots] = {rank, function, start, end};
+  ++steps;
+}
+
+std::vector<CriticalPath::Step> CriticalPath::last_steps() const {
+  std::vector<Step> out;
+  const std::uint32_t n = std::min<std::uint32_t>(steps, kSlots);
+  for (std::uint32_t i = steps - n; i < steps; ++i)
+    out.push_back(last[i % kSlots]);
+  return out;
+}
+
 namespace {
 
 constexpr std::uint32_t kNone = UINT32_MAX;
@@ -344,6 +373,14 @@ class Engine {
   Result result_;
   std::vector<FunctionTotals> function_totals_;
   std::map<UseKey, CollectiveUse> collective_uses_;
+  // --critical-path: each rank's path up to path_mark_[rank], and each operation's copy of its
+  // owner's path at the post.
+  std::vector<CriticalPath> rank_path_;
+  std::vector<Picoseconds> path_mark_;
+  std::vector<CriticalPath> op_path_;
+  void path_to(std::int32_t rank, std::uint32_t function, Picoseconds t);
+  void snapshot_path(std::uint32_t op, std::int32_t rank, std::uint32_t function, Picoseconds t);
+  void adopt_partner_path(std::uint32_t op, Picoseconds t);
   std::unique_ptr<LinkSharing> sharing_;  // --contention other than none
   std::vector<LinkSharing::Change> flow_changes_;
 };
@@ -373,6 +410,10 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
     r.reader->drop_header();
   }
   result_.model = network.model_name();
+  if (options.critical_path) {
+    rank_path_.resize(n);
+    path_mark_.assign(n, 0);
+  }
   if (options.contention == "myrinet")
     sharing_ = std::make_unique<LinkSharing>(
         std::make_unique<model::MyrinetModel>(options.myrinet_set_limit));
@@ -401,7 +442,36 @@ std::uint32_t Engine::alloc_op() {
     return id;
   }
   ops_.emplace_back();
+  if (options_.critical_path) op_path_.resize(ops_.size());
   return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+// ---- critical path ---------------------------------------------------------------------------
+
+// The rank's path grows to `t` in `function`.
+void Engine::path_to(std::int32_t rank, std::uint32_t function, Picoseconds t) {
+  const auto i = static_cast<std::size_t>(rank);
+  rank_path_[i].add(rank, function, path_mark_[i], t);
+  path_mark_[i] = std::max(path_mark_[i], t);
+}
+
+// The owner's path as of `t` (inside the call `function`), kept with the operation.
+void Engine::snapshot_path(std::uint32_t op, std::int32_t rank, std::uint32_t function,
+                           Picoseconds t) {
+  path_to(rank, function, t);
+  op_path_[op] = rank_path_[static_cast<std::size_t>(rank)];
+}
+
+// The owner of `op` waited until `t` for its partner: the path runs through the partner.
+void Engine::adopt_partner_path(std::uint32_t op, Picoseconds t) {
+  const Op& o = ops_[op];
+  if (o.match == kNone) return;
+  const CriticalPath& partner = op_path_[o.match];
+  const auto i = static_cast<std::size_t>(o.owner);
+  if (t < path_mark_[i] || partner.length() > t) return;
+  rank_path_[i] = partner;
+  rank_path_[i].add(o.owner, CriticalPath::kNetwork, partner.length(), t);
+  path_mark_[i] = t;
 }
 
 void Engine::release_if_finished(std::uint32_t id) {
@@ -436,6 +506,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     if (mode == SendMode::ready || mode == SendMode::buffered) s.cost.rendezvous = false;
     const Picoseconds start = std::max(r.clock, r.next_send);
     s.posted_at = start;
+    if (options_.critical_path) snapshot_path(id, me, r.ev.function, start);
     r.next_send = start + s.cost.gap;
     if (!s.cost.rendezvous) {
       r.clock = start + s.cost.send_overhead;
@@ -477,6 +548,7 @@ std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, s
   o.bytes = bytes;
   o.posted_at = r.clock;
   o.resolved = resolved;
+  if (options_.critical_path) snapshot_path(id, me, r.ev.function, r.clock);
   if (!resolved || !try_match_recv(r, id)) r.posted.push_back(id);
   return id;
 }
@@ -577,6 +649,7 @@ void Engine::complete(std::uint32_t id, Picoseconds t) {
     }
     if (--r.wait_remaining == 0 && r.blocked) {
       r.blocked = false;
+      if (options_.critical_path && t >= r.clock) adopt_partner_path(id, t);
       r.clock = std::max(r.clock, t);
       resume_at(static_cast<std::uint32_t>(o.owner), r.clock);
     }
@@ -916,6 +989,14 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     case CallKind::finalize:
     case CallKind::abort:
       r.finalize_at = r.call_start;
+      if (options_.critical_path &&
+          (!result_.critical_path || r.call_start > result_.predicted_ps)) {
+        // The slowest rank so far: its path to MPI_Finalize is the run's critical path.
+        path_to(me, e.function, r.call_start);
+        result_.predicted_ps = r.call_start;
+        result_.critical_path = rank_path_[static_cast<std::size_t>(me)];
+        result_.critical_path_rank = me;
+      }
       break;
     case CallKind::opaque:
       r.opaque_ps = ticks_to_ps(r, e.end_tick - e.start_tick);
@@ -1105,6 +1186,8 @@ void Engine::finish_call(Rank& r) {
   ++r.result.records;
   ++result_.records;
   if (options_.timeline) emit_timeline(r, call);
+  if (options_.critical_path)
+    path_to(static_cast<std::int32_t>(&r - ranks_.data()), e.function, r.clock);
 }
 
 // The call just finished and the computation before it, as recorded and as replayed.
@@ -1150,6 +1233,7 @@ void Engine::advance(std::uint32_t ri) {
                                               trace::function_name(e.function)));
         const Picoseconds compute = computation(r, e);
         r.call_compute = compute;
+        if (options_.critical_path) path_to(me, CriticalPath::kCompute, r.clock + compute);
         r.call_previous_end_tick = r.previous_end_tick;
         r.previous_end_tick = e.end_tick;
         if (r.call != CallKind::finalize) {

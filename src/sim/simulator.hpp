@@ -6,6 +6,7 @@
 // Time is integer picoseconds. The engine's ordering invariants are written at its queue
 // (simulator.cpp, "Event queue").
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -50,6 +51,7 @@ struct Options {
   std::string contention = "none";
   model::GigeParams gige;                       ///< gige's beta, gamma_o, gamma_i
   std::uint64_t myrinet_set_limit = 1'000'000;  ///< myrinet: state sets per component
+  bool critical_path = false;  ///< carry a CriticalPath with every rank and message
   /// --timeline: called for every call and computation, measured and predicted, as the replay
   /// goes (nothing is kept).
   std::function<void(const TimelineSpan&)> timeline;
@@ -82,6 +84,44 @@ struct RankResult {
   std::uint64_t records = 0;            ///< replayed function and poll-run records
   std::uint64_t forced_completions = 0;
   std::uint64_t early_completions = 0;
+};
+
+/// A critical-path summary of fixed size (seed 001's question "what determines the run time"),
+/// carried forward with every message: each rank holds the path that ends at its clock; a send
+/// takes a copy of the sender's; a rank that waited for a message (or, in a rendezvous or
+/// synchronous send, for the receive) adopts its partner's path plus the network time between
+/// the partner's post and the completion. Bounded: the kSlots ranks and functions with the most
+/// time on the path are kept individually (the first ones met; later ones go to "other") and
+/// the last kSlots steps.
+struct CriticalPath {
+  static constexpr std::size_t kSlots = 8;
+  static constexpr std::uint32_t kCompute = 0;           ///< function id of computation
+  static constexpr std::uint32_t kNetwork = 0xffffffff;  ///< function id of network time
+  model::Picoseconds compute = 0;                        ///< computation on the path
+  model::Picoseconds mpi = 0;      ///< inside MPI calls (overheads, copies, opaque calls)
+  model::Picoseconds network = 0;  ///< between a partner's post and the completion it caused
+  struct Slot {
+    std::int64_t key = -1;  ///< rank or function id; -1: empty
+    model::Picoseconds time = 0;
+  };
+  std::array<Slot, kSlots> ranks{};
+  model::Picoseconds other_ranks = 0;
+  std::array<Slot, kSlots> functions{};
+  model::Picoseconds other_functions = 0;
+  struct Step {
+    std::int32_t rank = -1;
+    std::uint32_t function = 0;
+    model::Picoseconds start = 0, end = 0;
+  };
+  std::array<Step, kSlots> last{};  ///< ring buffer of the last steps
+  std::uint32_t steps = 0;          ///< steps added in all
+
+  model::Picoseconds length() const { return compute + mpi + network; }
+  /// Adds [start, end) on `rank` in `function` (kCompute, kNetwork or an MPI function id).
+  void add(std::int32_t rank, std::uint32_t function, model::Picoseconds start,
+           model::Picoseconds end);
+  /// The last steps, oldest first.
+  std::vector<Step> last_steps() const;
 };
 
 struct FunctionTotals {
@@ -121,7 +161,9 @@ struct Result {
   std::uint64_t rate_recomputations = 0;
   std::uint64_t largest_sharing_component = 0;
   std::vector<std::string> notes;
-  Breakdown total;  ///< summed over ranks
+  Breakdown total;                            ///< summed over ranks
+  std::optional<CriticalPath> critical_path;  ///< --critical-path: the slowest rank's
+  std::int32_t critical_path_rank = -1;
 };
 
 /// Replay cannot progress: the blocked ranks, what they wait for, and whether the program

@@ -84,6 +84,54 @@ TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
   }
 }
 
+// --critical-path on a ping-pong with computation on both sides: rank 0 computes C0 and sends,
+// rank 1 receives, computes C1 and answers. Every wait is for the partner, so the path to rank
+// 0's MPI_Finalize alternates: C0 on rank 0, one way (o_s + L + (k-1)G + o_r, from the send's
+// post to the receive's completion) as network, C1 on rank 1, one way back. Over N rounds:
+// computation N (C0 + C1), network 2N one-way, nothing else, and the length is the prediction.
+TEST(SimGolden, CriticalPathOfAPingPongAlternatesBetweenTheRanks) {
+  const std::uint64_t k = 1000;
+  const Picoseconds c0 = 7'000'000, c1 = 3'000'000;
+  constexpr int kRounds = 6;
+  TraceBuilder b(2);
+  for (int i = 0; i < kRounds; ++i) {
+    b.compute(0, c0).send(0, 1, k).recv(0, 1, k);
+    b.recv(1, 0, k).compute(1, c1).send(1, 0, k);
+  }
+  sim::Options o;
+  o.critical_path = true;
+  const auto run = simulate(b.write("pingpong-path"), link(), "loggpo", o);
+  const Picoseconds one_way = model::one_way(run.cost, k);
+  ASSERT_TRUE(run.result.critical_path.has_value());
+  const sim::CriticalPath& p = *run.result.critical_path;
+  std::printf(
+      "path: compute %lld, network %lld, mpi %lld ps; expected %lld, %lld, 0; length %lld, "
+      "predicted %lld\n",
+      static_cast<long long>(p.compute), static_cast<long long>(p.network),
+      static_cast<long long>(p.mpi), static_cast<long long>(kRounds * (c0 + c1)),
+      static_cast<long long>(2 * kRounds * one_way), static_cast<long long>(p.length()),
+      static_cast<long long>(run.result.predicted_ps));
+  EXPECT_EQ(run.result.critical_path_rank, 0);
+  EXPECT_EQ(p.compute, kRounds * (c0 + c1));
+  EXPECT_EQ(p.network, 2 * kRounds * one_way);
+  EXPECT_EQ(p.mpi, 0);
+  EXPECT_EQ(p.length(), run.result.predicted_ps);
+  EXPECT_EQ(p.ranks[0].key, 0);
+  EXPECT_EQ(p.ranks[0].time, kRounds * c0);
+  EXPECT_EQ(p.ranks[1].key, 1);
+  EXPECT_EQ(p.ranks[1].time, kRounds * c1);
+  // The last steps, oldest first: ... C1 on rank 1, network back to rank 0.
+  const auto last = p.last_steps();
+  ASSERT_EQ(last.size(), sim::CriticalPath::kSlots);
+  EXPECT_EQ(last.back().function, sim::CriticalPath::kNetwork);
+  EXPECT_EQ(last.back().rank, 0);
+  EXPECT_EQ(last.back().end, run.result.predicted_ps);
+  EXPECT_EQ(last[last.size() - 2].function, sim::CriticalPath::kCompute);
+  EXPECT_EQ(last[last.size() - 2].rank, 1);
+  // Off by default: nothing is carried.
+  EXPECT_FALSE(simulate(b.write("pingpong-path"), link()).result.critical_path.has_value());
+}
+
 TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
   // n eager sends in a row: send i starts at max(end of send i-1, start i-1 + g + (k-1)G),
   // arrives T1 + T2 later, and is copied T3 after max(arrival, previous copy).
