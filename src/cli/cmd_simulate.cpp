@@ -86,6 +86,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     std::string json;
     std::string timeline;
     bool critical_path = false;
+    bool denoise = false;
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("trace", f->trace, "trace directory or container file")->required();
@@ -137,6 +138,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
                 "carry a fixed-size critical-path summary with every message and print the "
                 "slowest rank's: computation, MPI and network time on it, per rank and function, "
                 "and its last steps (costs memory per operation in flight)");
+  cmd->add_flag("--denoise", f->denoise,
+                "replay every computation as the least the rank recorded at the same site (the "
+                "pair of calls around it): the traced machine's noise out (reads the trace twice)");
   cmd->add_option("--timeline", f->timeline,
                   "write the measured and the predicted run (every call and computation of "
                   "every rank) to this file in Chrome's trace-event JSON format (opens in "
@@ -165,6 +169,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       options.algorithms = parse_coll(f->coll);
       options.contention = f->contention;
       options.critical_path = f->critical_path;
+      options.denoise = f->denoise;
       options.gige = read_gige_params(f->gige_params);
       options.myrinet_set_limit = f->set_limit;
       const bool tty = isatty(fileno(stderr)) != 0;

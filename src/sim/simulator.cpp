@@ -206,6 +206,7 @@ struct Rank {
   Picoseconds call_start = 0;
   Picoseconds call_compute = 0;             // the computation replayed before it
   std::int64_t call_previous_end_tick = 0;  // the end of the record before it, in the trace
+  std::uint32_t previous_function = 0;      // --denoise: the call before the computation
   Picoseconds busy = 0;                     // CPU work inside the call
   Picoseconds poll_until = 0;
   std::vector<collectives::Step> steps;
@@ -381,6 +382,12 @@ class Engine {
   void path_to(std::int32_t rank, std::uint32_t function, Picoseconds t);
   void snapshot_path(std::uint32_t op, std::int32_t rank, std::uint32_t function, Picoseconds t);
   void adopt_partner_path(std::uint32_t op, Picoseconds t);
+  // --denoise: per rank, the least computation recorded at each site (previous call, call).
+  std::vector<std::unordered_map<std::uint64_t, Picoseconds>> least_compute_;
+  static std::uint64_t site_of(std::uint32_t previous, std::uint32_t function) {
+    return (std::uint64_t{previous} << 32) | function;
+  }
+  void find_least_compute(std::uint32_t rank);
   std::unique_ptr<LinkSharing> sharing_;  // --contention other than none
   std::vector<LinkSharing::Change> flow_changes_;
 };
@@ -410,6 +417,11 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
     r.reader->drop_header();
   }
   result_.model = network.model_name();
+  if (options.denoise) {
+    least_compute_.resize(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+      find_least_compute(i);
+  }
   if (options.critical_path) {
     rank_path_.resize(n);
     path_mark_.assign(n, 0);
@@ -444,6 +456,34 @@ std::uint32_t Engine::alloc_op() {
   ops_.emplace_back();
   if (options_.critical_path) op_path_.resize(ops_.size());
   return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+// ---- --denoise ------------------------------------------------------------------------------
+
+// A first pass over the rank's trace (its own reader, streamed like the replay): the least
+// computation before each (previous call, call) pair, with the replay's own accounting.
+void Engine::find_least_compute(std::uint32_t i) {
+  Rank pass;
+  pass.reader = std::make_unique<trace::RankReader>(trace_.open_rank(i));
+  pass.reader->drop_header();
+  pass.clock_map = ranks_[i].clock_map;
+  pass.overhead_ticks = ranks_[i].overhead_ticks;
+  auto& least = least_compute_[i];
+  std::uint32_t previous = 0;
+  while (load_next_call(pass, static_cast<std::int32_t>(i))) {
+    const Event& e = pass.ev;
+    const bool init = e.kind == trace::RecordKind::function && e.function < kinds_.size() &&
+                      kinds_[e.function] == CallKind::init;
+    if (!init) {
+      const Picoseconds c = computation(pass, e);
+      const auto [it, added] = least.try_emplace(site_of(previous, e.function), c);
+      if (!added) it->second = std::min(it->second, c);
+    } else if (e.has(trace::kCpu)) {
+      pass.previous_cpu_ns = e.cpu_ns;
+    }
+    pass.previous_end_tick = e.end_tick;
+    previous = e.function;
+  }
 }
 
 // ---- critical path ---------------------------------------------------------------------------
@@ -1222,6 +1262,7 @@ void Engine::advance(std::uint32_t ri) {
                                                        : CallKind::opaque;
         if (r.call == CallKind::init) {
           r.started = true;
+          r.previous_function = e.function;
           r.previous_end_tick = e.end_tick;
           r.init_end_tick = e.end_tick;
           if (e.has(trace::kCpu)) r.previous_cpu_ns = e.cpu_ns;
@@ -1231,7 +1272,10 @@ void Engine::advance(std::uint32_t ri) {
           throw trace::TraceError(fmt::format("{}: rank {}: {} before MPI_Init",
                                               r.reader->file_name(), me,
                                               trace::function_name(e.function)));
-        const Picoseconds compute = computation(r, e);
+        Picoseconds compute = computation(r, e);
+        if (!least_compute_.empty())
+          compute = least_compute_[ri].at(site_of(r.previous_function, e.function));
+        r.previous_function = e.function;
         r.call_compute = compute;
         if (options_.critical_path) path_to(me, CriticalPath::kCompute, r.clock + compute);
         r.call_previous_end_tick = r.previous_end_tick;

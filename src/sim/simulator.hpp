@@ -52,6 +52,9 @@ struct Options {
   model::GigeParams gige;                       ///< gige's beta, gamma_o, gamma_i
   std::uint64_t myrinet_set_limit = 1'000'000;  ///< myrinet: state sets per component
   bool critical_path = false;  ///< carry a CriticalPath with every rank and message
+  /// --denoise: every computation replays as the minimum the rank recorded at the same site,
+  /// the site being (the call before it, the call after it): the traced machine's noise out.
+  bool denoise = false;
   /// --timeline: called for every call and computation, measured and predicted, as the replay
   /// goes (nothing is kept).
   std::function<void(const TimelineSpan&)> timeline;

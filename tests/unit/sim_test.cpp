@@ -132,6 +132,28 @@ TEST(SimGolden, CriticalPathOfAPingPongAlternatesBetweenTheRanks) {
   EXPECT_FALSE(simulate(b.write("pingpong-path"), link()).result.critical_path.has_value());
 }
 
+// --denoise: each computation replays as the least recorded at its site (previous call, call).
+// Rank 0 computes 3, 8, 5, 6 us before four sends: site (Init, Send) has 3 us, site (Send,
+// Send) 8, 5, 6 -> 5 us each: 3 + 3 x 5 = 18 us of computation instead of 22 us.
+TEST(SimGolden, DenoiseReplaysTheLeastComputationPerSite) {
+  TraceBuilder b(2);
+  for (const Picoseconds c : {3'000'000, 8'000'000, 5'000'000, 6'000'000}) {
+    b.compute(0, c).send(0, 1, 8);
+    b.recv(1, 0, 8);
+  }
+  const auto raw = simulate(b.write("denoise"), link());
+  sim::Options o;
+  o.denoise = true;
+  const auto denoised = simulate(b.write("denoise"), link(), "loggpo", o);
+  const Picoseconds raw_compute = raw.result.per_rank[0].predicted.compute;
+  const Picoseconds denoised_compute = denoised.result.per_rank[0].predicted.compute;
+  std::printf("computation on rank 0: raw %lld ps, denoised %lld ps (expected 22 and 18 us)\n",
+              static_cast<long long>(raw_compute), static_cast<long long>(denoised_compute));
+  EXPECT_EQ(raw_compute, 22'000'000);
+  EXPECT_EQ(denoised_compute, 18'000'000);
+  EXPECT_EQ(rank_end(raw, 0) - rank_end(denoised, 0), 4'000'000);
+}
+
 TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
   // n eager sends in a row: send i starts at max(end of send i-1, start i-1 + g + (k-1)G),
   // arrives T1 + T2 later, and is copied T3 after max(arrival, previous copy).
