@@ -99,12 +99,12 @@ enum class SendMode : std::uint8_t { standard, synchronous, ready, buffered };
 // Invariants: events leave the queue in increasing (time, seq); seq is unique and increases in
 // the order events are created, so equal times keep creation order and the replay is
 // deterministic. No event is created with a time earlier than the event being processed (times
-// are clamped up to it), so a rank may run ahead inline while its clock is below every queued
-// time: nothing can still happen before it.
-// The queue (sim/event_queue.hpp, a radix heap) relies on, and checks, the second invariant.
-// With contention, an inter-node message's (k-1)G is a flow: flow_start at injection, flow_end
-// when the link sharing says it has moved its bytes (re-issued whenever its rate changes; only
-// the event whose seq the operation holds is current), then L to the arrival.
+// are clamped up to it, and counted), so a rank may run ahead inline while its clock is below every
+// queued time: nothing can still happen before it. The queue (sim/event_queue.hpp, a radix heap)
+// relies on, and checks, the second invariant. With contention, an inter-node message's (k-1)G is a
+// flow: flow_start at injection, flow_end when the link sharing says it has moved its bytes
+// (re-issued whenever its rate changes; only the event whose seq the operation holds is current),
+// then L to the arrival.
 enum class EventKind : std::uint8_t {
   resume,
   arrival,
@@ -366,7 +366,9 @@ class Engine {
   std::uint64_t ops_in_flight_ = 0;
   MonotoneEventQueue<QueuedEvent> queue_;
   std::uint64_t seq_ = 0;
-  std::vector<CallKind> kinds_;  // by function id
+  Picoseconds now_ = 0;               // the time of the event being processed
+  std::uint64_t clamped_events_ = 0;  // events computed before now_ (see schedule)
+  std::vector<CallKind> kinds_;       // by function id
   std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;
   std::vector<std::int32_t> world_;
   std::vector<std::int32_t> self_;
@@ -436,6 +438,12 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
 }
 
 void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
+  if (time < now_) {
+    // Nothing may happen before the event being processed; should a path compute such a time,
+    // it happens now, and the count says so in the output.
+    ++clamped_events_;
+    time = now_;
+  }
   queue_.push({time, seq_++, target, kind});
 }
 
@@ -595,13 +603,16 @@ std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, s
 
 bool Engine::try_match_recv(Rank& r, std::uint32_t recv_id) {
   const Op& rv = ops_[recv_id];
+  // A wildcard receive is matched when its completion is read, after its post: the match (and
+  // the rendezvous answer or the copy it starts) happens at the receiver's present.
+  const Picoseconds matched_at = std::max(rv.posted_at, r.clock);
   for (std::size_t i = 0; i < r.unexpected.size(); ++i) {
     const Op& s = ops_[r.unexpected[i]];
     if (s.comm != rv.comm || s.owner != rv.peer || (s.tag != rv.tag && rv.tag != -1)) continue;
     const std::uint32_t send_id = r.unexpected[i];
     r.unexpected.erase(r.unexpected.begin() + static_cast<std::ptrdiff_t>(i));
     link(send_id, recv_id);
-    on_matched(send_id, ops_[recv_id].posted_at);
+    on_matched(send_id, matched_at);
     return true;
   }
   return false;
@@ -1102,8 +1113,9 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         const std::uint32_t op = op_of_request(r, c.request, true);
         if (op == kNone) continue;  // MPI_PROC_NULL, or a request the trace did not create
         Op& o = ops_[op];
-        if (!o.is_send && !o.resolved) {
-          // A wildcard receive takes the recorded match.
+        if (!o.is_send && !o.resolved && !o.cancelled) {
+          // A wildcard receive takes the recorded match (a cancelled one has none: it stays
+          // withdrawn).
           o.peer = c.source;
           o.tag = c.tag;
           o.resolved = true;
@@ -1419,6 +1431,7 @@ Result Engine::run() {
   std::uint64_t next_progress = 1u << 22;
   while (!queue_.empty()) {
     const QueuedEvent e = queue_.pop();
+    now_ = e.time;
     ++result_.events_processed;
     process(e);
     if (options_.progress && result_.events_processed >= next_progress) {
@@ -1442,6 +1455,11 @@ Result Engine::run() {
       result_.functions[std::string(trace::function_name(static_cast<std::uint32_t>(f)))] =
           function_totals_[f];
   result_.contention = options_.contention;
+  if (clamped_events_ > 0)
+    result_.notes.push_back(fmt::format(
+        "{} events were computed before the simulated present and moved to it (a replay "
+        "artefact worth reporting)",
+        clamped_events_));
   if (sharing_) {
     result_.rate_recomputations = sharing_->stats().recomputations;
     result_.largest_sharing_component = sharing_->stats().largest_component;

@@ -221,6 +221,21 @@ TEST_F(TraceTest, HpccFromDebianIsTracedCheckedAndReplayed) {
       run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "simgrid").string()});
   ASSERT_EQ(e.exit_code, 0) << e.err;
   expect_replayed(replay_in_simgrid(dir_ / "simgrid", 2));
+
+  // And in commgauge's own simulator, with a link measured in a separate run: every record
+  // replays under every model (a cancelled wildcard receive once made this deadlock); the
+  // errors against the trace are printed, not gated.
+  const fs::path link = dir_ / "link.json";
+  auto loggp = mpirun(2);
+  loggp.insert(loggp.end(), {"loggp", "--max-size", "64KiB", "--json", link.string()});
+  ASSERT_EQ(run(loggp).exit_code, 0);
+  const Outcome sim = run({commgauge(), "simulate", (dir_ / "trace").string(), "--profile",
+                           link.string(), "--model", "all", "--compare"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err << sim.out;
+  const auto table = sim.out.find("model   predicted");
+  std::printf("hpcc simulated:\n%s",
+              sim.out.substr(table == std::string::npos ? 0 : table).c_str());
+  EXPECT_THAT(sim.out, HasSubstr("E_abs over ranks"));
 }
 
 TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {

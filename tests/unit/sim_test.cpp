@@ -404,6 +404,50 @@ TEST(SimDeadlock, SendSendDeadlocksOnlyWithASmallRendezvousThreshold) {
   }
 }
 
+// A cancelled wildcard receive stays withdrawn when its cancelled completion is read (hpcc's
+// MPIRandomAccess ends each phase so): it used to be re-posted with source -1, and once its
+// operation was reused, a later message matched the stale entry and the replay deadlocked.
+TEST(SimSemantics, CancelledWildcardReceiveIsNotRepostedAtItsCompletion) {
+  TraceBuilder b(2);
+  const std::uint64_t wildcard = b.irecv(0, trace::kAnySource, 8);
+  b.call(0, trace::fn::Cancel, [&](trace::Event& e) {
+    e.set(trace::kRequests);
+    e.requests = {wildcard};
+  });
+  b.waitall(0, {{wildcard, -1, -1, -1, 0, true}});
+  // The operation is free again: an Isend takes it, then two exchanges with rank 1.
+  const std::uint64_t s = b.isend(0, 1, 8);
+  b.recv(0, 1, 8).waitall(0, {{s, -1, -1, -1, 0, false}});
+  b.recv(1, 0, 8).send(1, 0, 8);
+  const auto run = simulate(b.write("cancelled-wildcard"), link());
+  EXPECT_EQ(run.result.messages, 2u);
+  const Picoseconds one_way = model::one_way(run.cost, 8);
+  std::printf("rank 0 ends at %lld ps; two one-way times are %lld ps\n",
+              static_cast<long long>(rank_end(run, 0)), static_cast<long long>(2 * one_way));
+  EXPECT_GE(rank_end(run, 0), 2 * one_way);
+}
+
+// A wildcard receive is matched when its completion is read; a rendezvous send waiting for it
+// is answered then, not at the receive's post (that put the acknowledgement before the
+// simulated present: hpcc's MPIRandomAccess under LogGPS). Rank 0 posts Irecv(ANY_SOURCE) at
+// 0, computes 100 us, then waits; rank 1's 8000-byte send (S = 4096, independent progress) is
+// answered at rank 0's Wait: its completion follows at 100 us + o' + o' + L + o' + o_s.
+TEST(SimSemantics, LateResolvedWildcardAnswersARendezvousAtTheReceiversPresent) {
+  TraceBuilder b(2);
+  const std::uint64_t r = b.irecv(0, trace::kAnySource, 8000);
+  b.compute(0, 100'000'000).waitall(0, {{r, -1, 1, 0, 8000, false}});
+  b.send(1, 0, 8000);
+  const auto run = simulate(b.write("late-wildcard"), link(4096));
+  const auto cost = run.cost.message(8000);
+  ASSERT_TRUE(cost.rendezvous);
+  const Picoseconds answered = 100'000'000 + cost.control_recv + cost.control_send;
+  const Picoseconds send_done = answered + cost.latency + cost.control_recv + cost.send_overhead;
+  std::printf("send completes at %lld ps (expected %lld)\n",
+              static_cast<long long>(rank_end(run, 1)), static_cast<long long>(send_done));
+  EXPECT_EQ(rank_end(run, 1), send_done);
+  EXPECT_TRUE(run.result.notes.empty()) << "no event was computed before the present";
+}
+
 TEST(SimErrors, TruncatedRankIsAClearError) {
   TraceBuilder b(1);
   auto path = b.write("truncated-src");
