@@ -222,6 +222,10 @@ struct Rank {
   Picoseconds latest_partner = 0;
   bool latest_partner_is_send = false;
   bool forced = false;  // the call forces recorded completions
+  // A blocking Probe waits until the recorded message (comm, source, tag) has arrived.
+  bool probing = false;
+  std::uint64_t probe_comm = 0;
+  std::int32_t probe_source = 0, probe_tag = 0;
 
   RankResult result;
   Picoseconds finalize_at = -1;
@@ -328,6 +332,10 @@ class Engine {
   void run_action(Rank& r, const Action& a);
   void complete(std::uint32_t id, Picoseconds t);
   void send_data(std::uint32_t id, Picoseconds injected);
+  std::uint32_t probed_send(const Rank& r) const;
+  void start_probe(Rank& r, std::int32_t me, std::uint64_t comm, std::int32_t source,
+                   std::int32_t tag);
+  void wake_prober(const Op& send, Picoseconds t);
   void apply_flow_changes();
 
   // ranks
@@ -720,6 +728,8 @@ void Engine::process(const QueuedEvent& e) {
         trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
       else if (s.cancelled)
         release_if_finished(e.target);
+      else
+        wake_prober(s, e.time);
       break;
     }
     case EventKind::request_arrival: {
@@ -729,6 +739,8 @@ void Engine::process(const QueuedEvent& e) {
         answer_request(e.target, e.time);
       else if (s.cancelled)
         release_if_finished(e.target);
+      else
+        wake_prober(s, e.time);
       break;
     }
     case EventKind::ack_arrival: {
@@ -795,6 +807,52 @@ void Engine::apply_flow_changes() {
     o.flow_event = seq_;
     o.flow_event_time = c.end;
     schedule(EventKind::flow_end, c.flow, c.end);
+  }
+}
+
+// ---- probes ----------------------------------------------------------------------------------
+
+// The first unmatched send the rank's probe can see (MPI's order among matching messages), or
+// kNone.
+std::uint32_t Engine::probed_send(const Rank& r) const {
+  for (const std::uint32_t id : r.unexpected) {
+    const Op& s = ops_[id];
+    if (s.comm == r.probe_comm && s.owner == r.probe_source && s.tag == r.probe_tag) return id;
+  }
+  return kNone;
+}
+
+// A blocking Probe returns once its message's envelope is there: the data of an eager message,
+// the request of a rendezvous one. Until then the rank waits inside MPI_Probe.
+void Engine::start_probe(Rank& r, std::int32_t me, std::uint64_t comm, std::int32_t source,
+                         std::int32_t tag) {
+  (void)me;
+  r.probe_comm = comm;
+  r.probe_source = source;
+  r.probe_tag = tag;
+  const std::uint32_t id = probed_send(r);
+  if (id != kNone) {
+    const Op& s = ops_[id];
+    if (s.cost.rendezvous ? s.request_arrived : s.arrived) return;
+  }
+  r.probing = true;
+  ++r.wait_remaining;  // the waits phase blocks until wake_prober
+}
+
+void Engine::wake_prober(const Op& send, Picoseconds t) {
+  Rank& r = ranks_[static_cast<std::size_t>(send.peer)];
+  if (!r.probing || send.comm != r.probe_comm || send.owner != r.probe_source ||
+      send.tag != r.probe_tag)
+    return;
+  const std::uint32_t first = probed_send(r);
+  if (first == kNone || &ops_[first] != &send) return;  // an earlier message is still on its way
+  r.probing = false;
+  r.latest_partner = std::max(r.latest_partner, send.posted_at);
+  r.latest_partner_is_send = true;
+  if (--r.wait_remaining == 0 && r.blocked) {
+    r.blocked = false;
+    r.clock = std::max(r.clock, t);
+    resume_at(static_cast<std::uint32_t>(send.peer), r.clock);
   }
 }
 
@@ -1032,9 +1090,12 @@ void Engine::start_call(Rank& r, std::int32_t me) {
   }
   const SendMode mode = send_mode(e.function);
   switch (r.call) {
+    case CallKind::probe:
+      if (!e.completions.empty() && e.completions[0].source >= 0)
+        start_probe(r, me, e.comm, e.completions[0].source, e.completions[0].tag);
+      break;
     case CallKind::ignore:
     case CallKind::init:
-    case CallKind::probe:
     case CallKind::iprobe:
       break;
     case CallKind::finalize:
@@ -1387,7 +1448,11 @@ void Engine::deadlock() {
         r.in_collective ? fmt::format(", collective step {} of {}", r.step + 1, r.steps.size())
                         : std::string(),
         model::to_microseconds(r.clock));
-    if (waiting.empty()) report += " nothing it can name";
+    if (r.probing)
+      report += fmt::format(" [probe for a message from rank {}, tag {}: none arrives]",
+                            r.probe_source, r.probe_tag);
+    else if (waiting.empty())
+      report += " nothing it can name";
     for (const std::uint32_t id : waiting) {
       const Op& o = ops_[id];
       const bool collective = (o.comm & kCollectiveContext) != 0;

@@ -448,6 +448,38 @@ TEST(SimSemantics, LateResolvedWildcardAnswersARendezvousAtTheReceiversPresent) 
   EXPECT_TRUE(run.result.notes.empty()) << "no event was computed before the present";
 }
 
+// A blocking MPI_Probe waits inside MPI_Probe until its message has arrived; the MPI_Recv
+// after it only copies. Rank 1 computes 50 us and sends 8 bytes; rank 0 probes at once:
+// MPI_Probe lasts o_s + L + (k-1)G after the 50 us, MPI_Recv lasts o_r.
+TEST(SimSemantics, ProbeWaitsForItsMessage) {
+  TraceBuilder b(2);
+  b.call(0, trace::fn::Probe, [](trace::Event& e) {
+    e.set(trace::kPeer);
+    e.set(trace::kTag);
+    e.set(trace::kComm);
+    e.peer = 1;
+    e.tag = 0;
+    e.set(trace::kCompletions);
+    e.completions.push_back({0, -1, 1, 0, 8, false});
+  });
+  b.recv(0, 1, 8);
+  b.compute(1, 50'000'000).send(1, 0, 8);
+  const auto run = simulate(b.write("probe"), link());
+  const auto cost = run.cost.message(8);
+  const Picoseconds arrival = 50'000'000 + cost.send_overhead + cost.transfer;
+  const auto& probe = run.result.functions.at("MPI_Probe");
+  const auto& recv = run.result.functions.at("MPI_Recv");
+  std::printf("MPI_Probe %lld ps (expected %lld), MPI_Recv %lld ps (expected o_r %lld)\n",
+              static_cast<long long>(probe.predicted_ps), static_cast<long long>(arrival),
+              static_cast<long long>(recv.predicted_ps),
+              static_cast<long long>(cost.recv_overhead));
+  EXPECT_EQ(probe.predicted_ps, arrival);
+  EXPECT_EQ(recv.predicted_ps, cost.recv_overhead);
+  EXPECT_EQ(rank_end(run, 0), arrival + cost.recv_overhead);
+  // The wait is the sender's lateness.
+  EXPECT_EQ(run.result.per_rank[0].predicted.late_sender, 50'000'000);
+}
+
 TEST(SimErrors, TruncatedRankIsAClearError) {
   TraceBuilder b(1);
   auto path = b.write("truncated-src");
