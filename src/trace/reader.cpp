@@ -114,16 +114,24 @@ bool RankReader::load_block() {
   }
   if (extent_ >= extents_.size()) return false;
   const std::uint64_t limit = extents_[extent_].offset + extents_[extent_].bytes;
-  unsigned char raw[kBlockHeaderBytes];
-  const std::size_t got =
-      file_->read_at(position_, raw, std::min<std::uint64_t>(kBlockHeaderBytes, limit - position_));
-  const bool zero = std::all_of(raw, raw + got, [](unsigned char c) { return c == 0; });
+  // One read for the header and, usually, the whole payload (blocks stay around 1 KiB): a
+  // replay of many ranks reads a block per rank at a time, and a system call per block counts.
+  // The read goes to a scratch buffer shared by the thread's readers, and each rank keeps only
+  // its payload, at its size.
+  constexpr std::size_t kReadAhead = kBlockHeaderBytes + kBlockPayloadTarget + 256;
+  thread_local std::vector<unsigned char> scratch(kReadAhead);
+  const std::size_t want =
+      static_cast<std::size_t>(std::min<std::uint64_t>(kReadAhead, limit - position_));
+  const std::size_t got = file_->read_at(position_, scratch.data(), want);
+  const std::size_t header_got = std::min(got, kBlockHeaderBytes);
+  const bool zero = std::all_of(scratch.data(), scratch.data() + header_got,
+                                [](unsigned char c) { return c == 0; });
   if (zero && at_zero_tail(position_)) {
     extent_ = extents_.size();  // the writer stopped here
     return false;
   }
   if (got < kBlockHeaderBytes) file_->fail(position_, "file ends inside a block header");
-  const BlockHeader h = read_block_header(raw);
+  const BlockHeader h = read_block_header(scratch.data());
   if (h.magic != kBlockMagic) file_->fail(position_, "no block here (bad magic)");
   if (h.rank != rank_)
     file_->fail(position_, "block of rank " + std::to_string(h.rank) + " in the data of rank " +
@@ -135,10 +143,14 @@ bool RankReader::load_block() {
       position_ + kBlockHeaderBytes + h.payload_bytes > limit)
     file_->fail(position_, "block of " + std::to_string(h.payload_bytes) +
                                " bytes runs past the end of the data");
+  const std::size_t have = std::min<std::size_t>(got - kBlockHeaderBytes, h.payload_bytes);
   payload_.resize(h.payload_bytes);
-  if (file_->read_at(position_ + kBlockHeaderBytes, payload_.data(), h.payload_bytes) !=
-      h.payload_bytes)
-    file_->fail(position_, "file ends inside a block");
+  std::copy_n(scratch.data() + kBlockHeaderBytes, have, payload_.data());
+  if (have < h.payload_bytes) {
+    const std::size_t rest = h.payload_bytes - have;
+    if (file_->read_at(position_ + kBlockHeaderBytes + have, payload_.data() + have, rest) != rest)
+      file_->fail(position_, "file ends inside a block");
+  }
   if (crc32c(payload_.data(), payload_.size()) != h.crc)
     file_->fail(position_, "block checksum mismatch (corrupt data)");
   block_offset_ = position_;
