@@ -22,6 +22,7 @@
 #include "report/trace_report.hpp"
 #include "trace/check.hpp"
 #include "trace/export_simgrid.hpp"
+#include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
 #include "trace/summary.hpp"
 #include "trace/writer.hpp"
@@ -128,30 +129,9 @@ int run_command(std::vector<std::string> args, const std::vector<std::string>& e
   return 1;
 }
 
-/// An empty (or new) output directory; --force clears a previous trace out of it.
+/// An empty (or new) output directory that this process can write into.
 void prepare_directory(const fs::path& dir, bool force) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw InputError("-o", dir.string() + " is not a directory");
-    if (!fs::is_empty(dir, ec)) {
-      if (!force)
-        throw InputError("-o", dir.string() +
-                                   " is not empty (give --force to replace the trace "
-                                   "in it)");
-      for (const auto& entry : fs::directory_iterator(dir)) {
-        const std::string name = entry.path().filename().string();
-        const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
-                                name == "trace.cgtc" ||
-                                (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
-        if (!trace_file)
-          throw InputError("-o", dir.string() + " holds " + name +
-                                     ", which is not part of a trace; refusing to clear it");
-        fs::remove(entry.path());
-      }
-    }
-  }
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError("-o", "cannot create " + dir.string() + ": " + ec.message());
+  trace::prepare_output_directory(dir, force);
   const fs::path probe = dir / ".commgauge-write-test";
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw InputError("-o", dir.string() + " is not writable: " + std::strerror(errno));

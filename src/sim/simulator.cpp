@@ -331,10 +331,10 @@ class Engine {
   void trigger(std::int32_t rank, Action a);
   void run_action(Rank& r, const Action& a);
   void complete(std::uint32_t id, Picoseconds t);
+  void wait_done(std::uint32_t rank, Picoseconds t, std::uint32_t op);
   void send_data(std::uint32_t id, Picoseconds injected);
   std::uint32_t probed_send(const Rank& r) const;
-  void start_probe(Rank& r, std::int32_t me, std::uint64_t comm, std::int32_t source,
-                   std::int32_t tag);
+  void start_probe(Rank& r, std::uint64_t comm, std::int32_t source, std::int32_t tag);
   void wake_prober(const Op& send, Picoseconds t);
   void apply_flow_changes();
 
@@ -706,14 +706,20 @@ void Engine::complete(std::uint32_t id, Picoseconds t) {
       r.latest_partner = std::max(r.latest_partner, o.partner_posted);
       r.latest_partner_is_send = !o.is_send;
     }
-    if (--r.wait_remaining == 0 && r.blocked) {
-      r.blocked = false;
-      if (options_.critical_path && t >= r.clock) adopt_partner_path(id, t);
-      r.clock = std::max(r.clock, t);
-      resume_at(static_cast<std::uint32_t>(o.owner), r.clock);
-    }
+    wait_done(static_cast<std::uint32_t>(o.owner), t, id);
   }
   release_if_finished(id);
+}
+
+// One thing the rank waits for happened at `t` (operation `op`'s completion, or kNone: its
+// probe's message arrived); the last one resumes it.
+void Engine::wait_done(std::uint32_t rank, Picoseconds t, std::uint32_t op) {
+  Rank& r = ranks_[rank];
+  if (--r.wait_remaining != 0 || !r.blocked) return;
+  r.blocked = false;
+  if (options_.critical_path && op != kNone && t >= r.clock) adopt_partner_path(op, t);
+  r.clock = std::max(r.clock, t);
+  resume_at(rank, r.clock);
 }
 
 void Engine::process(const QueuedEvent& e) {
@@ -824,9 +830,7 @@ std::uint32_t Engine::probed_send(const Rank& r) const {
 
 // A blocking Probe returns once its message's envelope is there: the data of an eager message,
 // the request of a rendezvous one. Until then the rank waits inside MPI_Probe.
-void Engine::start_probe(Rank& r, std::int32_t me, std::uint64_t comm, std::int32_t source,
-                         std::int32_t tag) {
-  (void)me;
+void Engine::start_probe(Rank& r, std::uint64_t comm, std::int32_t source, std::int32_t tag) {
   r.probe_comm = comm;
   r.probe_source = source;
   r.probe_tag = tag;
@@ -849,11 +853,7 @@ void Engine::wake_prober(const Op& send, Picoseconds t) {
   r.probing = false;
   r.latest_partner = std::max(r.latest_partner, send.posted_at);
   r.latest_partner_is_send = true;
-  if (--r.wait_remaining == 0 && r.blocked) {
-    r.blocked = false;
-    r.clock = std::max(r.clock, t);
-    resume_at(static_cast<std::uint32_t>(send.peer), r.clock);
-  }
+  wait_done(static_cast<std::uint32_t>(send.peer), t, kNone);
 }
 
 // ---- ranks ------------------------------------------------------------------------------------
@@ -1092,7 +1092,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
   switch (r.call) {
     case CallKind::probe:
       if (!e.completions.empty() && e.completions[0].source >= 0)
-        start_probe(r, me, e.comm, e.completions[0].source, e.completions[0].tag);
+        start_probe(r, e.comm, e.completions[0].source, e.completions[0].tag);
       break;
     case CallKind::ignore:
     case CallKind::init:

@@ -11,6 +11,7 @@
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
 #include "trace/function_ids.hpp"
+#include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
 
 namespace commgauge::sim {
@@ -378,31 +379,6 @@ void scheme(const SynthPlan& p, std::uint32_t rank, RankWriter& w, std::int64_t&
   }
 }
 
-/// Keeps only trace files out of a directory's way (as `commgauge trace -o DIR --force`).
-void prepare_directory(const fs::path& dir, bool force) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw InputError("-o", dir.string() + " is not a directory");
-    if (!fs::is_empty(dir, ec)) {
-      if (!force)
-        throw InputError("-o",
-                         dir.string() + " is not empty (give --force to replace the trace in it)");
-      for (const auto& entry : fs::directory_iterator(dir)) {
-        const std::string name = entry.path().filename().string();
-        const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
-                                name == "trace.cgtc" || name == "trace.cgtc.tmp" ||
-                                (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
-        if (!trace_file)
-          throw InputError("-o", dir.string() + " holds " + name +
-                                     ", which is not part of a trace; refusing to clear it");
-        fs::remove(entry.path());
-      }
-    }
-  }
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError("-o", "cannot create " + dir.string() + ": " + ec.message());
-}
-
 }  // namespace
 
 std::optional<SynthPattern> parse_synth_pattern(std::string_view name) {
@@ -661,7 +637,7 @@ SynthResult write_synthetic_trace(
                          "cannot create " + file.parent_path().string() + ": " + ec.message());
     }
   } else {
-    prepare_directory(output, force);
+    trace::prepare_output_directory(output, force);
     file = output / "trace.cgtc";
   }
   // Written aside and renamed when whole: an interrupted run leaves no half trace at `file`.

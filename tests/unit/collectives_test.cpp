@@ -8,14 +8,10 @@
 #include <deque>
 #include <map>
 
+#include "collective_runner.hpp"
 #include "collectives/algorithms.hpp"
 
 namespace commgauge::collectives {
-namespace {
-
-using Knowledge = std::bitset<64>;
-
-}  // namespace
 
 // Readable failures: {send_to, send_bytes, recv_from, recv_bytes}.
 void PrintTo(const Step& s, std::ostream* os) {
@@ -25,21 +21,11 @@ void PrintTo(const Step& s, std::ostream* os) {
 
 namespace {
 
-struct Outcome {
-  bool completed = false;
-  std::vector<Knowledge> knows;         ///< contributions each member has seen
-  std::vector<std::uint64_t> received;  ///< bytes each member received
-};
+using testing::Knowledge;
+using testing::make;
+using testing::Outcome;
 
-struct Message {
-  std::uint64_t bytes;
-  Knowledge knows;
-  std::size_t sender_step;
-  bool consumed = false;
-};
-
-/// Runs every member's schedule. Members are world ranks 100 + index (not their index, to
-/// catch a mix-up). `synchronous`: a send completes only once its receiver took it.
+/// Runs every member's schedule of algorithm `a` (collective_runner.hpp).
 Outcome execute(Collective base, Algorithm a, bool synchronous) {
   const std::size_t n = base.members.size();
   std::vector<std::vector<Step>> plans(n);
@@ -48,68 +34,10 @@ Outcome execute(Collective base, Algorithm a, bool synchronous) {
     c.me = i;
     plans[i] = schedule(c, a);
   }
-  auto index_of = [&](std::int32_t rank) { return static_cast<std::size_t>(rank - 100); };
-  Outcome out;
-  out.knows.resize(n);
-  out.received.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    out.knows[i].set(i);
-  std::map<std::pair<std::size_t, std::size_t>, std::deque<std::shared_ptr<Message>>> channels;
-  std::vector<std::size_t> pos(n, 0);
-  std::vector<bool> started(n, false), received(n, false);
-  std::vector<std::shared_ptr<Message>> sent(n);
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (pos[i] >= plans[i].size()) continue;
-      const Step& s = plans[i][pos[i]];
-      if (!started[i]) {
-        started[i] = true;
-        received[i] = s.recv_from < 0;
-        sent[i] = nullptr;
-        if (s.send_to >= 0) {
-          sent[i] = std::make_shared<Message>(Message{s.send_bytes, out.knows[i], pos[i]});
-          channels[{i, index_of(s.send_to)}].push_back(sent[i]);
-        }
-        progress = true;
-      }
-      if (!received[i]) {
-        auto& q = channels[{index_of(s.recv_from), i}];
-        if (!q.empty()) {
-          auto m = q.front();
-          q.pop_front();
-          EXPECT_EQ(m->bytes, s.recv_bytes) << "member " << i << " step " << pos[i];
-          m->consumed = true;
-          out.knows[i] |= m->knows;
-          out.received[i] += m->bytes;
-          received[i] = true;
-          progress = true;
-        }
-      }
-      const bool send_done = !synchronous || sent[i] == nullptr || sent[i]->consumed;
-      if (received[i] && send_done) {
-        ++pos[i];
-        started[i] = false;
-        progress = true;
-      }
-    }
-  }
-  out.completed = true;
-  for (std::size_t i = 0; i < n; ++i)
-    out.completed = out.completed && pos[i] == plans[i].size();
-  for (const auto& [key, q] : channels)
-    EXPECT_TRUE(q.empty()) << "unreceived message " << key.first << " -> " << key.second;
+  Outcome out = testing::run_schedules(plans, synchronous);
+  EXPECT_TRUE(out.sizes_agree) << "a receive expected another size than was sent";
+  EXPECT_EQ(out.unreceived, 0u) << "unreceived messages";
   return out;
-}
-
-Collective make(Operation op, std::size_t n, std::size_t root, std::uint64_t bytes) {
-  Collective c;
-  c.op = op;
-  for (std::size_t i = 0; i < n; ++i)
-    c.members.push_back(100 + static_cast<std::int32_t>(i));
-  c.root = root;
-  c.bytes = bytes;
-  return c;
 }
 
 Knowledge everyone(std::size_t n) {

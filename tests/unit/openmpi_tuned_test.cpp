@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "collective_runner.hpp"
 #include "collectives/openmpi_tuned.hpp"
 
 namespace commgauge::collectives {
@@ -322,13 +323,7 @@ TEST(OpenMpiTuned, EveryDecisionMapsOntoAnImplementedAlgorithm) {
 // ---- the composed schedules, executed ----
 
 Collective call(Operation op, std::size_t n, std::uint64_t bytes, std::size_t root = 0) {
-  Collective c;
-  c.op = op;
-  for (std::size_t i = 0; i < n; ++i)
-    c.members.push_back(100 + static_cast<std::int32_t>(i));
-  c.root = root;
-  c.bytes = bytes;
-  return c;
+  return testing::make(op, n, root, bytes);
 }
 
 /// Runs every member's openmpi_tuned_schedule with synchronous sends; false on a deadlock or a
@@ -341,47 +336,9 @@ bool runs(Collective base, bool commutative, std::uint64_t element_bytes,
     base.me = i;
     plans[i] = openmpi_tuned_schedule(base, commutative, element_bytes);
   }
-  std::map<std::pair<std::size_t, std::size_t>, std::deque<std::pair<std::uint64_t, bool*>>> wires;
-  std::vector<std::size_t> pos(n, 0);
-  std::vector<bool> started(n, false), got(n, false);
-  std::vector<std::unique_ptr<bool>> taken(n);
-  if (received) received->assign(n, 0);
-  bool ok = true;
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (pos[i] >= plans[i].size()) continue;
-      const Step& s = plans[i][pos[i]];
-      if (!started[i]) {
-        started[i] = progress = true;
-        got[i] = s.recv_from < 0;
-        taken[i].reset();
-        if (s.send_to >= 0) {
-          taken[i] = std::make_unique<bool>(false);
-          wires[{i, static_cast<std::size_t>(s.send_to - 100)}].push_back(
-              {s.send_bytes, taken[i].get()});
-        }
-      }
-      if (!got[i]) {
-        auto& q = wires[{static_cast<std::size_t>(s.recv_from - 100), i}];
-        if (!q.empty()) {
-          ok = ok && q.front().first == s.recv_bytes;
-          if (received) (*received)[i] += q.front().first;
-          *q.front().second = true;
-          q.pop_front();
-          got[i] = progress = true;
-        }
-      }
-      if (got[i] && (!taken[i] || *taken[i])) {
-        ++pos[i];
-        started[i] = false;
-        progress = true;
-      }
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i)
-    ok = ok && pos[i] == plans[i].size();
-  return ok;
+  const testing::Outcome out = testing::run_schedules(plans, true);
+  if (received) *received = out.received;
+  return out.completed && out.sizes_agree;
 }
 
 TEST(OpenMpiTuned, SchedulesCompleteForEveryOperationAndSize) {

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "link_fixtures.hpp"
 #include "model/scheme.hpp"
 #include "model/sharing.hpp"
 #include "sim/simulator.hpp"
@@ -25,17 +26,9 @@ constexpr double kLatencyUs = 5.0;
 constexpr double kGapPerByteUs = 0.001;  // 1000 ps per byte
 constexpr Picoseconds kLatencyPs = 5'000'000;
 
+/// L and G only: each message takes L + (k-1)G.
 model::LinkParams bandwidth_only_link() {
-  model::LinkParams l;
-  l.latency_us = kLatencyUs;
-  model::LinkRange eager;
-  eager.from_bytes = 1;
-  eager.send_overhead_us = 0;
-  eager.recv_overhead_us = 0;
-  eager.gap_us = 0;
-  eager.gap_per_byte_us = kGapPerByteUs;
-  l.ranges.push_back(eager);
-  return l;
+  return loggp_link(kLatencyUs, 0, 0, kGapPerByteUs);
 }
 
 /// (k-1)G of a message of `bytes` on the link above.
