@@ -313,7 +313,20 @@ class Engine {
  private:
   // queue
   void schedule(EventKind kind, std::uint32_t target, Picoseconds time);
-  bool must_yield(Picoseconds t) const { return !queue_.empty() && queue_.min_time() <= t; }
+  // A rank continuing at the present is part of the event being processed, which precedes
+  // everything still queued in (time, seq) order; once its clock has moved past the present, it
+  // yields to any event at or before its clock.
+  bool must_yield(Picoseconds t) const {
+    return t > now_ && !queue_.empty() && queue_.min_time() <= t;
+  }
+  // An operation completing at the present completes inline (it would be the next event anyway
+  // as far as its owner can tell); a later completion is an event.
+  void complete_at(std::uint32_t op, Picoseconds t) {
+    if (t == now_)
+      complete(op, t);
+    else
+      schedule(EventKind::completion, op, t);
+  }
   void resume_at(std::uint32_t rank, Picoseconds t) { schedule(EventKind::resume, rank, t); }
   void process(const QueuedEvent& e);
 
@@ -419,12 +432,10 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   ranks_.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     Rank& r = ranks_[i];
-    r.reader = std::make_unique<trace::RankReader>(trace.open_rank(i));
+    r.reader =
+        std::make_unique<trace::RankReader>(trace.open_rank(i, trace::HeaderMode::essentials));
     r.clock_map = trace::clock_map(trace, *r.reader);
-    const auto& header = r.reader->header();
-    if (header.contains("tracer") && header["tracer"].is_object())
-      r.overhead_ticks = header["tracer"].value("overhead_ticks_per_event", std::int64_t{0});
-    r.reader->drop_header();
+    r.overhead_ticks = r.reader->essentials().overhead_ticks_per_event;
   }
   result_.model = network.model_name();
   if (options.denoise) {
@@ -480,8 +491,8 @@ std::uint32_t Engine::alloc_op() {
 // computation before each (previous call, call) pair, with the replay's own accounting.
 void Engine::find_least_compute(std::uint32_t i) {
   Rank pass;
-  pass.reader = std::make_unique<trace::RankReader>(trace_.open_rank(i));
-  pass.reader->drop_header();
+  pass.reader =
+      std::make_unique<trace::RankReader>(trace_.open_rank(i, trace::HeaderMode::essentials));
   pass.clock_map = ranks_[i].clock_map;
   pass.overhead_ticks = ranks_[i].overhead_ticks;
   auto& least = least_compute_[i];
@@ -674,8 +685,8 @@ void Engine::run_action(Rank& r, const Action& a) {
       r.clock = start + s.cost.recv_overhead;
       r.busy += s.cost.recv_overhead;
       s.delivered = true;
-      schedule(EventKind::completion, a.op, r.clock);
       release_if_finished(rv.match);
+      complete_at(a.op, r.clock);
       break;
     }
     case ActionKind::answer: {
@@ -689,7 +700,7 @@ void Engine::run_action(Rank& r, const Action& a) {
       const Op& s = ops_[a.op];
       r.clock = start + s.cost.control_recv + s.cost.send_overhead;
       r.busy += s.cost.control_recv + s.cost.send_overhead;
-      schedule(EventKind::completion, a.op, r.clock);
+      complete_at(a.op, r.clock);
       send_data(a.op, r.clock);
       break;
     }
@@ -756,7 +767,7 @@ void Engine::process(const QueuedEvent& e) {
       } else {
         // ICP: the acknowledgement is handled and the data sent off the sender's CPU.
         const Picoseconds injected = e.time + s.cost.control_recv + s.cost.send_overhead;
-        schedule(EventKind::completion, e.target, injected);
+        complete_at(e.target, injected);
         send_data(e.target, injected);
       }
       break;

@@ -11,6 +11,8 @@
 #include <optional>
 #include <regex>
 
+#include <simdjson.h>
+
 #include "trace/writer.hpp"
 
 namespace commgauge::trace {
@@ -24,19 +26,89 @@ std::uint32_t get_u32(const unsigned char* in) {
   return v;
 }
 
+void check_version(const TraceFile& file, std::uint64_t offset,
+                   std::optional<std::uint64_t> version) {
+  if (!version) file.fail(offset, "the rank header has no version");
+  if (*version != kVersion)
+    file.fail(offset, "trace format version " + std::to_string(*version) +
+                          " is not supported (this build reads version " +
+                          std::to_string(kVersion) + ")");
+}
+
+void check_rank(const TraceFile& file, std::uint64_t offset, const std::string& found,
+                std::uint32_t rank) {
+  file.fail(offset,
+            "header of rank " + found + " where rank " + std::to_string(rank) + " was expected");
+}
+
 nlohmann::json parse_header(const TraceFile& file, std::uint64_t offset,
-                            const std::vector<unsigned char>& payload) {
+                            const std::vector<unsigned char>& payload, std::uint32_t rank,
+                            HeaderEssentials& essentials) {
   nlohmann::json header = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, false);
   if (header.is_discarded() || !header.is_object())
     file.fail(offset, "the rank header block is not a JSON object");
-  if (!header.contains("version") || !header["version"].is_number_unsigned())
-    file.fail(offset, "the rank header has no version");
-  const auto version = header["version"].get<std::uint64_t>();
-  if (version != kVersion)
-    file.fail(offset, "trace format version " + std::to_string(version) +
-                          " is not supported (this build reads version " +
-                          std::to_string(kVersion) + ")");
+  const bool has_version = header.contains("version") && header["version"].is_number_unsigned();
+  check_version(file, offset,
+                has_version ? std::optional(header["version"].get<std::uint64_t>()) : std::nullopt);
+  if (header.contains("rank") && header["rank"] != rank)
+    check_rank(file, offset, header["rank"].dump(), rank);
+  essentials.ticks_per_second =
+      json_field(json_object(header, "clock"), "ticks_per_second", essentials.ticks_per_second);
+  essentials.overhead_ticks_per_event =
+      json_field(json_object(header, "tracer"), "overhead_ticks_per_event", std::int64_t{0});
   return header;
+}
+
+/// The header's essentials, parsed with simdjson (the whole document is validated, at several
+/// GB/s: a replay reads a header per rank, and nlohmann's parser made most of a million-rank
+/// start-up). The same checks and fallbacks as parse_header; of duplicated keys the last counts,
+/// as there.
+HeaderEssentials read_essentials(const TraceFile& file, std::uint64_t offset,
+                                 const std::vector<unsigned char>& payload, std::uint32_t rank) {
+  thread_local simdjson::dom::parser parser;
+  thread_local std::vector<char> padded;
+  padded.resize(payload.size() + simdjson::SIMDJSON_PADDING);
+  std::copy(payload.begin(), payload.end(), padded.begin());
+  simdjson::dom::object header;
+  if (parser.parse(padded.data(), payload.size(), false).get(header) != simdjson::SUCCESS)
+    file.fail(offset, "the rank header block is not a JSON object");
+  using Type = simdjson::dom::element_type;
+  auto is_number = [](simdjson::dom::element v) {
+    return v.type() == Type::INT64 || v.type() == Type::UINT64 || v.type() == Type::DOUBLE;
+  };
+  auto as_double = [](simdjson::dom::element v) {
+    return v.type() == Type::DOUBLE  ? v.get_double().value_unsafe()
+           : v.type() == Type::INT64 ? static_cast<double>(v.get_int64().value_unsafe())
+                                     : static_cast<double>(v.get_uint64().value_unsafe());
+  };
+  auto last = [](simdjson::dom::object object, std::string_view key) {
+    std::optional<simdjson::dom::element> found;
+    for (const auto field : object)
+      if (field.key == key) found = field.value;
+    return found;
+  };
+  HeaderEssentials essentials;
+  std::optional<std::uint64_t> version;
+  if (const auto v = last(header, "version")) {
+    if (v->type() == Type::UINT64) version = v->get_uint64().value_unsafe();
+    if (v->type() == Type::INT64 && v->get_int64().value_unsafe() >= 0)
+      version = static_cast<std::uint64_t>(v->get_int64().value_unsafe());
+  }
+  check_version(file, offset, version);
+  if (const auto v = last(header, "rank"); v && !(is_number(*v) && as_double(*v) == rank))
+    check_rank(file, offset, simdjson::minify(*v), rank);
+  if (const auto clock = last(header, "clock"); clock && clock->is_object())
+    if (const auto v = last(clock->get_object().value_unsafe(), "ticks_per_second");
+        v && is_number(*v))
+      essentials.ticks_per_second = as_double(*v);
+  if (const auto tracer = last(header, "tracer"); tracer && tracer->is_object())
+    if (const auto v = last(tracer->get_object().value_unsafe(), "overhead_ticks_per_event");
+        v && is_number(*v))
+      essentials.overhead_ticks_per_event =
+          v->type() == Type::DOUBLE  ? static_cast<std::int64_t>(v->get_double().value_unsafe())
+          : v->type() == Type::INT64 ? v->get_int64().value_unsafe()
+                                     : static_cast<std::int64_t>(v->get_uint64().value_unsafe());
+  return essentials;
 }
 
 }  // namespace
@@ -78,17 +150,40 @@ void TraceFile::fail(std::uint64_t offset, const std::string& message) const {
 // ---- RankReader ----
 
 RankReader::RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents,
-                       std::uint32_t rank)
+                       std::uint32_t rank, HeaderMode mode)
     : file_(std::move(file)), extents_(std::move(extents)), rank_(rank) {
   if (!extents_.empty()) position_ = extents_.front().offset;
   const std::uint64_t first = position_;
-  if (!load_block()) file_->fail(first, "no header block for rank " + std::to_string(rank));
-  header_ = parse_header(*file_, first, payload_);
-  if (header_.contains("rank") && header_["rank"] != rank)
-    file_->fail(first, "header of rank " + header_["rank"].dump() + " where rank " +
-                           std::to_string(rank) + " was expected");
+  // One read for the header and, usually, the first block of events after it: a replay opens
+  // every rank at its start.
+  constexpr std::size_t kFirstRead = 4096;
+  thread_local std::vector<unsigned char> ahead(kFirstRead);
+  const std::size_t got = extents_.empty()
+                              ? 0
+                              : file_->read_at(position_, ahead.data(),
+                                               static_cast<std::size_t>(std::min<std::uint64_t>(
+                                                   kFirstRead, extents_.front().bytes)));
+  if (!take_block(ahead.data(), got))
+    file_->fail(first, "no header block for rank " + std::to_string(rank));
+  if (mode == HeaderMode::document)
+    header_ = parse_header(*file_, first, payload_, rank, essentials_);
+  else
+    essentials_ = read_essentials(*file_, first, payload_, rank);
+  const std::size_t used = static_cast<std::size_t>(position_ - first);
   payload_.clear();
   payload_pos_ = 0;
+  // Only a sound block is taken early; anything else is reported where it is read.
+  if (got < used + kBlockHeaderBytes || position_ >= extent_end()) return;
+  const unsigned char* next = ahead.data() + used;
+  const BlockHeader h = read_block_header(next);
+  if (h.magic == kBlockMagic && h.rank == rank_ && h.sequence == next_sequence_ &&
+      h.payload_bytes <= got - used - kBlockHeaderBytes &&
+      crc32c(next + kBlockHeaderBytes, h.payload_bytes) == h.crc)
+    take_block(next, got - used);
+}
+
+std::uint64_t RankReader::extent_end() const {
+  return extent_ < extents_.size() ? extents_[extent_].offset + extents_[extent_].bytes : 0;
 }
 
 bool RankReader::at_zero_tail(std::uint64_t offset) const {
@@ -108,12 +203,10 @@ bool RankReader::at_zero_tail(std::uint64_t offset) const {
 }
 
 bool RankReader::load_block() {
-  while (extent_ < extents_.size() &&
-         position_ >= extents_[extent_].offset + extents_[extent_].bytes) {
+  while (extent_ < extents_.size() && position_ >= extent_end()) {
     if (++extent_ < extents_.size()) position_ = extents_[extent_].offset;
   }
   if (extent_ >= extents_.size()) return false;
-  const std::uint64_t limit = extents_[extent_].offset + extents_[extent_].bytes;
   // One read for the header and, usually, the whole payload (blocks stay around 1 KiB): a
   // replay of many ranks reads a block per rank at a time, and a system call per block counts.
   // The read goes to a scratch buffer shared by the thread's readers, and each rank keeps only
@@ -121,17 +214,20 @@ bool RankReader::load_block() {
   constexpr std::size_t kReadAhead = kBlockHeaderBytes + kBlockPayloadTarget + 256;
   thread_local std::vector<unsigned char> scratch(kReadAhead);
   const std::size_t want =
-      static_cast<std::size_t>(std::min<std::uint64_t>(kReadAhead, limit - position_));
-  const std::size_t got = file_->read_at(position_, scratch.data(), want);
+      static_cast<std::size_t>(std::min<std::uint64_t>(kReadAhead, extent_end() - position_));
+  return take_block(scratch.data(), file_->read_at(position_, scratch.data(), want));
+}
+
+bool RankReader::take_block(const unsigned char* data, std::size_t got) {
+  const std::uint64_t limit = extent_end();
   const std::size_t header_got = std::min(got, kBlockHeaderBytes);
-  const bool zero = std::all_of(scratch.data(), scratch.data() + header_got,
-                                [](unsigned char c) { return c == 0; });
+  const bool zero = std::all_of(data, data + header_got, [](unsigned char c) { return c == 0; });
   if (zero && at_zero_tail(position_)) {
     extent_ = extents_.size();  // the writer stopped here
     return false;
   }
   if (got < kBlockHeaderBytes) file_->fail(position_, "file ends inside a block header");
-  const BlockHeader h = read_block_header(scratch.data());
+  const BlockHeader h = read_block_header(data);
   if (h.magic != kBlockMagic) file_->fail(position_, "no block here (bad magic)");
   if (h.rank != rank_)
     file_->fail(position_, "block of rank " + std::to_string(h.rank) + " in the data of rank " +
@@ -145,7 +241,7 @@ bool RankReader::load_block() {
                                " bytes runs past the end of the data");
   const std::size_t have = std::min<std::size_t>(got - kBlockHeaderBytes, h.payload_bytes);
   payload_.resize(h.payload_bytes);
-  std::copy_n(scratch.data() + kBlockHeaderBytes, have, payload_.data());
+  std::copy_n(data + kBlockHeaderBytes, have, payload_.data());
   if (have < h.payload_bytes) {
     const std::size_t rest = h.payload_bytes - have;
     if (file_->read_at(position_ + kBlockHeaderBytes + have, payload_.data() + have, rest) != rest)
@@ -279,10 +375,10 @@ nlohmann::json TraceReader::rank_summary(RankReader& reader) {
   return info;
 }
 
-RankReader TraceReader::open_rank_file(std::uint32_t rank) const {
+RankReader TraceReader::open_rank_file(std::uint32_t rank, HeaderMode mode) const {
   auto file = std::make_shared<const TraceFile>(path_ / rank_file_name(rank));
   const std::uint64_t size = file->size();
-  return RankReader(std::move(file), {Extent{0, size}}, rank);
+  return RankReader(std::move(file), {Extent{0, size}}, rank, mode);
 }
 
 std::uint64_t TraceReader::bytes_on_disk() const {
@@ -298,13 +394,13 @@ std::uint64_t TraceReader::bytes_on_disk() const {
   return total;
 }
 
-RankReader TraceReader::open_rank(std::uint32_t rank) const {
+RankReader TraceReader::open_rank(std::uint32_t rank, HeaderMode mode) const {
   if (rank >= ranks_)
     throw TraceError(path_.string(), "rank " + std::to_string(rank) +
                                          " out of range (the trace has " + std::to_string(ranks_) +
                                          " ranks)");
-  if (container_) return RankReader(container_, extents_[rank], rank);
-  return open_rank_file(rank);
+  if (container_) return RankReader(container_, extents_[rank], rank, mode);
+  return open_rank_file(rank, mode);
 }
 
 void TraceReader::open_container(const std::filesystem::path& path) {
@@ -464,7 +560,7 @@ double ClockMap::root_ns(std::int64_t tick) const {
 }
 
 ClockMap clock_map(const TraceReader& trace, const RankReader& rank) {
-  const double rate = json_field(json_object(rank.header(), "clock"), "ticks_per_second", 1e9);
+  const double rate = rank.essentials().ticks_per_second;
   const auto& index = trace.index();
   static const nlohmann::json none = nlohmann::json::object();
   const auto& infos = index.is_object() && index.contains("rank_info") ? index["rank_info"] : none;

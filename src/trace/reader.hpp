@@ -58,14 +58,26 @@ enum class RankEnd {
   truncated,  ///< the data stopped without an `end` record (crash, kill, abort)
 };
 
+/// What a replay takes from a rank header.
+struct HeaderEssentials {
+  double ticks_per_second = 1e9;              ///< "clock": {"ticks_per_second"}
+  std::int64_t overhead_ticks_per_event = 0;  ///< "tracer": {"overhead_ticks_per_event"}
+};
+
+/// How a reader takes its rank's header: the whole JSON document, or only its essentials
+/// (validated the same way, with nlohmann's SAX interface: no document is built, which at a
+/// million ranks is most of a replay's start-up).
+enum class HeaderMode { document, essentials };
+
 /// One rank's events, streamed.
 class RankReader {
  public:
-  RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents,
-             std::uint32_t rank);
+  RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents, std::uint32_t rank,
+             HeaderMode mode = HeaderMode::document);
 
-  /// The rank's header block (JSON); read on construction.
+  /// The rank's header block (JSON); read on construction (null with HeaderMode::essentials).
   const nlohmann::json& header() const { return header_; }
+  const HeaderEssentials& essentials() const { return essentials_; }
   /// Frees the parsed header (null afterwards): a replay of many ranks keeps only what it took
   /// from it.
   void drop_header() { header_ = nlohmann::json(); }
@@ -82,6 +94,9 @@ class RankReader {
 
  private:
   bool load_block();
+  /// Takes the block at position_, whose first `got` bytes are at `data`.
+  bool take_block(const unsigned char* data, std::size_t got);
+  std::uint64_t extent_end() const;
   bool at_zero_tail(std::uint64_t offset) const;
 
   std::shared_ptr<const TraceFile> file_;
@@ -91,6 +106,7 @@ class RankReader {
   std::uint32_t rank_;
   std::uint32_t next_sequence_ = 0;
   nlohmann::json header_;
+  HeaderEssentials essentials_;
   std::vector<unsigned char> payload_;
   std::size_t payload_pos_ = 0;
   std::int64_t previous_start_ = 0;
@@ -117,14 +133,14 @@ class TraceReader {
   std::uint64_t bytes_on_disk() const;
 
   /// Opens a reader for `rank` (per-rank files: one descriptor per open reader).
-  RankReader open_rank(std::uint32_t rank) const;
+  RankReader open_rank(std::uint32_t rank, HeaderMode mode = HeaderMode::document) const;
 
  private:
   void open_directory(const std::filesystem::path& dir);
   void open_container(const std::filesystem::path& file);
   void scan_container();
   void rebuild_index();
-  RankReader open_rank_file(std::uint32_t rank) const;
+  RankReader open_rank_file(std::uint32_t rank, HeaderMode mode = HeaderMode::document) const;
   static nlohmann::json rank_summary(RankReader& reader);
 
   std::filesystem::path path_;

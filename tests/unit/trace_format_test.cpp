@@ -364,6 +364,69 @@ TEST(TraceFiles, UnknownVersionsAreRejected) {
   EXPECT_THROW(TraceReader{dir.path() / "nothing-here"}, TraceError);
 }
 
+// A replay reads only a header's essentials (simdjson); the document reader (nlohmann) must
+// agree with it on every header, good or bad.
+TEST(TraceFiles, HeaderEssentialsAgreeWithTheDocument) {
+  struct Case {
+    std::string header;
+    double ticks_per_second;  // expected, when the header is accepted
+    std::int64_t overhead_ticks;
+    const char* error;  // expected in the message, or nullptr
+  };
+  const std::vector<Case> cases = {
+      {R"({"version":1,"rank":0,"clock":{"ticks_per_second":2.5e9},)"
+       R"("tracer":{"overhead_ticks_per_event":37}})",
+       2.5e9, 37, nullptr},
+      {R"({"version":1,"clock":{"ticks_per_second":"fast"},"tracer":{"overhead_ticks_per_event":[1]}})",
+       1e9, 0, nullptr},  // wrong types: the fallbacks
+      {R"({"version":1,"clock":{"ticks_per_second":1000},"tracer":{"overhead_ticks_per_event":12.9}})",
+       1000, 12, nullptr},
+      {R"({"version":1,"rank":0.0,"clock":{"ticks_per_second":1e6},"clock":{"ticks_per_second":3e6}})",
+       3e6, 0, nullptr},  // of duplicated keys the last counts
+      {R"({"version":1,"rank":1})", 0, 0, "header of rank 1 where rank 0 was expected"},
+      {R"({"version":1,"rank":"0"})", 0, 0, R"(header of rank "0" where rank 0)"},
+      {R"({"version":2})", 0, 0, "trace format version 2 is not supported"},
+      {R"({"version":-1})", 0, 0, "the rank header has no version"},
+      {R"({"rank":0})", 0, 0, "the rank header has no version"},
+      {R"([1,2])", 0, 0, "not a JSON object"},
+      {R"({"version":1,)", 0, 0, "not a JSON object"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.header);
+    TempDir dir;
+    const auto path = dir.path() / rank_file_name(0);
+    {
+      MappedRankFile file(path);
+      BlockEncoder encoder(0, file);
+      encoder.write_header(c.header);
+      encoder.append(send_event(1000, 0, 8));
+      encoder.flush();
+      file.close();
+    }
+    auto file = std::make_shared<const TraceFile>(path);
+    for (const HeaderMode mode : {HeaderMode::document, HeaderMode::essentials}) {
+      SCOPED_TRACE(mode == HeaderMode::document ? "document" : "essentials");
+      if (c.error != nullptr) {
+        try {
+          RankReader reader(file, {Extent{0, file->size()}}, 0, mode);
+          FAIL() << "accepted";
+        } catch (const TraceError& error) {
+          EXPECT_THAT(error.what(), HasSubstr("rank-0.cgt: offset 0: "));
+          EXPECT_THAT(error.what(), HasSubstr(c.error));
+        }
+        continue;
+      }
+      RankReader reader(file, {Extent{0, file->size()}}, 0, mode);
+      EXPECT_EQ(reader.essentials().ticks_per_second, c.ticks_per_second);
+      EXPECT_EQ(reader.essentials().overhead_ticks_per_event, c.overhead_ticks);
+      EXPECT_EQ(reader.header().is_null(), mode == HeaderMode::essentials);
+      Event e;
+      ASSERT_TRUE(reader.next(e));  // the block read with the header
+      EXPECT_EQ(e, send_event(1000, 0, 8));
+    }
+  }
+}
+
 TEST(TraceClock, MapsTicksToRankZeroByLinearInterpolation) {
   // Ticks at 2 GHz (0.5 ns each); rank 0's clock is 1000 ns ahead at Init, 3000 ns at Finalize.
   const ClockMap::Sync init{2'000'000, 1'000'000, 1000, 50};
