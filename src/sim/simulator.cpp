@@ -178,10 +178,28 @@ struct Persistent {
   std::uint64_t comm, bytes;
 };
 
+// What a rank keeps of the call it replays; the engine decodes the event again (into one shared
+// Event) where it needs the rest, so a rank holds no Event of its own.
+struct CallRecord {
+  std::int64_t start_tick = 0;
+  std::int64_t end_tick = 0;
+  std::int64_t in_mpi_ticks = 0;  // poll runs
+  std::uint32_t function = 0;
+  trace::RecordKind kind = trace::RecordKind::function;
+
+  CallRecord() = default;
+  explicit CallRecord(const Event& e)
+      : start_tick(e.start_tick),
+        end_tick(e.end_tick),
+        in_mpi_ticks(e.in_mpi_ticks),
+        function(e.function),
+        kind(e.kind) {}
+};
+
 struct Rank {
-  std::unique_ptr<trace::RankReader> reader;
+  std::optional<trace::RankReader> reader;
   trace::ClockMap clock_map;
-  Event ev;
+  CallRecord ev;
   std::int64_t overhead_ticks = 0;
   std::int64_t previous_end_tick = 0;
   std::int64_t init_end_tick = 0;
@@ -353,7 +371,7 @@ class Engine {
 
   // ranks
   void advance(std::uint32_t rank);
-  bool load_next_call(Rank& r, std::int32_t me);
+  bool load_next_call(Rank& r, std::int32_t me, Event& e);
   void start_call(Rank& r, std::int32_t me);
   bool run_steps(Rank& r, std::int32_t me);
   bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
@@ -390,6 +408,8 @@ class Engine {
   Picoseconds now_ = 0;               // the time of the event being processed
   std::uint64_t clamped_events_ = 0;  // events computed before now_ (see schedule)
   std::vector<CallKind> kinds_;       // by function id
+  Event event_;                       // the event being read or started, of any rank
+  std::int32_t event_rank_ = -1;      // whose event event_ holds
   std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;
   std::vector<std::int32_t> world_;
   std::vector<std::int32_t> self_;
@@ -432,8 +452,7 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   ranks_.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     Rank& r = ranks_[i];
-    r.reader =
-        std::make_unique<trace::RankReader>(trace.open_rank(i, trace::HeaderMode::essentials));
+    r.reader.emplace(trace.open_rank(i, trace::HeaderMode::essentials));
     r.clock_map = trace::clock_map(trace, *r.reader);
     r.overhead_ticks = r.reader->essentials().overhead_ticks_per_event;
   }
@@ -491,14 +510,13 @@ std::uint32_t Engine::alloc_op() {
 // computation before each (previous call, call) pair, with the replay's own accounting.
 void Engine::find_least_compute(std::uint32_t i) {
   Rank pass;
-  pass.reader =
-      std::make_unique<trace::RankReader>(trace_.open_rank(i, trace::HeaderMode::essentials));
+  pass.reader.emplace(trace_.open_rank(i, trace::HeaderMode::essentials));
   pass.clock_map = ranks_[i].clock_map;
   pass.overhead_ticks = ranks_[i].overhead_ticks;
   auto& least = least_compute_[i];
   std::uint32_t previous = 0;
-  while (load_next_call(pass, static_cast<std::int32_t>(i))) {
-    const Event& e = pass.ev;
+  Event e;
+  while (load_next_call(pass, static_cast<std::int32_t>(i), e)) {
     const bool init = e.kind == trace::RecordKind::function && e.function < kinds_.size() &&
                       kinds_[e.function] == CallKind::init;
     if (!init) {
@@ -974,8 +992,7 @@ CollectiveUse Engine::describe_use(collectives::Operation op, const UseKey& key,
   return use;
 }
 
-bool Engine::load_next_call(Rank& r, std::int32_t me) {
-  Event& e = r.ev;
+bool Engine::load_next_call(Rank& r, std::int32_t me, Event& e) {
   for (;;) {
     if (!r.reader->next(e)) {
       if (r.reader->end() == trace::RankEnd::truncated)
@@ -1067,7 +1084,11 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
 }
 
 void Engine::start_call(Rank& r, std::int32_t me) {
-  const Event& e = r.ev;
+  if (event_rank_ != me) {  // another rank read an event since this one was read
+    r.reader->reread(event_);
+    event_rank_ = me;
+  }
+  const Event& e = event_;
   r.steps.clear();
   r.step_comms.clear();
   r.step = 0;
@@ -1286,7 +1307,7 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
 }
 
 void Engine::finish_call(Rank& r) {
-  const Event& e = r.ev;
+  const CallRecord& e = r.ev;
   const Picoseconds call = r.clock - r.call_start;
   Breakdown& b = r.result.predicted;
   b.overhead += r.busy;
@@ -1316,7 +1337,7 @@ void Engine::finish_call(Rank& r) {
 
 // The call just finished and the computation before it, as recorded and as replayed.
 void Engine::emit_timeline(const Rank& r, Picoseconds call_ps) {
-  const Event& e = r.ev;
+  const CallRecord& e = r.ev;
   const auto rank = static_cast<std::uint32_t>(&r - ranks_.data());
   const double call_start_ns = static_cast<double>(r.call_start) * 1e-3;
   const double compute_ns = static_cast<double>(r.call_compute) * 1e-3;
@@ -1336,11 +1357,13 @@ void Engine::advance(std::uint32_t ri) {
   for (;;) {
     switch (r.phase) {
       case Phase::read: {
-        if (!load_next_call(r, me)) {
+        event_rank_ = me;
+        if (!load_next_call(r, me, event_)) {
           throw trace::TraceError(
               fmt::format("{}: rank {} ends without MPI_Finalize", r.reader->file_name(), me));
         }
-        const Event& e = r.ev;
+        const Event& e = event_;
+        r.ev = CallRecord(e);
         r.call = e.kind == trace::RecordKind::poll_run ? CallKind::test
                  : e.function < kinds_.size()          ? kinds_[e.function]
                                                        : CallKind::opaque;

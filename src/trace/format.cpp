@@ -59,39 +59,45 @@ std::uint32_t get_u32(const unsigned char* in) {
 }
 
 /// Bounds-checked reading of one payload.
+[[noreturn, gnu::cold]] void malformed(std::size_t offset, const char* message) {
+  throw FormatError(offset, message);
+}
+
+// Reads a payload; writes its position back when destroyed (also on an error, which names its
+// own offset). The one-byte case of a varint, by far the most common, is tested first.
 class Cursor {
  public:
-  Cursor(std::span<const unsigned char> data, std::size_t& pos) : data_(data), pos_(pos) {}
+  Cursor(std::span<const unsigned char> data, std::size_t& pos)
+      : data_(data), pos_(pos), out_(pos) {}
+  ~Cursor() { out_ = pos_; }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
 
   std::uint64_t varint() {
-    std::uint64_t v = 0;
-    const std::size_t start = pos_;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= data_.size()) throw FormatError(start, "event runs past the end of its block");
-      const unsigned char b = data_[pos_++];
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    throw FormatError(start, "varint longer than 10 bytes");
+    if (pos_ < data_.size() && data_[pos_] < 0x80) [[likely]]
+      return data_[pos_++];
+    return long_varint();
   }
   std::int64_t signed_varint() { return unzigzag(varint()); }
   std::int32_t int32() {
     const std::size_t start = pos_;
     const std::int64_t v = signed_varint();
-    if (v < INT32_MIN || v > INT32_MAX) throw FormatError(start, "32-bit value out of range");
+    if (v < INT32_MIN || v > INT32_MAX) [[unlikely]]
+      malformed(start, "32-bit value out of range");
     return static_cast<std::int32_t>(v);
   }
   std::uint32_t uint32() {
     const std::size_t start = pos_;
     const std::uint64_t v = varint();
-    if (v > UINT32_MAX) throw FormatError(start, "32-bit value out of range");
+    if (v > UINT32_MAX) [[unlikely]]
+      malformed(start, "32-bit value out of range");
     return static_cast<std::uint32_t>(v);
   }
   /// A length that must fit in what is left (each element takes at least one byte).
   std::size_t length() {
     const std::size_t start = pos_;
     const std::uint64_t n = varint();
-    if (n > data_.size() - pos_) throw FormatError(start, "length exceeds the block");
+    if (n > data_.size() - pos_) malformed(start, "length exceeds the block");
     return static_cast<std::size_t>(n);
   }
   std::string text() {
@@ -103,8 +109,21 @@ class Cursor {
   std::size_t pos() const { return pos_; }
 
  private:
+  std::uint64_t long_varint() {
+    std::uint64_t v = 0;
+    const std::size_t start = pos_;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= data_.size()) malformed(start, "event runs past the end of its block");
+      const unsigned char b = data_[pos_++];
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return v;
+    }
+    malformed(start, "varint longer than 10 bytes");
+  }
+
   std::span<const unsigned char> data_;
-  std::size_t& pos_;
+  std::size_t pos_;
+  std::size_t& out_;
 };
 
 /// a + b, or a FormatError where damaged data would overflow.

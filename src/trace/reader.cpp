@@ -132,6 +132,24 @@ TraceFile::~TraceFile() {
 }
 
 std::size_t TraceFile::read_at(std::uint64_t offset, unsigned char* out, std::size_t n) const {
+  if (n > kWindowBytes / 4) return read_direct(offset, out, n);
+  std::lock_guard lock(window_mutex_);
+  const std::uint64_t window_end = window_offset_ + window_.size();
+  if (offset < window_offset_ || offset + n > window_end) {
+    // A read that moves forward from the window refills it; any other goes to the file alone.
+    if (offset < window_offset_ || offset > window_end + kWindowBytes)
+      return read_direct(offset, out, n);
+    window_.resize(kWindowBytes);
+    window_.resize(read_direct(offset, window_.data(), kWindowBytes));
+    window_offset_ = offset;
+  }
+  const std::size_t have = static_cast<std::size_t>(
+      std::min<std::uint64_t>(n, window_offset_ + window_.size() - offset));
+  std::copy_n(window_.data() + (offset - window_offset_), have, out);
+  return have;
+}
+
+std::size_t TraceFile::read_direct(std::uint64_t offset, unsigned char* out, std::size_t n) const {
   std::size_t done = 0;
   while (done < n) {
     const ssize_t k = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
@@ -265,6 +283,8 @@ bool RankReader::next(Event& e) {
       return false;
     }
   }
+  last_pos_ = payload_pos_;
+  last_previous_start_ = previous_start_;
   try {
     decode_event(payload_, payload_pos_, previous_start_, e);
   } catch (const FormatError& error) {
@@ -276,6 +296,11 @@ bool RankReader::next(Event& e) {
   ++events_;
   if (e.kind == RecordKind::end) end_ = RankEnd::complete;
   return true;
+}
+
+void RankReader::reread(Event& e) const {
+  std::size_t pos = last_pos_;
+  decode_event(payload_, pos, last_previous_start_, e);  // decoded once already: sound
 }
 
 // ---- TraceReader ----

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,19 @@ class TraceFile {
   std::uint64_t size() const { return size_; }
   const std::string& name() const { return name_; }
   /// Reads exactly `n` bytes at `offset`, or returns how many could be read (end of file).
+  /// Small reads that move forward through the file are served from a read-ahead window: the
+  /// readers of a container's ranks, opened and advanced in rank order, then cost a system call
+  /// per window instead of one per block.
   std::size_t read_at(std::uint64_t offset, unsigned char* out, std::size_t n) const;
   [[noreturn]] void fail(std::uint64_t offset, const std::string& message) const;
 
  private:
+  static constexpr std::size_t kWindowBytes = 256 * 1024;
+  std::size_t read_direct(std::uint64_t offset, unsigned char* out, std::size_t n) const;
+
+  mutable std::mutex window_mutex_;
+  mutable std::vector<unsigned char> window_;
+  mutable std::uint64_t window_offset_ = 0;
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::string name_;  ///< as printed in errors
@@ -85,6 +95,9 @@ class RankReader {
 
   /// The next event, or false at the end of the rank's data (see end()).
   bool next(Event& e);
+  /// Decodes the event next() returned last once more, so that a replay of many ranks need not
+  /// keep a copy of each rank's current event.
+  void reread(Event& e) const;
   RankEnd end() const { return end_; }
   /// Number of events returned so far (the last one returned is event_count() - 1).
   std::uint64_t event_count() const { return events_; }
@@ -110,6 +123,8 @@ class RankReader {
   std::vector<unsigned char> payload_;
   std::size_t payload_pos_ = 0;
   std::int64_t previous_start_ = 0;
+  std::size_t last_pos_ = 0;  ///< where the last event returned starts
+  std::int64_t last_previous_start_ = 0;
   std::uint64_t block_offset_ = 0;
   std::uint64_t events_ = 0;
   RankEnd end_ = RankEnd::reading;
