@@ -122,6 +122,13 @@ struct QueuedEvent {
   EventKind kind;
 };
 
+// MPI's matching queues (a rank's posted receives, the sends to it not yet matched): FIFOs
+// linked through Op::next, so they take no allocation and a match touches only the ops.
+struct OpQueue {
+  std::uint32_t head = kNone;
+  std::uint32_t tail = kNone;
+};
+
 // A send or a receive in flight. Sends hold the message's cost; the receiver's copy reads it.
 struct Op {
   model::MessageCost cost;
@@ -133,9 +140,12 @@ struct Op {
   std::int32_t peer = 0;  // send: destination; receive: source (kAnySource until resolved)
   std::int32_t tag = 0;
   std::uint32_t match = kNone;
-  std::uint64_t flow_version = 0;   // --contention: the link sharing's version of the flow
-  std::uint64_t flow_event = 0;     // and the seq of its pending flow_end event
-  Picoseconds flow_event_time = 0;  // the time of that event (at or before the flow's end)
+  std::uint32_t next = kNone;          // the next in its matching queue (OpQueue)
+  std::uint32_t next_request = kNone;  // the owner's next older request
+  std::uint64_t request = 0;           // the trace's request id, while the op is a request
+  std::uint64_t flow_version = 0;      // --contention: the link sharing's version of the flow
+  std::uint64_t flow_event = 0;        // and the seq of its pending flow_end event
+  Picoseconds flow_event_time = 0;     // the time of that event (at or before the flow's end)
   bool is_send = false;
   bool resolved = true;  // a receive whose source and tag are known
   bool done = false;
@@ -196,58 +206,64 @@ struct CallRecord {
         kind(e.kind) {}
 };
 
-struct Rank {
-  std::optional<trace::RankReader> reader;
-  trace::ClockMap clock_map;
-  CallRecord ev;
-  std::int64_t overhead_ticks = 0;
-  std::int64_t previous_end_tick = 0;
-  std::int64_t init_end_tick = 0;
-  std::int64_t previous_cpu_ns = -1;
-  bool started = false;  // MPI_Init seen
-
-  Picoseconds clock = 0;
-  Picoseconds next_send = 0;
-  bool in_call = false;
-  bool blocked = false;
-  Phase phase = Phase::read;
-  CallKind call = CallKind::ignore;
-  std::vector<Action> pending;            // CPU work that waits until the rank is inside MPI
-  std::vector<std::uint32_t> posted;      // receives not yet matched, in posting order
-  std::vector<std::uint32_t> unexpected;  // sends to this rank not yet matched, in order
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> requests;  // trace id -> op
+// What few ranks use: persistent requests, Mprobe'd messages, nonblocking collectives.
+struct RareState {
   std::vector<Persistent> persistent;
   std::vector<std::pair<std::uint64_t, std::pair<std::int32_t, std::int32_t>>> messages;  // Mprobe
   std::vector<PendingCollective> nonblocking;  // I-collectives not yet completed
+};
 
+// A rank's replay state, the fields every record touches first (a replay of many ranks visits
+// each rank once per event, from memory: the fewer cache lines, the faster).
+struct Rank {
+  Phase phase = Phase::read;
+  CallKind call = CallKind::ignore;
+  bool in_call = false;
+  bool blocked = false;
+  bool started = false;  // MPI_Init seen
+  bool step_posted = false;
+  bool in_collective = false;
+  bool latest_partner_is_send = false;
+  bool probing = false;  // a blocking Probe waits for its message (probe_*)
+  std::uint32_t wait_remaining = 0;
+  std::uint32_t previous_function = 0;  // --denoise: the call before the computation
+  Picoseconds clock = 0;
+  Picoseconds next_send = 0;
   // The call being replayed.
   Picoseconds call_start = 0;
-  Picoseconds call_compute = 0;             // the computation replayed before it
-  std::int64_t call_previous_end_tick = 0;  // the end of the record before it, in the trace
-  std::uint32_t previous_function = 0;      // --denoise: the call before the computation
-  Picoseconds busy = 0;                     // CPU work inside the call
+  Picoseconds call_compute = 0;  // the computation replayed before it
+  Picoseconds busy = 0;          // CPU work inside the call
   Picoseconds poll_until = 0;
+  Picoseconds poll_fixed = 0;
+  Picoseconds opaque_ps = 0;
+  Picoseconds latest_partner = 0;
+  CallRecord ev;
+  std::int64_t call_previous_end_tick = 0;  // the end of the record before it, in the trace
+  std::int64_t previous_end_tick = 0;
+  std::int64_t overhead_ticks = 0;
+  std::int64_t previous_cpu_ns = -1;
+  std::vector<std::uint32_t> waits;  // operations the call completes
+  OpQueue posted;                    // receives not yet matched, in posting order
+  OpQueue unexpected;                // sends to this rank not yet matched, in order
+  std::uint32_t requests = kNone;    // the newest request, linked through Op::next_request
+  std::vector<Action> pending;       // CPU work that waits until the rank is inside MPI
+  std::vector<std::uint32_t> temps;  // operations of the current step or blocking call
   std::vector<collectives::Step> steps;
   std::size_t step = 0;
   std::vector<std::uint64_t> step_comms;  // the communicator of each step
-  bool step_posted = false;
-  Picoseconds poll_fixed = 0;
-  Picoseconds opaque_ps = 0;
-  bool in_collective = false;
-  std::vector<std::uint32_t> temps;  // operations of the current step or blocking call
-  std::vector<std::uint32_t> waits;  // operations the call completes
-  std::uint32_t wait_remaining = 0;
-  Picoseconds latest_partner = 0;
-  bool latest_partner_is_send = false;
-  bool forced = false;  // the call forces recorded completions
-  // A blocking Probe waits until the recorded message (comm, source, tag) has arrived.
-  bool probing = false;
+  std::optional<trace::RankReader> reader;
+  trace::ClockMap clock_map;
+  RankResult result;
+  std::int64_t init_end_tick = 0;
+  Picoseconds finalize_at = -1;
   std::uint64_t probe_comm = 0;
   std::int32_t probe_source = 0, probe_tag = 0;
+  std::unique_ptr<RareState> rare;
 
-  RankResult result;
-  Picoseconds finalize_at = -1;
-  std::uint64_t blocked_event = 0;
+  RareState& rare_state() {
+    if (!rare) rare = std::make_unique<RareState>();
+    return *rare;
+  }
 };
 
 std::string lower(std::string_view s) {
@@ -379,6 +395,10 @@ class Engine {
   void emit_timeline(const Rank& r, Picoseconds call_ps);
   void consume(Rank& r, std::vector<std::uint32_t>& ops);
   std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
+  void add_request(Rank& r, std::uint64_t id, std::uint32_t op);
+  void push(OpQueue& q, std::uint32_t id);
+  void unlink(OpQueue& q, std::uint32_t previous, std::uint32_t id);
+  void remove(OpQueue& q, std::uint32_t id);
   void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
   // Collectives' algorithms, tallied per (operation, Open MPI's choice, schedule run, how).
   static constexpr int kTuned = 0, kNonblocking = 1, kChosenWithColl = 2;
@@ -608,17 +628,17 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
   }
   ++result_.messages;
   Rank& d = ranks_[static_cast<std::size_t>(dest)];
-  for (std::size_t i = 0; i < d.posted.size(); ++i) {
-    const Op& rv = ops_[d.posted[i]];
+  for (std::uint32_t previous = kNone, recv_id = d.posted.head; recv_id != kNone;
+       previous = recv_id, recv_id = ops_[recv_id].next) {
+    const Op& rv = ops_[recv_id];
     if (!rv.resolved || rv.comm != comm || rv.peer != me || (rv.tag != tag && rv.tag != -1))
       continue;
-    const std::uint32_t recv_id = d.posted[i];
-    d.posted.erase(d.posted.begin() + static_cast<std::ptrdiff_t>(i));
+    unlink(d.posted, previous, recv_id);
     link(id, recv_id);
     on_matched(id, ops_[id].posted_at);
     return id;
   }
-  d.unexpected.push_back(id);
+  push(d.unexpected, id);
   return id;
 }
 
@@ -634,7 +654,7 @@ std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, s
   o.posted_at = r.clock;
   o.resolved = resolved;
   if (options_.critical_path) snapshot_path(id, me, r.ev.function, r.clock);
-  if (!resolved || !try_match_recv(r, id)) r.posted.push_back(id);
+  if (!resolved || !try_match_recv(r, id)) push(r.posted, id);
   return id;
 }
 
@@ -643,11 +663,11 @@ bool Engine::try_match_recv(Rank& r, std::uint32_t recv_id) {
   // A wildcard receive is matched when its completion is read, after its post: the match (and
   // the rendezvous answer or the copy it starts) happens at the receiver's present.
   const Picoseconds matched_at = std::max(rv.posted_at, r.clock);
-  for (std::size_t i = 0; i < r.unexpected.size(); ++i) {
-    const Op& s = ops_[r.unexpected[i]];
+  for (std::uint32_t previous = kNone, send_id = r.unexpected.head; send_id != kNone;
+       previous = send_id, send_id = ops_[send_id].next) {
+    const Op& s = ops_[send_id];
     if (s.comm != rv.comm || s.owner != rv.peer || (s.tag != rv.tag && rv.tag != -1)) continue;
-    const std::uint32_t send_id = r.unexpected[i];
-    r.unexpected.erase(r.unexpected.begin() + static_cast<std::ptrdiff_t>(i));
+    unlink(r.unexpected, previous, send_id);
     link(send_id, recv_id);
     on_matched(send_id, matched_at);
     return true;
@@ -850,7 +870,7 @@ void Engine::apply_flow_changes() {
 // The first unmatched send the rank's probe can see (MPI's order among matching messages), or
 // kNone.
 std::uint32_t Engine::probed_send(const Rank& r) const {
-  for (const std::uint32_t id : r.unexpected) {
+  for (std::uint32_t id = r.unexpected.head; id != kNone; id = ops_[id].next) {
     const Op& s = ops_[id];
     if (s.comm == r.probe_comm && s.owner == r.probe_source && s.tag == r.probe_tag) return id;
   }
@@ -1049,14 +1069,43 @@ void Engine::consume(Rank& r, std::vector<std::uint32_t>& ops) {
   ops.clear();
 }
 
+// The newest operation the trace's request `id` names (a request id may be reused once its
+// request completed).
 std::uint32_t Engine::op_of_request(Rank& r, std::uint64_t id, bool erase) {
-  for (std::size_t i = r.requests.size(); i-- > 0;) {
-    if (r.requests[i].first != id) continue;
-    const std::uint32_t op = r.requests[i].second;
-    if (erase) r.requests.erase(r.requests.begin() + static_cast<std::ptrdiff_t>(i));
+  for (std::uint32_t previous = kNone, op = r.requests; op != kNone;
+       previous = op, op = ops_[op].next_request) {
+    if (ops_[op].request != id) continue;
+    if (erase)
+      (previous == kNone ? r.requests : ops_[previous].next_request) = ops_[op].next_request;
     return op;
   }
   return kNone;
+}
+
+// An operation stays a request until a completing call (or Request_free) takes it; until then
+// it is not consumed, so it is never released while linked here.
+void Engine::add_request(Rank& r, std::uint64_t id, std::uint32_t op) {
+  ops_[op].request = id;
+  ops_[op].next_request = r.requests;
+  r.requests = op;
+}
+
+void Engine::push(OpQueue& q, std::uint32_t id) {
+  ops_[id].next = kNone;
+  (q.tail == kNone ? q.head : ops_[q.tail].next) = id;
+  q.tail = id;
+}
+
+void Engine::unlink(OpQueue& q, std::uint32_t previous, std::uint32_t id) {
+  const std::uint32_t next = ops_[id].next;
+  (previous == kNone ? q.head : ops_[previous].next) = next;
+  if (q.tail == id) q.tail = previous;
+  ops_[id].next = kNone;
+}
+
+void Engine::remove(OpQueue& q, std::uint32_t id) {
+  for (std::uint32_t previous = kNone, at = q.head; at != kNone; previous = at, at = ops_[at].next)
+    if (at == id) return unlink(q, previous, id);
 }
 
 Picoseconds Engine::computation(Rank& r, const Event& e) {
@@ -1151,7 +1200,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       break;
     case CallKind::isend:
       if (e.peer >= 0)
-        r.requests.emplace_back(e.request, post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode));
+        add_request(r, e.request, post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode));
       break;
     case CallKind::recv:
     case CallKind::sendrecv: {
@@ -1169,25 +1218,25 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       if (e.peer != trace::kProcNull) {
         const bool wildcard =
             e.peer < 0 || e.flag(trace::kWildcardSource) || e.flag(trace::kWildcardTag);
-        r.requests.emplace_back(e.request,
-                                post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard));
+        add_request(r, e.request, post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard));
       }
       break;
     case CallKind::send_init:
     case CallKind::recv_init:
-      r.persistent.push_back(
+      r.rare_state().persistent.push_back(
           {e.request, r.call == CallKind::send_init, mode, e.peer, e.tag, e.comm, e.bytes});
       break;
     case CallKind::start:
       for (std::size_t i = 0; i < e.requests.size(); ++i) {
-        const auto it = std::find_if(r.persistent.begin(), r.persistent.end(),
+        auto& persistent = r.rare_state().persistent;
+        const auto it = std::find_if(persistent.begin(), persistent.end(),
                                      [&](const Persistent& p) { return p.id == e.requests[i]; });
-        if (it == r.persistent.end() || it->peer < 0) continue;
+        if (it == persistent.end() || it->peer < 0) continue;
         const std::uint64_t id = e.request + i;
         const std::uint32_t op =
             it->is_send ? post_send(r, me, it->peer, it->tag, it->comm, it->bytes, it->mode)
                         : post_recv(r, me, it->peer, it->tag, it->comm, it->bytes, true);
-        r.requests.emplace_back(id, op);
+        add_request(r, id, op);
       }
       break;
     case CallKind::wait:
@@ -1195,13 +1244,16 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     case CallKind::test:
       for (const auto& c : e.completions) {
         if (c.request == 0) continue;
-        const auto nb =
-            std::find_if(r.nonblocking.begin(), r.nonblocking.end(),
-                         [&](const PendingCollective& p) { return p.request == c.request; });
-        if (nb != r.nonblocking.end()) {
-          expand_collective(r, me, *nb);
-          r.nonblocking.erase(nb);
-          continue;
+        if (r.rare && !r.rare->nonblocking.empty()) {
+          auto& nonblocking = r.rare->nonblocking;
+          const auto nb =
+              std::find_if(nonblocking.begin(), nonblocking.end(),
+                           [&](const PendingCollective& p) { return p.request == c.request; });
+          if (nb != nonblocking.end()) {
+            expand_collective(r, me, *nb);
+            nonblocking.erase(nb);
+            continue;
+          }
         }
         const std::uint32_t op = op_of_request(r, c.request, true);
         if (op == kNone) continue;  // MPI_PROC_NULL, or a request the trace did not create
@@ -1212,9 +1264,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
           o.peer = c.source;
           o.tag = c.tag;
           o.resolved = true;
-          const auto pos = std::find(r.posted.begin(), r.posted.end(), op);
-          if (pos != r.posted.end()) r.posted.erase(pos);
-          if (!try_match_recv(r, op)) r.posted.push_back(op);
+          remove(r.posted, op);
+          if (!try_match_recv(r, op)) push(r.posted, op);
         }
         if (r.call != CallKind::wait && !ops_[op].done) ++r.result.forced_completions;
         r.waits.push_back(op);
@@ -1223,16 +1274,17 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     case CallKind::mrecv:
     case CallKind::imrecv: {
       if (e.requests.empty()) break;
-      const auto it = std::find_if(r.messages.begin(), r.messages.end(),
+      auto& messages = r.rare_state().messages;
+      const auto it = std::find_if(messages.begin(), messages.end(),
                                    [&](const auto& m) { return m.first == e.requests[0]; });
-      if (it == r.messages.end()) break;  // MPI_MESSAGE_NO_PROC
+      if (it == messages.end()) break;  // MPI_MESSAGE_NO_PROC
       const std::uint32_t op =
           post_recv(r, me, it->second.first, it->second.second, e.comm, e.bytes, true);
-      r.messages.erase(it);
+      messages.erase(it);
       if (r.call == CallKind::mrecv)
         r.waits.push_back(op);
       else
-        r.requests.emplace_back(e.request, op);
+        add_request(r, e.request, op);
       break;
     }
     case CallKind::cancel:
@@ -1242,9 +1294,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         Op& o = ops_[op];
         // A cancelled operation that was never matched is withdrawn; a send that succeeded in
         // the trace is matched as usual and its Cancel has no effect.
-        auto& list = o.is_send ? ranks_[static_cast<std::size_t>(o.peer)].unexpected : r.posted;
-        const auto pos = std::find(list.begin(), list.end(), op);
-        if (pos != list.end()) list.erase(pos);
+        remove(o.is_send ? ranks_[static_cast<std::size_t>(o.peer)].unexpected : r.posted, op);
         o.cancelled = true;
         o.done = true;
       }
@@ -1271,7 +1321,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       pc.counts = e.counts;
       pc.recv_counts = e.recv_counts;
       if (e.has(trace::kRequest)) {
-        r.nonblocking.push_back(std::move(pc));  // runs in the call that completes it
+        r.rare_state().nonblocking.push_back(std::move(pc));  // runs in the call that completes it
       } else {
         r.in_collective = true;
         expand_collective(r, me, pc);
@@ -1282,8 +1332,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
   if (r.call == CallKind::probe || r.call == CallKind::iprobe) {
     // Mprobe/Improbe: the message id names the matched message for the Mrecv that follows.
     if (!e.completions.empty() && e.has(trace::kRequest) && e.request != 0)
-      r.messages.emplace_back(e.request,
-                              std::make_pair(e.completions[0].source, e.completions[0].tag));
+      r.rare_state().messages.emplace_back(
+          e.request, std::make_pair(e.completions[0].source, e.completions[0].tag));
   }
 }
 

@@ -112,22 +112,23 @@ class RankReader {
   std::uint64_t extent_end() const;
   bool at_zero_tail(std::uint64_t offset) const;
 
-  std::shared_ptr<const TraceFile> file_;
-  std::vector<Extent> extents_;
-  std::size_t extent_ = 0;
-  std::uint64_t position_ = 0;  ///< next block's offset
-  std::uint32_t rank_;
-  std::uint32_t next_sequence_ = 0;
-  nlohmann::json header_;
-  HeaderEssentials essentials_;
+  // What each event reads first (a replay of many ranks reads them from memory, rank by rank).
   std::vector<unsigned char> payload_;
   std::size_t payload_pos_ = 0;
   std::int64_t previous_start_ = 0;
   std::size_t last_pos_ = 0;  ///< where the last event returned starts
   std::int64_t last_previous_start_ = 0;
-  std::uint64_t block_offset_ = 0;
   std::uint64_t events_ = 0;
   RankEnd end_ = RankEnd::reading;
+  std::uint32_t next_sequence_ = 0;
+  std::shared_ptr<const TraceFile> file_;
+  std::vector<Extent> extents_;
+  std::size_t extent_ = 0;
+  std::uint64_t position_ = 0;  ///< next block's offset
+  std::uint32_t rank_;
+  nlohmann::json header_;
+  HeaderEssentials essentials_;
+  std::uint64_t block_offset_ = 0;
 };
 
 /// A whole trace: its index and a reader per rank.
