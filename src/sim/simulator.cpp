@@ -143,19 +143,23 @@ struct Op {
   std::uint32_t next = kNone;          // the next in its matching queue (OpQueue)
   std::uint32_t next_request = kNone;  // the owner's next older request
   std::uint64_t request = 0;           // the trace's request id, while the op is a request
-  std::uint64_t flow_version = 0;      // --contention: the link sharing's version of the flow
-  std::uint64_t flow_event = 0;        // and the seq of its pending flow_end event
-  Picoseconds flow_event_time = 0;     // the time of that event (at or before the flow's end)
-  bool is_send = false;
-  bool resolved = true;  // a receive whose source and tag are known
-  bool done = false;
-  bool arrived = false;
-  bool request_arrived = false;
-  bool delivered = false;
-  bool consumed = false;
-  bool waited = false;
-  bool cancelled = false;
-  bool released = false;
+  bool is_send : 1 = false;
+  bool resolved : 1 = true;  // a receive whose source and tag are known
+  bool done : 1 = false;
+  bool arrived : 1 = false;
+  bool request_arrived : 1 = false;
+  bool delivered : 1 = false;
+  bool consumed : 1 = false;
+  bool waited : 1 = false;
+  bool cancelled : 1 = false;
+  bool released : 1 = false;
+};
+
+// --contention: an operation's flow, kept apart from the operation (most replays have none).
+struct FlowState {
+  std::uint64_t version = 0;   // the link sharing's version of the flow
+  std::uint64_t event = 0;     // the seq of its pending flow_end event
+  Picoseconds event_time = 0;  // the time of that event (at or before the flow's end)
 };
 
 enum class ActionKind : std::uint8_t { copy, answer, inject };
@@ -252,8 +256,10 @@ struct Rank {
   std::size_t step = 0;
   std::vector<std::uint64_t> step_comms;  // the communicator of each step
   std::optional<trace::RankReader> reader;
-  trace::ClockMap clock_map;
+  double ns_per_tick = 1.0;  // the rank's clock (trace::ClockMap; durations are all it needs)
   RankResult result;
+
+  double duration_ns(std::int64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick; }
   std::int64_t init_end_tick = 0;
   Picoseconds finalize_at = -1;
   std::uint64_t probe_comm = 0;
@@ -453,6 +459,7 @@ class Engine {
   void find_least_compute(std::uint32_t rank);
   std::unique_ptr<LinkSharing> sharing_;  // --contention other than none
   std::vector<LinkSharing::Change> flow_changes_;
+  std::vector<FlowState> flows_;  // by operation, with contention
 };
 
 Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
@@ -470,10 +477,16 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   std::iota(world_.begin(), world_.end(), 0);
   self_.resize(1);
   ranks_.resize(n);
+  // The ranks' read buffers take at most kReadBuffersBytes: past that many ranks, each keeps a
+  // window of its current block instead of the whole block (at least 256 B).
+  constexpr std::size_t kReadBuffersBytes = std::size_t{256} << 20;
+  const std::size_t window = std::size_t{n} * trace::kBlockPayloadTarget > kReadBuffersBytes
+                                 ? std::max<std::size_t>(256, kReadBuffersBytes / n)
+                                 : 0;
   for (std::uint32_t i = 0; i < n; ++i) {
     Rank& r = ranks_[i];
-    r.reader.emplace(trace.open_rank(i, trace::HeaderMode::essentials));
-    r.clock_map = trace::clock_map(trace, *r.reader);
+    r.reader.emplace(trace.open_rank(i, trace::HeaderMode::essentials, window));
+    r.ns_per_tick = trace::clock_map(trace, *r.reader).duration_ns(1);
     r.overhead_ticks = r.reader->essentials().overhead_ticks_per_event;
   }
   result_.model = network.model_name();
@@ -507,7 +520,7 @@ void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
 
 Picoseconds Engine::ticks_to_ps(const Rank& r, std::int64_t ticks) const {
   if (ticks <= 0) return 0;
-  return static_cast<Picoseconds>(std::llround(r.clock_map.duration_ns(ticks) * 1000.0));
+  return static_cast<Picoseconds>(std::llround(r.duration_ns(ticks) * 1000.0));
 }
 
 std::uint32_t Engine::alloc_op() {
@@ -517,10 +530,12 @@ std::uint32_t Engine::alloc_op() {
     const std::uint32_t id = free_ops_.back();
     free_ops_.pop_back();
     ops_[id] = Op{};
+    if (sharing_) flows_[id] = FlowState{};
     return id;
   }
   ops_.emplace_back();
   if (options_.critical_path) op_path_.resize(ops_.size());
+  if (sharing_) flows_.resize(ops_.size());
   return static_cast<std::uint32_t>(ops_.size() - 1);
 }
 
@@ -531,7 +546,7 @@ std::uint32_t Engine::alloc_op() {
 void Engine::find_least_compute(std::uint32_t i) {
   Rank pass;
   pass.reader.emplace(trace_.open_rank(i, trace::HeaderMode::essentials));
-  pass.clock_map = ranks_[i].clock_map;
+  pass.ns_per_tick = ranks_[i].ns_per_tick;
   pass.overhead_ticks = ranks_[i].overhead_ticks;
   auto& least = least_compute_[i];
   std::uint32_t previous = 0;
@@ -823,15 +838,16 @@ void Engine::process(const QueuedEvent& e) {
       break;
     }
     case EventKind::flow_end: {
-      Op& s = ops_[e.target];
-      if (e.seq != s.flow_event) break;  // superseded by an earlier end
+      const Op& s = ops_[e.target];
+      FlowState& flow = flows_[e.target];
+      if (e.seq != flow.event) break;  // superseded by an earlier end
       if (const Picoseconds end = sharing_->end(e.target); end > e.time) {
-        s.flow_event = seq_;  // the flow slowed down since: look again at its end
-        s.flow_event_time = end;
+        flow.event = seq_;  // the flow slowed down since: look again at its end
+        flow.event_time = end;
         schedule(EventKind::flow_end, e.target, end);
         break;
       }
-      sharing_->finish(e.target, s.flow_version, e.time, flow_changes_);
+      sharing_->finish(e.target, flow.version, e.time, flow_changes_);
       schedule(EventKind::arrival, e.target, e.time + s.cost.latency);
       apply_flow_changes();
       break;
@@ -855,12 +871,12 @@ void Engine::send_data(std::uint32_t id, Picoseconds injected) {
 // Rates mostly fall as flows start, so most changes cost no event.
 void Engine::apply_flow_changes() {
   for (const LinkSharing::Change& c : flow_changes_) {
-    Op& o = ops_[c.flow];
-    const bool pending = o.flow_version != 0;
-    o.flow_version = c.version;
-    if (pending && o.flow_event_time <= c.end) continue;
-    o.flow_event = seq_;
-    o.flow_event_time = c.end;
+    FlowState& flow = flows_[c.flow];
+    const bool pending = flow.version != 0;
+    flow.version = c.version;
+    if (pending && flow.event_time <= c.end) continue;
+    flow.event = seq_;
+    flow.event_time = c.end;
     schedule(EventKind::flow_end, c.flow, c.end);
   }
 }
@@ -1118,7 +1134,7 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
                                    r.reader->file_name()));
     // CPU time since the previous event ended, less what this call itself used (at most its
     // duration).
-    const double call_ns = r.clock_map.duration_ns(e.end_tick - e.start_tick);
+    const double call_ns = r.duration_ns(e.end_tick - e.start_tick);
     const double cpu_ns = static_cast<double>(e.cpu_ns - r.previous_cpu_ns) - call_ns;
     ps = r.previous_cpu_ns < 0
              ? 0
@@ -1375,9 +1391,9 @@ void Engine::finish_call(Rank& r) {
   FunctionTotals& t = function_totals_[f];
   ++t.calls;
   t.predicted_ps += call - r.poll_fixed;
-  const double recorded_ns = r.clock_map.duration_ns(e.end_tick - e.start_tick);
+  const double recorded_ns = r.duration_ns(e.end_tick - e.start_tick);
   t.measured_ns +=
-      e.kind == trace::RecordKind::poll_run ? r.clock_map.duration_ns(e.in_mpi_ticks) : recorded_ns;
+      e.kind == trace::RecordKind::poll_run ? r.duration_ns(e.in_mpi_ticks) : recorded_ns;
   ++r.result.records;
   ++result_.records;
   if (options_.timeline) emit_timeline(r, call);
@@ -1393,12 +1409,12 @@ void Engine::emit_timeline(const Rank& r, Picoseconds call_ps) {
   const double compute_ns = static_cast<double>(r.call_compute) * 1e-3;
   if (compute_ns > 0) options_.timeline({rank, 0, true, call_start_ns - compute_ns, compute_ns});
   options_.timeline({rank, e.function, true, call_start_ns, static_cast<double>(call_ps) * 1e-3});
-  const double measured_start = r.clock_map.duration_ns(e.start_tick - r.init_end_tick);
-  const double measured_gap = r.clock_map.duration_ns(e.start_tick - r.call_previous_end_tick);
+  const double measured_start = r.duration_ns(e.start_tick - r.init_end_tick);
+  const double measured_gap = r.duration_ns(e.start_tick - r.call_previous_end_tick);
   if (measured_gap > 0)
     options_.timeline({rank, 0, false, measured_start - measured_gap, measured_gap});
-  options_.timeline({rank, e.function, false, measured_start,
-                     r.clock_map.duration_ns(e.end_tick - e.start_tick)});
+  options_.timeline(
+      {rank, e.function, false, measured_start, r.duration_ns(e.end_tick - e.start_tick)});
 }
 
 void Engine::advance(std::uint32_t ri) {
@@ -1439,13 +1455,12 @@ void Engine::advance(std::uint32_t ri) {
         r.previous_end_tick = e.end_tick;
         if (r.call != CallKind::finalize) {
           r.result.measured_in_mpi_ns +=
-              r.clock_map.duration_ns(e.kind == trace::RecordKind::poll_run
-                                          ? e.in_mpi_ticks
-                                          : e.end_tick - e.start_tick) +
-              r.clock_map.duration_ns(e.local_ticks);
+              r.duration_ns(e.kind == trace::RecordKind::poll_run ? e.in_mpi_ticks
+                                                                  : e.end_tick - e.start_tick) +
+              r.duration_ns(e.local_ticks);
         }
         if (r.call == CallKind::finalize || r.call == CallKind::abort)
-          r.result.measured_ns = r.clock_map.duration_ns(e.start_tick - r.init_end_tick);
+          r.result.measured_ns = r.duration_ns(e.start_tick - r.init_end_tick);
         r.result.predicted.compute += compute;
         r.clock += compute;
         r.phase = Phase::enter;

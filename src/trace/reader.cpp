@@ -168,7 +168,7 @@ void TraceFile::fail(std::uint64_t offset, const std::string& message) const {
 // ---- RankReader ----
 
 RankReader::RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents,
-                       std::uint32_t rank, HeaderMode mode)
+                       std::uint32_t rank, HeaderMode mode, std::size_t window_bytes)
     : file_(std::move(file)), extents_(std::move(extents)), rank_(rank) {
   if (!extents_.empty()) position_ = extents_.front().offset;
   const std::uint64_t first = position_;
@@ -188,8 +188,10 @@ RankReader::RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent
   else
     essentials_ = read_essentials(*file_, first, payload_, rank);
   const std::size_t used = static_cast<std::size_t>(position_ - first);
-  payload_.clear();
+  std::vector<unsigned char>().swap(payload_);  // the blocks of events get their own size
   payload_pos_ = 0;
+  block_payload_bytes_ = 0;
+  window_bytes_ = window_bytes;  // the header is always read whole
   // Only a sound block is taken early; anything else is reported where it is read.
   if (got < used + kBlockHeaderBytes || position_ >= extent_end()) return;
   const unsigned char* next = ahead.data() + used;
@@ -257,16 +259,24 @@ bool RankReader::take_block(const unsigned char* data, std::size_t got) {
       position_ + kBlockHeaderBytes + h.payload_bytes > limit)
     file_->fail(position_, "block of " + std::to_string(h.payload_bytes) +
                                " bytes runs past the end of the data");
+  // The whole payload, for its checksum; with a window, only the window's part is kept.
+  const bool windowed = window_bytes_ != 0 && h.payload_bytes > window_bytes_;
+  thread_local std::vector<unsigned char> whole_block;
+  std::vector<unsigned char>& whole = windowed ? whole_block : payload_;
   const std::size_t have = std::min<std::size_t>(got - kBlockHeaderBytes, h.payload_bytes);
-  payload_.resize(h.payload_bytes);
-  std::copy_n(data + kBlockHeaderBytes, have, payload_.data());
+  whole.resize(h.payload_bytes);
+  std::copy_n(data + kBlockHeaderBytes, have, whole.data());
   if (have < h.payload_bytes) {
     const std::size_t rest = h.payload_bytes - have;
-    if (file_->read_at(position_ + kBlockHeaderBytes + have, payload_.data() + have, rest) != rest)
+    if (file_->read_at(position_ + kBlockHeaderBytes + have, whole.data() + have, rest) != rest)
       file_->fail(position_, "file ends inside a block");
   }
-  if (crc32c(payload_.data(), payload_.size()) != h.crc)
+  if (crc32c(whole.data(), whole.size()) != h.crc)
     file_->fail(position_, "block checksum mismatch (corrupt data)");
+  if (windowed)
+    payload_.assign(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(window_bytes_));
+  window_base_ = 0;
+  block_payload_bytes_ = h.payload_bytes;
   block_offset_ = position_;
   position_ += kBlockHeaderBytes + h.payload_bytes;
   ++next_sequence_;
@@ -275,22 +285,45 @@ bool RankReader::take_block(const unsigned char* data, std::size_t got) {
   return true;
 }
 
+void RankReader::slide_window(std::size_t from, std::size_t bytes) {
+  const std::size_t n = std::min(std::max(bytes, window_bytes_), block_payload_bytes_ - from);
+  payload_.resize(n);
+  if (file_->read_at(block_offset_ + kBlockHeaderBytes + from, payload_.data(), n) != n)
+    file_->fail(block_offset_, "file ends inside a block");
+  window_base_ = from;
+}
+
 bool RankReader::next(Event& e) {
   if (end_ != RankEnd::reading) return false;
-  while (payload_pos_ >= payload_.size()) {
+  while (payload_pos_ >= block_payload_bytes_) {
     if (!load_block()) {
       end_ = RankEnd::truncated;
       return false;
     }
   }
+  // With a window, most events are decoded from it; one running past it is decoded again
+  // from a wider window.
+  constexpr std::size_t kAhead = 64;
+  const bool window_short = window_base_ + payload_.size() < block_payload_bytes_;
+  if (window_short && payload_pos_ + kAhead > window_base_ + payload_.size())
+    slide_window(payload_pos_, kAhead);
   last_pos_ = payload_pos_;
   last_previous_start_ = previous_start_;
-  try {
-    decode_event(payload_, payload_pos_, previous_start_, e);
-  } catch (const FormatError& error) {
-    file_->fail(block_offset_ + kBlockHeaderBytes + error.offset(),
-                std::string("event ") + std::to_string(events_) + " of rank " +
-                    std::to_string(rank_) + ": " + error.what());
+  for (;;) {
+    std::size_t pos = payload_pos_ - window_base_;
+    try {
+      decode_event(payload_, pos, previous_start_, e);
+      payload_pos_ = window_base_ + pos;
+      break;
+    } catch (const FormatError& error) {
+      if (window_base_ + payload_.size() < block_payload_bytes_) {
+        slide_window(payload_pos_, 2 * payload_.size());
+        continue;
+      }
+      file_->fail(block_offset_ + kBlockHeaderBytes + window_base_ + error.offset(),
+                  std::string("event ") + std::to_string(events_) + " of rank " +
+                      std::to_string(rank_) + ": " + error.what());
+    }
   }
   previous_start_ = e.start_tick;
   ++events_;
@@ -299,7 +332,7 @@ bool RankReader::next(Event& e) {
 }
 
 void RankReader::reread(Event& e) const {
-  std::size_t pos = last_pos_;
+  std::size_t pos = last_pos_ - window_base_;            // the window still holds it
   decode_event(payload_, pos, last_previous_start_, e);  // decoded once already: sound
 }
 
@@ -361,7 +394,7 @@ void TraceReader::rebuild_index() {
     if (!std::regex_match(name, m, name_pattern)) continue;
     const auto r = static_cast<std::uint32_t>(std::stoul(m[1]));
     if (r >= kMaxRanks) continue;
-    RankReader reader = open_rank_file(r);
+    RankReader reader = open_rank_file(r, HeaderMode::document, 0);
     highest = std::max(highest, r);
     any = true;
     world = std::max(world, json_field(reader.header(), "size", 0u));
@@ -400,10 +433,11 @@ nlohmann::json TraceReader::rank_summary(RankReader& reader) {
   return info;
 }
 
-RankReader TraceReader::open_rank_file(std::uint32_t rank, HeaderMode mode) const {
+RankReader TraceReader::open_rank_file(std::uint32_t rank, HeaderMode mode,
+                                       std::size_t window_bytes) const {
   auto file = std::make_shared<const TraceFile>(path_ / rank_file_name(rank));
   const std::uint64_t size = file->size();
-  return RankReader(std::move(file), {Extent{0, size}}, rank, mode);
+  return RankReader(std::move(file), {Extent{0, size}}, rank, mode, window_bytes);
 }
 
 std::uint64_t TraceReader::bytes_on_disk() const {
@@ -419,13 +453,14 @@ std::uint64_t TraceReader::bytes_on_disk() const {
   return total;
 }
 
-RankReader TraceReader::open_rank(std::uint32_t rank, HeaderMode mode) const {
+RankReader TraceReader::open_rank(std::uint32_t rank, HeaderMode mode,
+                                  std::size_t window_bytes) const {
   if (rank >= ranks_)
     throw TraceError(path_.string(), "rank " + std::to_string(rank) +
                                          " out of range (the trace has " + std::to_string(ranks_) +
                                          " ranks)");
-  if (container_) return RankReader(container_, extents_[rank], rank, mode);
-  return open_rank_file(rank, mode);
+  if (container_) return RankReader(container_, extents_[rank], rank, mode, window_bytes);
+  return open_rank_file(rank, mode, window_bytes);
 }
 
 void TraceReader::open_container(const std::filesystem::path& path) {

@@ -82,8 +82,10 @@ enum class HeaderMode { document, essentials };
 /// One rank's events, streamed.
 class RankReader {
  public:
+  /// `window_bytes` > 0 keeps at most about that many bytes of a block of events in memory
+  /// (the rest is read from the file as the events are), for replays of very many ranks.
   RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent> extents, std::uint32_t rank,
-             HeaderMode mode = HeaderMode::document);
+             HeaderMode mode = HeaderMode::document, std::size_t window_bytes = 0);
 
   /// The rank's header block (JSON); read on construction (null with HeaderMode::essentials).
   const nlohmann::json& header() const { return header_; }
@@ -109,12 +111,17 @@ class RankReader {
   bool load_block();
   /// Takes the block at position_, whose first `got` bytes are at `data`.
   bool take_block(const unsigned char* data, std::size_t got);
+  /// Reads the current block's payload from `from` into the window, at least `bytes` of it.
+  void slide_window(std::size_t from, std::size_t bytes);
   std::uint64_t extent_end() const;
   bool at_zero_tail(std::uint64_t offset) const;
 
   // What each event reads first (a replay of many ranks reads them from memory, rank by rank).
-  std::vector<unsigned char> payload_;
-  std::size_t payload_pos_ = 0;
+  std::vector<unsigned char> payload_;  ///< the current block's payload, or a window of it
+  std::size_t window_base_ = 0;         ///< where payload_ starts in the block's payload
+  std::size_t block_payload_bytes_ = 0;
+  std::size_t window_bytes_ = 0;  ///< 0: whole blocks
+  std::size_t payload_pos_ = 0;   ///< in the block's payload
   std::int64_t previous_start_ = 0;
   std::size_t last_pos_ = 0;  ///< where the last event returned starts
   std::int64_t last_previous_start_ = 0;
@@ -149,14 +156,15 @@ class TraceReader {
   std::uint64_t bytes_on_disk() const;
 
   /// Opens a reader for `rank` (per-rank files: one descriptor per open reader).
-  RankReader open_rank(std::uint32_t rank, HeaderMode mode = HeaderMode::document) const;
+  RankReader open_rank(std::uint32_t rank, HeaderMode mode = HeaderMode::document,
+                       std::size_t window_bytes = 0) const;
 
  private:
   void open_directory(const std::filesystem::path& dir);
   void open_container(const std::filesystem::path& file);
   void scan_container();
   void rebuild_index();
-  RankReader open_rank_file(std::uint32_t rank, HeaderMode mode = HeaderMode::document) const;
+  RankReader open_rank_file(std::uint32_t rank, HeaderMode mode, std::size_t window_bytes) const;
   static nlohmann::json rank_summary(RankReader& reader);
 
   std::filesystem::path path_;
