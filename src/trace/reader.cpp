@@ -134,10 +134,13 @@ TraceFile::~TraceFile() {
 std::size_t TraceFile::read_at(std::uint64_t offset, unsigned char* out, std::size_t n) const {
   if (n > kWindowBytes / 4) return read_direct(offset, out, n);
   std::lock_guard lock(window_mutex_);
-  const std::uint64_t window_end = window_offset_ + window_.size();
-  if (offset < window_offset_ || offset + n > window_end) {
-    // A read that moves forward from the window refills it; any other goes to the file alone.
-    if (offset < window_offset_ || offset > window_end + kWindowBytes)
+  const std::uint64_t previous_offset = last_offset_, previous_end = last_end_;
+  last_offset_ = offset;
+  last_end_ = offset + n;
+  if (offset < window_offset_ || offset + n > window_offset_ + window_.size()) {
+    // A read a little ahead of the one before refills the window; any other goes to the file
+    // alone (random reads must not cost a window each).
+    if (offset < previous_offset || offset > previous_end + kWindowBytes)
       return read_direct(offset, out, n);
     window_.resize(kWindowBytes);
     window_.resize(read_direct(offset, window_.data(), kWindowBytes));
@@ -181,14 +184,14 @@ RankReader::RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent
                               : file_->read_at(position_, ahead.data(),
                                                static_cast<std::size_t>(std::min<std::uint64_t>(
                                                    kFirstRead, extents_.front().bytes)));
-  if (!take_block(ahead.data(), got))
+  thread_local std::vector<unsigned char> header_payload;
+  if (!take_block(ahead.data(), got, &header_payload))
     file_->fail(first, "no header block for rank " + std::to_string(rank));
   if (mode == HeaderMode::document)
-    header_ = parse_header(*file_, first, payload_, rank, essentials_);
+    header_ = parse_header(*file_, first, header_payload, rank, essentials_);
   else
-    essentials_ = read_essentials(*file_, first, payload_, rank);
+    essentials_ = read_essentials(*file_, first, header_payload, rank);
   const std::size_t used = static_cast<std::size_t>(position_ - first);
-  std::vector<unsigned char>().swap(payload_);  // the blocks of events get their own size
   payload_pos_ = 0;
   block_payload_bytes_ = 0;
   window_bytes_ = window_bytes;  // the header is always read whole
@@ -238,7 +241,8 @@ bool RankReader::load_block() {
   return take_block(scratch.data(), file_->read_at(position_, scratch.data(), want));
 }
 
-bool RankReader::take_block(const unsigned char* data, std::size_t got) {
+bool RankReader::take_block(const unsigned char* data, std::size_t got,
+                            std::vector<unsigned char>* elsewhere) {
   const std::uint64_t limit = extent_end();
   const std::size_t header_got = std::min(got, kBlockHeaderBytes);
   const bool zero = std::all_of(data, data + header_got, [](unsigned char c) { return c == 0; });
@@ -262,7 +266,9 @@ bool RankReader::take_block(const unsigned char* data, std::size_t got) {
   // The whole payload, for its checksum; with a window, only the window's part is kept.
   const bool windowed = window_bytes_ != 0 && h.payload_bytes > window_bytes_;
   thread_local std::vector<unsigned char> whole_block;
-  std::vector<unsigned char>& whole = windowed ? whole_block : payload_;
+  std::vector<unsigned char>& whole = elsewhere != nullptr ? *elsewhere
+                                      : windowed           ? whole_block
+                                                           : payload_;
   const std::size_t have = std::min<std::size_t>(got - kBlockHeaderBytes, h.payload_bytes);
   whole.resize(h.payload_bytes);
   std::copy_n(data + kBlockHeaderBytes, have, whole.data());
@@ -273,7 +279,7 @@ bool RankReader::take_block(const unsigned char* data, std::size_t got) {
   }
   if (crc32c(whole.data(), whole.size()) != h.crc)
     file_->fail(position_, "block checksum mismatch (corrupt data)");
-  if (windowed)
+  if (windowed && elsewhere == nullptr)
     payload_.assign(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(window_bytes_));
   window_base_ = 0;
   block_payload_bytes_ = h.payload_bytes;

@@ -56,6 +56,8 @@ class TraceFile {
   mutable std::mutex window_mutex_;
   mutable std::vector<unsigned char> window_;
   mutable std::uint64_t window_offset_ = 0;
+  mutable std::uint64_t last_offset_ = 0;  ///< the read before
+  mutable std::uint64_t last_end_ = 0;
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::string name_;  ///< as printed in errors
@@ -109,8 +111,10 @@ class RankReader {
 
  private:
   bool load_block();
-  /// Takes the block at position_, whose first `got` bytes are at `data`.
-  bool take_block(const unsigned char* data, std::size_t got);
+  /// Takes the block at position_, whose first `got` bytes are at `data`; its payload goes to
+  /// `elsewhere` if given (the header), else to payload_.
+  bool take_block(const unsigned char* data, std::size_t got,
+                  std::vector<unsigned char>* elsewhere = nullptr);
   /// Reads the current block's payload from `from` into the window, at least `bytes` of it.
   void slide_window(std::size_t from, std::size_t bytes);
   std::uint64_t extent_end() const;
