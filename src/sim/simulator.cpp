@@ -10,6 +10,7 @@
 
 #include "collectives/openmpi_tuned.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/huge_pages.hpp"
 #include "sim/link_sharing.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
@@ -425,8 +426,8 @@ class Engine {
   const trace::TraceReader& trace_;
   const Network& net_;
   const Options& options_;
-  std::vector<Rank> ranks_;
-  std::vector<Op> ops_;
+  std::vector<Rank, HugePageAllocator<Rank>> ranks_;
+  std::vector<Op, HugePageAllocator<Op>> ops_;
   std::vector<std::uint32_t> free_ops_;
   std::uint64_t ops_in_flight_ = 0;
   MonotoneEventQueue<QueuedEvent> queue_;
