@@ -101,7 +101,10 @@ enum class SendMode : std::uint8_t { standard, synchronous, ready, buffered };
 // the order events are created, so equal times keep creation order and the replay is
 // deterministic. No event is created with a time earlier than the event being processed (times
 // are clamped up to it, and counted), so a rank may run ahead inline while its clock is below every
-// queued time: nothing can still happen before it. The queue (sim/event_queue.hpp, a radix heap)
+// queued time: nothing can still happen before it. A rank whose clock is still the present runs on
+// too: its work is part of the event being processed, which precedes every queued one in (time,
+// seq); so does an operation completing at the present (one engine event per record, not four).
+// The queue (sim/event_queue.hpp, a radix heap)
 // relies on, and checks, the second invariant. With contention, an inter-node message's (k-1)G is a
 // flow: flow_start at injection, flow_end when the link sharing says it has moved its bytes
 // (re-issued whenever its rate changes; only the event whose seq the operation holds is current),
@@ -478,6 +481,9 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   std::iota(world_.begin(), world_.end(), 0);
   self_.resize(1);
   ranks_.resize(n);
+  // Address space for two operations in flight per rank, touched only as they are used: the pool
+  // then grows without copying (past that, as a vector does).
+  ops_.reserve(std::size_t{2} * n);
   // The ranks' read buffers take at most kReadBuffersBytes: past that many ranks, each keeps a
   // window of its current block instead of the whole block (at least 256 B).
   constexpr std::size_t kReadBuffersBytes = std::size_t{256} << 20;
