@@ -87,6 +87,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     std::string timeline;
     bool critical_path = false;
     bool denoise = false;
+    std::string noise;
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("trace", f->trace, "trace directory or container file")->required();
@@ -141,6 +142,10 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_flag("--denoise", f->denoise,
                 "replay every computation as the least the rank recorded at the same site (the "
                 "pair of calls around it): the traced machine's noise out (reads the trace twice)");
+  cmd->add_option("--noise", f->noise,
+                  "exponential:MEAN_US[:SEED]: add operating-system noise to every computation "
+                  "that is not empty (after --denoise and --compute-scale), drawn from an "
+                  "exponential distribution of that mean; deterministic for a seed (default 1)");
   cmd->add_option("--timeline", f->timeline,
                   "write the measured and the predicted run (every call and computation of "
                   "every rank) to this file in Chrome's trace-event JSON format (opens in "
@@ -170,6 +175,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       options.contention = f->contention;
       options.critical_path = f->critical_path;
       options.denoise = f->denoise;
+      if (!f->noise.empty()) options.noise = sim::parse_noise(f->noise);
       options.gige = read_gige_params(f->gige_params);
       options.myrinet_set_limit = f->set_limit;
       const bool tty = isatty(fileno(stderr)) != 0;

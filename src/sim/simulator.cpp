@@ -20,6 +20,49 @@ namespace commgauge::sim {
 using model::Picoseconds;
 using trace::Event;
 
+Noise parse_noise(const std::string& text) {
+  auto bad = [&text]() {
+    return InputError("--noise", "'" + text +
+                                     "': expected exponential:MEAN_US or "
+                                     "exponential:MEAN_US:SEED (MEAN_US > 0)");
+  };
+  const std::string kind = "exponential:";
+  if (text.rfind(kind, 0) != 0) throw bad();
+  const std::string rest = text.substr(kind.size());
+  const std::size_t colon = rest.find(':');
+  Noise noise;
+  try {
+    std::size_t used = 0;
+    const std::string mean = rest.substr(0, colon);
+    noise.mean_us = std::stod(mean, &used);
+    if (used != mean.size() || !(noise.mean_us > 0) || !std::isfinite(noise.mean_us)) throw bad();
+    if (colon != std::string::npos) {
+      const std::string seed = rest.substr(colon + 1);
+      if (seed.empty() || seed.find_first_not_of("0123456789") != std::string::npos) throw bad();
+      noise.seed = std::stoull(seed);
+    }
+  } catch (const std::logic_error&) {  // stod, stoull: not a number, out of range
+    throw bad();
+  }
+  return noise;
+}
+
+namespace {
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+model::Picoseconds noise_ps(const Noise& noise, std::uint32_t rank, std::uint64_t record) {
+  const std::uint64_t bits =
+      splitmix64(splitmix64(noise.seed ^ (std::uint64_t{rank} << 32)) ^ splitmix64(record));
+  const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
+  return static_cast<model::Picoseconds>(std::llround(-noise.mean_us * 1e6 * std::log1p(-u)));
+}
+
 Breakdown& Breakdown::operator+=(const Breakdown& o) {
   compute += o.compute;
   overhead += o.overhead;
@@ -437,9 +480,11 @@ class Engine {
   std::uint64_t seq_ = 0;
   Picoseconds now_ = 0;               // the time of the event being processed
   std::uint64_t clamped_events_ = 0;  // events computed before now_ (see schedule)
-  std::vector<CallKind> kinds_;       // by function id
-  Event event_;                       // the event being read or started, of any rank
-  std::int32_t event_rank_ = -1;      // whose event event_ holds
+  Picoseconds noise_added_ = 0;       // --noise, in all
+  std::uint64_t noisy_computations_ = 0;
+  std::vector<CallKind> kinds_;   // by function id
+  Event event_;                   // the event being read or started, of any rank
+  std::int32_t event_rank_ = -1;  // whose event event_ holds
   std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;
   std::vector<std::int32_t> world_;
   std::vector<std::int32_t> self_;
@@ -1455,6 +1500,12 @@ void Engine::advance(std::uint32_t ri) {
         Picoseconds compute = computation(r, e);
         if (!least_compute_.empty())
           compute = least_compute_[ri].at(site_of(r.previous_function, e.function));
+        if (options_.noise.mean_us > 0 && compute > 0) {
+          const Picoseconds noise = noise_ps(options_.noise, ri, r.result.records);
+          compute += noise;
+          noise_added_ += noise;
+          ++noisy_computations_;
+        }
         r.previous_function = e.function;
         r.call_compute = compute;
         if (options_.critical_path) path_to(me, CriticalPath::kCompute, r.clock + compute);
@@ -1631,6 +1682,15 @@ Result Engine::run() {
         "{} events were computed before the simulated present and moved to it (a replay "
         "artefact worth reporting)",
         clamped_events_));
+  if (options_.noise.mean_us > 0)
+    result_.notes.push_back(fmt::format(
+        "--noise: exponential, mean {} us, seed {}: {:.6f} s added to {} computations (mean {:.3f} "
+        "us)",
+        options_.noise.mean_us, options_.noise.seed, model::to_microseconds(noise_added_) * 1e-6,
+        noisy_computations_,
+        noisy_computations_ > 0
+            ? model::to_microseconds(noise_added_) / static_cast<double>(noisy_computations_)
+            : 0.0));
   if (sharing_) {
     result_.rate_recomputations = sharing_->stats().recomputations;
     result_.largest_sharing_component = sharing_->stats().largest_component;

@@ -41,6 +41,21 @@ struct TimelineSpan {
   double duration_ns = 0;
 };
 
+/// --noise: operating-system noise added to each replayed computation that is not empty (after
+/// --denoise and --compute-scale), as an exponential distribution of the given mean. The draw for
+/// a rank's n-th record comes from a counter-based generator (splitmix64 of the seed, the rank and
+/// n), so a replay stays deterministic and independent of the order in which ranks run.
+struct Noise {
+  double mean_us = 0;  ///< 0: no noise
+  std::uint64_t seed = 1;
+};
+
+/// "exponential:MEAN_US[:SEED]"; throws InputError naming --noise.
+Noise parse_noise(const std::string& text);
+
+/// The noise added to the computation before rank `rank`'s record `record` (picoseconds).
+model::Picoseconds noise_ps(const Noise& noise, std::uint32_t rank, std::uint64_t record);
+
 struct Options {
   ComputeSource compute = ComputeSource::recorded;
   double compute_scale = 1.0;  ///< > 1: a slower processor
@@ -55,6 +70,7 @@ struct Options {
   /// --denoise: every computation replays as the minimum the rank recorded at the same site,
   /// the site being (the call before it, the call after it): the traced machine's noise out.
   bool denoise = false;
+  Noise noise;  ///< --noise
   /// --timeline: called for every call and computation, measured and predicted, as the replay
   /// goes (nothing is kept).
   std::function<void(const TimelineSpan&)> timeline;

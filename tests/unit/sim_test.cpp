@@ -154,6 +154,52 @@ TEST(SimGolden, DenoiseReplaysTheLeastComputationPerSite) {
   EXPECT_EQ(rank_end(raw, 0) - rank_end(denoised, 0), 4'000'000);
 }
 
+// --noise adds, to each computation that is not empty, the documented draw (noise_ps) for the
+// rank and record; empty computations and time inside MPI stay as they were.
+TEST(SimGolden, NoiseAddsTheSeededDrawsToComputationsOnly) {
+  TraceBuilder b(2);
+  for (int i = 0; i < 400; ++i) {
+    b.compute(0, 3'000'000).send(0, 1, 8);
+    b.recv(1, 0, 8);  // rank 1 computes nothing: it only waits
+  }
+  const auto path = b.write("noise");
+  const auto quiet = simulate(path, link());
+  sim::Options o;
+  o.noise = sim::parse_noise("exponential:5:42");
+  EXPECT_EQ(o.noise.mean_us, 5.0);
+  EXPECT_EQ(o.noise.seed, 42u);
+  const auto noisy = simulate(path, link(), "loggpo", o);
+  // Rank 0's records are MPI_Init's successors: the sends are records 0..399 (Init is not one).
+  Picoseconds expected = 0;
+  for (std::uint64_t k = 0; k < 400; ++k)
+    expected += sim::noise_ps(o.noise, 0, k);
+  const Picoseconds added =
+      noisy.result.per_rank[0].predicted.compute - quiet.result.per_rank[0].predicted.compute;
+  std::printf("noise on rank 0: %lld ps added over 400 computations (mean %.3f us, asked 5)\n",
+              static_cast<long long>(added), static_cast<double>(added) / 400e6);
+  EXPECT_EQ(added, expected);
+  EXPECT_EQ(noisy.result.per_rank[1].predicted.compute, 0);
+  EXPECT_EQ(noisy.result.per_rank[0].predicted.overhead,
+            quiet.result.per_rank[0].predicted.overhead);
+  // The draws are exponential of mean 5 us: over 400 of them the mean is within 4 standard
+  // errors (5 / 20 us each) of 5 us, for this seed and for another.
+  EXPECT_NEAR(static_cast<double>(added) / 400e6, 5.0, 1.0);
+  sim::Noise other = o.noise;
+  other.seed = 7;
+  Picoseconds other_sum = 0;
+  for (std::uint64_t k = 0; k < 400; ++k)
+    other_sum += sim::noise_ps(other, 0, k);
+  EXPECT_NEAR(static_cast<double>(other_sum) / 400e6, 5.0, 1.0);
+  EXPECT_NE(other_sum, expected);
+  EXPECT_NE(sim::noise_ps(o.noise, 0, 0), sim::noise_ps(o.noise, 1, 0));  // ranks differ
+  // The same seed, the same replay.
+  EXPECT_EQ(simulate(path, link(), "loggpo", o).result.per_rank[0].predicted_ps,
+            noisy.result.per_rank[0].predicted_ps);
+  for (const char* bad : {"exponential", "exponential:", "exponential:-1", "exponential:0",
+                          "normal:5", "exponential:5:x", "exponential:5:", "exponential:nan"})
+    EXPECT_THROW(sim::parse_noise(bad), InputError) << bad;
+}
+
 TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
   // n eager sends in a row: send i starts at max(end of send i-1, start i-1 + g + (k-1)G),
   // arrives T1 + T2 later, and is copied T3 after max(arrival, previous copy).
