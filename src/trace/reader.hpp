@@ -92,9 +92,6 @@ class RankReader {
   /// The rank's header block (JSON); read on construction (null with HeaderMode::essentials).
   const nlohmann::json& header() const { return header_; }
   const HeaderEssentials& essentials() const { return essentials_; }
-  /// Frees the parsed header (null afterwards): a replay of many ranks keeps only what it took
-  /// from it.
-  void drop_header() { header_ = nlohmann::json(); }
   std::uint32_t rank() const { return rank_; }
 
   /// The next event, or false at the end of the rank's data (see end()).
