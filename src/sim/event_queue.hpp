@@ -9,10 +9,11 @@
 // bucket into lower ones, so each event moves O(log time range) times at most and a push is an
 // append. Events at the current time wait in a FIFO. Every bucket, and the FIFO, is in seq
 // order: pushes append ever larger seqs, and a refill empties the lowest non-empty bucket, in
-// its order, into buckets that were all empty (a refill only ever takes the lowest). Against std::priority_queue (a binary heap of 24-byte
-// events, pointer-chasing log2(n) levels on every pop) this keeps the hot path to sequential
-// appends and scans (benchmarks/sim_benchmark.cpp compares the two); against a radix heap on
-// the 128-bit (time, seq), ties (every rank at one time) cost no seq-bit rounds.
+// its order, into buckets that were all empty (a refill only ever takes the lowest).
+// Against std::priority_queue (a binary heap of 24-byte events, pointer-chasing log2(n) levels
+// on every pop) this keeps the hot path to sequential appends and scans
+// (benchmarks/sim_benchmark.cpp compares the two); against a radix heap on the 128-bit
+// (time, seq), ties (every rank at one time) cost no seq-bit rounds.
 //
 // Order is exactly (time, seq) ascending, the same as the binary heap it replaces, so the
 // replay's results do not depend on which queue runs it.
