@@ -305,8 +305,6 @@ struct Rank {
   std::optional<trace::RankReader> reader;
   double ns_per_tick = 1.0;  // the rank's clock (trace::ClockMap; durations are all it needs)
   RankResult result;
-
-  double duration_ns(std::int64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick; }
   std::int64_t init_end_tick = 0;
   Picoseconds finalize_at = -1;
   std::uint64_t probe_comm = 0;
@@ -317,6 +315,7 @@ struct Rank {
     if (!rare) rare = std::make_unique<RareState>();
     return *rare;
   }
+  double duration_ns(std::int64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick; }
 };
 
 std::string lower(std::string_view s) {
@@ -449,6 +448,12 @@ class Engine {
   void consume(Rank& r, std::vector<std::uint32_t>& ops);
   std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
   void add_request(Rank& r, std::uint64_t id, std::uint32_t op);
+  struct Found {
+    std::uint32_t previous = kNone;  // the operation before it in the queue
+    std::uint32_t id = kNone;
+  };
+  template <typename Match>
+  Found find(const OpQueue& q, Match match) const;
   void push(OpQueue& q, std::uint32_t id);
   void unlink(OpQueue& q, std::uint32_t previous, std::uint32_t id);
   void remove(OpQueue& q, std::uint32_t id);
@@ -538,7 +543,7 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   for (std::uint32_t i = 0; i < n; ++i) {
     Rank& r = ranks_[i];
     r.reader.emplace(trace.open_rank(i, trace::HeaderMode::essentials, window));
-    r.ns_per_tick = trace::clock_map(trace, *r.reader).duration_ns(1);
+    r.ns_per_tick = trace::clock_map(trace, *r.reader).ns_per_tick();
     r.overhead_ticks = r.reader->essentials().overhead_ticks_per_event;
   }
   result_.model = network.model_name();
@@ -695,17 +700,16 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
   }
   ++result_.messages;
   Rank& d = ranks_[static_cast<std::size_t>(dest)];
-  for (std::uint32_t previous = kNone, recv_id = d.posted.head; recv_id != kNone;
-       previous = recv_id, recv_id = ops_[recv_id].next) {
-    const Op& rv = ops_[recv_id];
-    if (!rv.resolved || rv.comm != comm || rv.peer != me || (rv.tag != tag && rv.tag != -1))
-      continue;
-    unlink(d.posted, previous, recv_id);
-    link(id, recv_id);
-    on_matched(id, ops_[id].posted_at);
+  const Found recv = find(d.posted, [&](const Op& rv) {
+    return rv.resolved && rv.comm == comm && rv.peer == me && (rv.tag == tag || rv.tag == -1);
+  });
+  if (recv.id == kNone) {
+    push(d.unexpected, id);
     return id;
   }
-  push(d.unexpected, id);
+  unlink(d.posted, recv.previous, recv.id);
+  link(id, recv.id);
+  on_matched(id, ops_[id].posted_at);
   return id;
 }
 
@@ -730,16 +734,14 @@ bool Engine::try_match_recv(Rank& r, std::uint32_t recv_id) {
   // A wildcard receive is matched when its completion is read, after its post: the match (and
   // the rendezvous answer or the copy it starts) happens at the receiver's present.
   const Picoseconds matched_at = std::max(rv.posted_at, r.clock);
-  for (std::uint32_t previous = kNone, send_id = r.unexpected.head; send_id != kNone;
-       previous = send_id, send_id = ops_[send_id].next) {
-    const Op& s = ops_[send_id];
-    if (s.comm != rv.comm || s.owner != rv.peer || (s.tag != rv.tag && rv.tag != -1)) continue;
-    unlink(r.unexpected, previous, send_id);
-    link(send_id, recv_id);
-    on_matched(send_id, matched_at);
-    return true;
-  }
-  return false;
+  const Found send = find(r.unexpected, [&](const Op& s) {
+    return s.comm == rv.comm && s.owner == rv.peer && (s.tag == rv.tag || rv.tag == -1);
+  });
+  if (send.id == kNone) return false;
+  unlink(r.unexpected, send.previous, send.id);
+  link(send.id, recv_id);
+  on_matched(send.id, matched_at);
+  return true;
 }
 
 void Engine::link(std::uint32_t send_id, std::uint32_t recv_id) {
@@ -938,11 +940,11 @@ void Engine::apply_flow_changes() {
 // The first unmatched send the rank's probe can see (MPI's order among matching messages), or
 // kNone.
 std::uint32_t Engine::probed_send(const Rank& r) const {
-  for (std::uint32_t id = r.unexpected.head; id != kNone; id = ops_[id].next) {
-    const Op& s = ops_[id];
-    if (s.comm == r.probe_comm && s.owner == r.probe_source && s.tag == r.probe_tag) return id;
-  }
-  return kNone;
+  return find(r.unexpected,
+              [&r](const Op& s) {
+                return s.comm == r.probe_comm && s.owner == r.probe_source && s.tag == r.probe_tag;
+              })
+      .id;
 }
 
 // A blocking Probe returns once its message's envelope is there: the data of an eager message,
@@ -1158,6 +1160,14 @@ void Engine::add_request(Rank& r, std::uint64_t id, std::uint32_t op) {
   r.requests = op;
 }
 
+// The first operation of the queue that `match` accepts, and the one before it (for unlink).
+template <typename Match>
+Engine::Found Engine::find(const OpQueue& q, Match match) const {
+  for (Found at{kNone, q.head}; at.id != kNone; at = {at.id, ops_[at.id].next})
+    if (match(ops_[at.id])) return at;
+  return {};
+}
+
 void Engine::push(OpQueue& q, std::uint32_t id) {
   ops_[id].next = kNone;
   (q.tail == kNone ? q.head : ops_[q.tail].next) = id;
@@ -1172,8 +1182,8 @@ void Engine::unlink(OpQueue& q, std::uint32_t previous, std::uint32_t id) {
 }
 
 void Engine::remove(OpQueue& q, std::uint32_t id) {
-  for (std::uint32_t previous = kNone, at = q.head; at != kNone; previous = at, at = ops_[at].next)
-    if (at == id) return unlink(q, previous, id);
+  const Found at = find(q, [this, id](const Op& o) { return &o == &ops_[id]; });
+  if (at.id != kNone) unlink(q, at.previous, id);
 }
 
 Picoseconds Engine::computation(Rank& r, const Event& e) {

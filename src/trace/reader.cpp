@@ -35,8 +35,8 @@ void check_version(const TraceFile& file, std::uint64_t offset,
                           std::to_string(kVersion) + ")");
 }
 
-void check_rank(const TraceFile& file, std::uint64_t offset, const std::string& found,
-                std::uint32_t rank) {
+[[noreturn]] void fail_rank(const TraceFile& file, std::uint64_t offset, const std::string& found,
+                            std::uint32_t rank) {
   file.fail(offset,
             "header of rank " + found + " where rank " + std::to_string(rank) + " was expected");
 }
@@ -51,7 +51,7 @@ nlohmann::json parse_header(const TraceFile& file, std::uint64_t offset,
   check_version(file, offset,
                 has_version ? std::optional(header["version"].get<std::uint64_t>()) : std::nullopt);
   if (header.contains("rank") && header["rank"] != rank)
-    check_rank(file, offset, header["rank"].dump(), rank);
+    fail_rank(file, offset, header["rank"].dump(), rank);
   essentials.ticks_per_second =
       json_field(json_object(header, "clock"), "ticks_per_second", essentials.ticks_per_second);
   essentials.overhead_ticks_per_event =
@@ -81,6 +81,11 @@ HeaderEssentials read_essentials(const TraceFile& file, std::uint64_t offset,
            : v.type() == Type::INT64 ? static_cast<double>(v.get_int64().value_unsafe())
                                      : static_cast<double>(v.get_uint64().value_unsafe());
   };
+  auto as_int64 = [](simdjson::dom::element v) {
+    return v.type() == Type::DOUBLE  ? static_cast<std::int64_t>(v.get_double().value_unsafe())
+           : v.type() == Type::INT64 ? v.get_int64().value_unsafe()
+                                     : static_cast<std::int64_t>(v.get_uint64().value_unsafe());
+  };
   auto last = [](simdjson::dom::object object, std::string_view key) {
     std::optional<simdjson::dom::element> found;
     for (const auto field : object)
@@ -96,7 +101,7 @@ HeaderEssentials read_essentials(const TraceFile& file, std::uint64_t offset,
   }
   check_version(file, offset, version);
   if (const auto v = last(header, "rank"); v && !(is_number(*v) && as_double(*v) == rank))
-    check_rank(file, offset, simdjson::minify(*v), rank);
+    fail_rank(file, offset, simdjson::minify(*v), rank);
   if (const auto clock = last(header, "clock"); clock && clock->is_object())
     if (const auto v = last(clock->get_object().value_unsafe(), "ticks_per_second");
         v && is_number(*v))
@@ -104,10 +109,7 @@ HeaderEssentials read_essentials(const TraceFile& file, std::uint64_t offset,
   if (const auto tracer = last(header, "tracer"); tracer && tracer->is_object())
     if (const auto v = last(tracer->get_object().value_unsafe(), "overhead_ticks_per_event");
         v && is_number(*v))
-      essentials.overhead_ticks_per_event =
-          v->type() == Type::DOUBLE  ? static_cast<std::int64_t>(v->get_double().value_unsafe())
-          : v->type() == Type::INT64 ? v->get_int64().value_unsafe()
-                                     : static_cast<std::int64_t>(v->get_uint64().value_unsafe());
+      essentials.overhead_ticks_per_event = as_int64(*v);
   return essentials;
 }
 
@@ -199,8 +201,7 @@ RankReader::RankReader(std::shared_ptr<const TraceFile> file, std::vector<Extent
   if (got < used + kBlockHeaderBytes || position_ >= extent_end()) return;
   const unsigned char* next = ahead.data() + used;
   const BlockHeader h = read_block_header(next);
-  if (h.magic == kBlockMagic && h.rank == rank_ && h.sequence == next_sequence_ &&
-      h.payload_bytes <= got - used - kBlockHeaderBytes &&
+  if (!block_problem(h) && h.payload_bytes <= got - used - kBlockHeaderBytes &&
       crc32c(next + kBlockHeaderBytes, h.payload_bytes) == h.crc)
     take_block(next, got - used);
 }
@@ -241,9 +242,22 @@ bool RankReader::load_block() {
   return take_block(scratch.data(), file_->read_at(position_, scratch.data(), want));
 }
 
+std::optional<std::string> RankReader::block_problem(const BlockHeader& h) const {
+  if (h.magic != kBlockMagic) return "no block here (bad magic)";
+  if (h.rank != rank_)
+    return "block of rank " + std::to_string(h.rank) + " in the data of rank " +
+           std::to_string(rank_);
+  if (h.sequence != next_sequence_)
+    return "block " + std::to_string(h.sequence) + " where block " +
+           std::to_string(next_sequence_) + " was expected";
+  if (h.payload_bytes > kBlockPayloadLimit ||
+      position_ + kBlockHeaderBytes + h.payload_bytes > extent_end())
+    return "block of " + std::to_string(h.payload_bytes) + " bytes runs past the end of the data";
+  return std::nullopt;
+}
+
 bool RankReader::take_block(const unsigned char* data, std::size_t got,
                             std::vector<unsigned char>* elsewhere) {
-  const std::uint64_t limit = extent_end();
   const std::size_t header_got = std::min(got, kBlockHeaderBytes);
   const bool zero = std::all_of(data, data + header_got, [](unsigned char c) { return c == 0; });
   if (zero && at_zero_tail(position_)) {
@@ -252,17 +266,7 @@ bool RankReader::take_block(const unsigned char* data, std::size_t got,
   }
   if (got < kBlockHeaderBytes) file_->fail(position_, "file ends inside a block header");
   const BlockHeader h = read_block_header(data);
-  if (h.magic != kBlockMagic) file_->fail(position_, "no block here (bad magic)");
-  if (h.rank != rank_)
-    file_->fail(position_, "block of rank " + std::to_string(h.rank) + " in the data of rank " +
-                               std::to_string(rank_));
-  if (h.sequence != next_sequence_)
-    file_->fail(position_, "block " + std::to_string(h.sequence) + " where block " +
-                               std::to_string(next_sequence_) + " was expected");
-  if (h.payload_bytes > kBlockPayloadLimit ||
-      position_ + kBlockHeaderBytes + h.payload_bytes > limit)
-    file_->fail(position_, "block of " + std::to_string(h.payload_bytes) +
-                               " bytes runs past the end of the data");
+  if (const auto problem = block_problem(h)) file_->fail(position_, *problem);
   // The whole payload, for its checksum; with a window, only the window's part is kept.
   const bool windowed = window_bytes_ != 0 && h.payload_bytes > window_bytes_;
   thread_local std::vector<unsigned char> whole_block;

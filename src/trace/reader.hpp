@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,8 @@ class RankReader {
   /// Reads the current block's payload from `from` into the window, at least `bytes` of it.
   void slide_window(std::size_t from, std::size_t bytes);
   std::uint64_t extent_end() const;
+  /// What is wrong with the header of the block at position_, or nothing.
+  std::optional<std::string> block_problem(const BlockHeader& h) const;
   bool at_zero_tail(std::uint64_t offset) const;
 
   // What each event reads first (a replay of many ranks reads them from memory, rank by rank).
@@ -196,6 +199,7 @@ class ClockMap {
   double root_ns(std::int64_t tick) const;
   /// Nanoseconds for a duration of `ticks` on this rank's clock.
   double duration_ns(std::int64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick_; }
+  double ns_per_tick() const { return ns_per_tick_; }
   bool has_finalize() const { return has_finalize_; }
 
  private:
