@@ -20,18 +20,22 @@ namespace commgauge::cli {
 void add_loggp_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "loggp",
-      "LogGP(S) parameters with seed 000's PRTT(n,d,s) method: per size o_s (eq. 6), o_r (the "
-      "server delays before each receive), G_all (eq. 7); protocol changes detected jointly in "
-      "PRTT(1,0,s), o(s) and G_all(s) and refined by bisection; g and G by least squares per "
-      "range; L = PRTT(1,0,1)/2 - o_s(1) - o_r(1); repetitions chosen by a stopping rule. "
-      "--json writes the link-parameter document that --virtual-net reads.");
+      "LogGP(S) parameters with seed 000's PRTT(n,d,s) method, measured in interleaved rounds "
+      "(every size's four PRTTs each round, all in a random order; sizes whose 95 % intervals "
+      "are still wide get more rounds within the budgets): per size o_s (eq. 6), o_r (the server "
+      "delays before each receive: a late receive's cost), G_all (eq. 7); switches found by the "
+      "late-receive jump of a rendezvous hand-shake and by joint segmentation of PRTT(1,0,s), "
+      "o_s(s), o_r(s) and G_all(s), each confirmed by re-measuring both sides alternately and "
+      "bisected (to one byte where the curve allows); g and G by least squares per range; "
+      "L = PRTT(1,0,1)/2 - o_s(1) - o_r(1), never below 0; bootstrap intervals and a verdict per "
+      "range. --json writes the link-parameter document that --virtual-net reads.");
   struct Flags {
     TransportFlags transport;
     measure::LoggpOptions loggp;
     measure::TimerOptions timer;
     std::string min_size = "1";
-    std::string max_size = "1MiB";
-    std::string max_bytes = "2.5GB";
+    std::string max_size = "256KiB";
+    std::string max_bytes = "0.9GB";
     std::string sizes;
     std::optional<double> delay;
     bool no_refine = false;
@@ -78,29 +82,40 @@ void add_loggp_command(CLI::App& app, Action& action) {
   auto* no_refine =
       cmd->add_flag("--no-refine", f->no_refine, "do not bisect around switches")->group(g);
   cmd->add_option("--refine-tolerance", f->loggp.refine_tolerance,
-                  "bisect until the switch is bracketed within this fraction of its size")
+                  "bisect until the switch is bracketed within this fraction of its size (0: "
+                  "to one byte, where the curve allows)")
       ->capture_default_str()
       ->group(g)
       ->excludes(no_refine);
   cmd->add_option("--ci-target", f->loggp.ci_target,
-                  "repeat a PRTT until the 95 % CI of its median is within this fraction")
+                  "a size is stable when the 95 % CI of each of its PRTT medians over the rounds "
+                  "is within this fraction; unstable sizes get more rounds")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--min-repetitions", f->loggp.min_repetitions, "repetitions of the first batch")
+  cmd->add_option("--min-rounds", f->loggp.min_rounds,
+                  "interleaved rounds every size gets (6 is the least for a 95 % CI)")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--max-repetitions", f->loggp.max_repetitions, "repetition cap per PRTT")
+  cmd->add_option("--max-rounds", f->loggp.max_rounds, "rounds an unstable size may get in all")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--budget", f->loggp.budget_s, "bound on the whole run in seconds (0: none)")
+  cmd->add_option("--seed", f->loggp.seed,
+                  "seed of the random order of the cells (0: drawn; the JSON records it)")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--bootstrap", f->loggp.bootstrap,
+                  "resamples of the rounds for the parameters' 95 % intervals")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--budget", f->loggp.budget_s,
+                  "bound in seconds on extra rounds and refinement (0: none)")
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--max-messages", f->loggp.max_messages,
-                  "messages (both directions) that repetitions and refinement may use")
+                  "messages (both directions) the whole run may use")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--max-bytes", f->max_bytes,
-                  "bytes (both directions) that repetitions and refinement may use")
+  cmd->add_option("--max-bytes", f->max_bytes, "bytes (both directions) the whole run may use")
       ->capture_default_str()
       ->group(g);
   cmd->add_flag("--no-self-check", f->no_self_check,

@@ -66,7 +66,7 @@ void add_profile_command(CLI::App& app, Action& action) {
   struct Flags {
     TransportFlags transport;
     std::string output;
-    std::string max_size = "1MiB";
+    std::string max_size = "256KiB";
     std::string latency_sizes;
     std::string link_class = "auto";
     std::string link_label;

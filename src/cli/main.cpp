@@ -1,8 +1,10 @@
 // commgauge: what does communication cost here, and how long will this MPI program take there?
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -22,8 +24,15 @@ bool primary_process() {
   return true;
 }
 
+// An input error is found alike on every rank; only the primary prints it. The others wait a
+// moment before exiting: mpirun kills the remaining ranks as soon as one exits non-zero, which
+// could otherwise take the primary down before its line is out.
 int report_error(const char* kind, const std::exception& e, int status) {
-  if (primary_process() || status != 2) std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
+  if (primary_process() || status != 2) {
+    std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
   return status;
 }
 

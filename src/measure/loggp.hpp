@@ -1,8 +1,23 @@
 #pragma once
-// LogGP(S) assessment with the PRTT method of seed 000 (§3, Table 2), with commgauge's
-// additions: the receive overhead o_r, identifiability of g/G, robust protocol-change detection
-// with bisection refinement, a stopping rule for repetitions, a LogGPS view, and a self-check
-// that the reported parameters reproduce the measured PRTT curves on the virtual network.
+// LogGP(S) assessment with the PRTT method of seed 000 (§3, Table 2), measured so that the
+// numbers repeat run to run:
+// * interleaved rounds: every round measures PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the
+//   server-delay PRTT at every size, all cells in a freshly shuffled order (the seed is kept in
+//   the result), so drift and bursts of load fall on all sizes alike; a size's estimate is the
+//   median over its rounds with the distribution-free 95 % interval; sizes whose interval is not
+//   yet narrow get more rounds within the message, byte and time budgets;
+// * switches found by two detectors - the joint segmentation of PRTT(1,0,s), o_s(s), o_r(s) and
+//   G_all(s), and the late-receive test of rendezvous (below) - then confirmed by re-measuring
+//   both sides alternately and narrowed by bisection, to one byte where the curve allows;
+// * the seeds' estimators per range (o eq. (6), g and G eq. (7), L §3.4), none negative, each
+//   with a bootstrap interval over the rounds and a verdict.
+//
+// Rendezvous (seed 004's T4, T5): the data moves only once the receive is posted. The
+// server-delay PRTT makes every receive late, so o_r(s) there is what a late receive costs:
+// the copy-out of data that already arrived (eager, T3), or the hand-shake plus the whole
+// transfer (rendezvous, T5 + T1 + T2 + T3). At a rendezvous switch o_r(s) therefore jumps by
+// more than the whole one-way time of the size below it; a late-receiver probe (one message,
+// the receiver computes before posting, its receive timed) bisects that jump to one byte.
 
 #include <array>
 #include <cstdint>
@@ -20,24 +35,27 @@
 namespace commgauge::measure {
 
 struct LoggpOptions {
-  std::uint64_t min_size = 1;          ///< sweep start (bytes)
-  std::uint64_t max_size = 1u << 20;   ///< sweep end (bytes)
-  std::vector<std::uint64_t> sizes;    ///< explicit sizes; replace the sweep
-  double points_per_octave = 2;        ///< geometric sweep density
-  std::uint32_t n = 16;                ///< messages per PRTT(n, ., s) (seed 000: 16)
-  double delay_us = -1;                ///< d; < 0: PRTT(1,0,s) per size (seed 000)
-  std::string detector = "joint";      ///< joint | seed000 | none
-  int lookahead = 4;                   ///< x of seed 000 §3.5
-  double pfact = 2.0;                  ///< pfact of seed 000 §3.5
-  bool refine = true;                  ///< bisect between the sizes around a switch
-  double refine_tolerance = 0.03;      ///< stop when the switch is bracketed this tightly
-  double ci_target = 0.03;             ///< stop repeating when the median's 95 % CI is this narrow
-  std::uint32_t min_repetitions = 6;   ///< first batch (6 is the least for a 95 % CI)
-  std::uint32_t max_repetitions = 24;  ///< stop repeating here even if the CI is wider
-  double budget_s = 0;                 ///< bound on the whole run (0: none)
-  std::uint64_t max_messages = 40000;  ///< repetitions beyond the first batch stay within this
-  std::uint64_t max_bytes = 2'500'000'000;  ///< ... and this (both directions, whole run)
-  bool self_check = true;                   ///< replay the result on the virtual network
+  std::uint64_t min_size = 1;             ///< sweep start (bytes)
+  std::uint64_t max_size = 256u << 10;    ///< sweep end (bytes)
+  std::vector<std::uint64_t> sizes;       ///< explicit sizes; replace the sweep
+  double points_per_octave = 2;           ///< geometric sweep density
+  std::uint32_t n = 16;                   ///< messages per PRTT(n, ., s) (seed 000: 16)
+  double delay_us = -1;                   ///< d; < 0: PRTT(1,0,s) per size (seed 000)
+  std::string detector = "joint";         ///< joint | seed000 | none
+  int lookahead = 4;                      ///< x of seed 000 §3.5
+  double pfact = 2.0;                     ///< pfact of seed 000 §3.5
+  bool refine = true;                     ///< bisect between the sizes around a switch
+  double refine_tolerance = 0;            ///< stop bisecting at this fraction (0: one byte)
+  double ci_target = 0.03;                ///< a size is stable when every PRTT's 95 % CI
+                                          ///< half-width is within this fraction
+  std::uint32_t min_rounds = 6;           ///< rounds every size gets (6: least for a 95 % CI)
+  std::uint32_t max_rounds = 30;          ///< rounds a size may get in all
+  double budget_s = 0;                    ///< bound on the whole run (0: none)
+  std::uint64_t max_messages = 120'000;   ///< messages, both directions, whole run
+  std::uint64_t max_bytes = 900'000'000;  ///< bytes, both directions, whole run
+  std::uint64_t seed = 0;                 ///< order of the cells (0: drawn, then recorded)
+  std::uint32_t bootstrap = 200;          ///< resamples of the rounds for the intervals
+  bool self_check = true;                 ///< replay the result on the virtual network
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -47,33 +65,45 @@ struct LoggpOptions {
 void to_json(nlohmann::json& j, const LoggpOptions& o);
 void from_json(const nlohmann::json& j, LoggpOptions& o);
 
-/// One PRTT measured repeatedly: its median and the 95 % confidence interval of the median.
+/// A median over rounds and its distribution-free 95 % confidence interval.
 struct PrttStat {
   double median_us = 0;
   double lower_us = 0;
   double upper_us = 0;
-  std::uint32_t repetitions = 0;
-  bool converged = false;   ///< the CI target was met (else a cap or the budget stopped it)
-  double noise_us() const;  ///< standard error of the median, from the CI
+  std::uint32_t repetitions = 0;  ///< rounds
+  bool converged = false;         ///< the CI target was met
+  double noise_us() const;        ///< standard error of the median, from the CI
+};
+
+/// A size's PRTTs, one value per round (all four measured in the same rounds).
+struct RoundValues {
+  std::vector<double> prtt1, prtt_n0, prtt_nd, prtt_nr;
+  std::size_t size() const { return prtt1.size(); }
 };
 
 /// Everything measured and derived at one message size.
 struct LoggpPoint {
   std::uint64_t bytes = 0;
-  PrttStat prtt1;                 ///< PRTT(1,0,s)
-  PrttStat prtt_n0;               ///< PRTT(n,0,s)
-  PrttStat prtt_nd;               ///< PRTT(n,d,s), client delay
-  PrttStat prtt_nr;               ///< PRTT(n,d,s), server delay (o_r)
-  std::optional<PrttStat> prtt2;  ///< PRTT(2,0,s) when d = PRTT(1,0,s) was not above G_all
-  double delay_us = 0;
-  double o_s_us = 0;    ///< seed 000 eq. (6)
-  double o_r_us = 0;    ///< the same with the server's delay
+  RoundValues rounds;   ///< the raw per-round values everything below is derived from
+  PrttStat prtt1;       ///< PRTT(1,0,s)
+  PrttStat prtt_n0;     ///< PRTT(n,0,s)
+  PrttStat prtt_nd;     ///< PRTT(n,d,s), client delay
+  PrttStat prtt_nr;     ///< PRTT(n,d,s), server delay (o_r: every receive is late)
+  double delay_us = 0;  ///< d (seed 000 §3.2: PRTT(1,0,s), or PRTT(2,0,s) if not above G_all)
+  double o_s_us = 0;    ///< seed 000 eq. (6), median of the rounds' values
+  double o_r_us = 0;    ///< the same with the server's delay: a late receive's cost
   double g_all_us = 0;  ///< seed 000 eq. (7): really max(o, G_all)
-  double o_s_noise = 0, o_r_noise = 0, g_all_noise = 0;
-  bool g_identifiable = true;  ///< false where o >= G_all hides the gap
-  bool refined = false;        ///< measured by the bisection around a switch
-  std::uint32_t remeasured = 0;
+  double o_s_noise = 0, o_r_noise = 0, g_all_noise = 0;  ///< standard errors (from the CIs)
+  bool g_identifiable = true;                            ///< false where o >= G_all hides the gap
+  bool refined = false;    ///< measured by the bisection around a switch
+  bool converged = false;  ///< every PRTT met the CI target
   std::size_t range = 0;
+};
+
+/// A parameter with its bootstrap 95 % interval over the rounds.
+struct Interval {
+  double lower = 0, upper = 0;
+  bool known = false;  ///< false: not computed (too few rounds)
 };
 
 struct LoggpRange {
@@ -87,37 +117,61 @@ struct LoggpRange {
   double fit_residual_us = 0;  ///< rms residual of the g/G fit
   std::size_t fit_points = 0;
   std::string protocol;  ///< short | eager | rendezvous (the LogGPS view)
-  /// PRTT(1,0,s) and G_all step up here by about a small-message round trip or more: the
-  /// synchronisation of a rendezvous protocol (seed 004's S), whether or not the parameters
-  /// are reported net of a hand-shake (params.rendezvous).
-  bool synchronizing_step = false;
+  /// Bootstrap intervals of o_s, o_r, O_s, O_r, g, G (the order of kParameterNames).
+  std::array<Interval, 6> intervals{};
+  std::string verdict;  ///< "stable", or "unstable: ..." with the reason
   std::vector<std::string> notes;
+};
+
+/// The names of LoggpRange::intervals, in order.
+inline constexpr std::array<const char*, 6> kParameterNames = {"o_s", "o_r", "O_s",
+                                                               "O_r", "g",   "G"};
+
+/// How a switch between two protocol ranges was found and how sure it is.
+struct LoggpSwitch {
+  std::uint64_t first_bytes = 0;  ///< first size of the new range
+  std::uint64_t below_bytes = 0;  ///< the largest size known to lie in the range below
+  bool rendezvous = false;        ///< the late receive pays a hand-shake from here on
+  std::string found_by;           ///< "late-receive jump", "joint segmentation" or both
+  /// Late-receive probe at below_bytes and first_bytes (medians, us) and how many of the
+  /// alternating confirmation trials agreed on each side.
+  double late_recv_below_us = 0, late_recv_above_us = 0;
+  std::uint32_t confirmations = 0, confirmation_trials = 0;
+  bool confirmed = false;  ///< the last alternating trials still separated the sides
+  bool exact = false;      ///< bracketed to one byte
+  std::string verdict;     ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
 };
 
 struct LoggpSelfCheck {
   double max_deviation_prtt1 = 0;  ///< largest |virtual - measured| / measured
   double max_deviation_prtt_n0 = 0;
   double max_deviation_prtt_nd = 0;
+  double max_deviation_prtt_nr = 0;
   std::uint64_t worst_size = 0;
-  std::vector<std::array<double, 3>> virtual_us;  ///< per point: PRTT(1,0,s), (n,0,s), (n,d,s)
+  /// per point: PRTT(1,0,s), (n,0,s), (n,d,s), server-delay (n,d,s) replayed
+  std::vector<std::array<double, 4>> virtual_us;
 };
 
 struct LoggpResult {
   std::vector<LoggpPoint> points;  ///< sorted by size
   std::vector<LoggpRange> ranges;
-  std::vector<std::size_t> changes;  ///< indices into points where a range starts
+  std::vector<std::size_t> changes;   ///< indices into points where a range starts
+  std::vector<LoggpSwitch> switches;  ///< one per change, same order
   model::LinkParams link;
-  double eel_us = 0;  ///< PRTT(1,0,1)/2 (seed 000 §3.4)
-  bool L_negative = false;
+  double eel_us = 0;         ///< PRTT(1,0,1)/2 (seed 000 §3.4)
+  double L_equation_us = 0;  ///< eel - o_s(1) - o_r(1) as the equation gives it (may be < 0)
+  bool L_negative = false;   ///< the equation gave L < 0; L is reported as 0
+  Interval L_interval;
   std::optional<std::uint64_t> short_eager_bytes;  ///< LogGPS s
   std::optional<std::uint64_t> rendezvous_bytes;   ///< LogGPS S
   std::optional<LoggpSelfCheck> self_check;
   net::Counters source_counters;
   net::Counters total_counters;  ///< both directions
   double seconds = 0;
-  bool budget_exhausted = false;
-  bool refinement_stopped_by_budget = false;
-  std::uint32_t remeasured_points = 0;
+  std::uint64_t seed = 0;    ///< the order of the cells was drawn from this
+  std::uint32_t rounds = 0;  ///< rounds run (the most any size got)
+  std::uint32_t stable_points = 0;
+  bool budget_exhausted = false;  ///< a budget cut rounds or refinement short
   std::vector<std::string> notes;
 };
 
@@ -125,12 +179,21 @@ struct LoggpResult {
 std::optional<LoggpResult> measure_loggp(net::Transport& transport, const LoggpOptions& options,
                                          ProgressSink* progress);
 
-/// The analysis alone (detection unless `detect_changes` is false, fits, LogGPS view), for
-/// points already measured; with detect_changes false, result.changes is kept as it is.
+/// Per-size medians, intervals and eq. (6)/(7) values from the points' rounds.
+void summarise_points(std::vector<LoggpPoint>& points, const LoggpOptions& options);
+
+/// The analysis alone for points already summarised: detection unless `detect_changes` is
+/// false (then result.changes and result.switches are kept), the seeds' estimators per range,
+/// the LogGPS view. No intervals (see bootstrap_intervals).
 void analyse_loggp(LoggpResult& result, const LoggpOptions& options, bool detect_changes);
 
-/// Replays PRTT(1,0,s), PRTT(n,0,s) and PRTT(n,d,s) of every point on a virtual network built
-/// from `link`, and compares them with the measurement.
+/// Bootstrap intervals for every range parameter and L: the rounds of each size resampled
+/// `options.bootstrap` times (seeded by result.seed), the analysis repeated with the switches
+/// kept; then the verdict of every range.
+void bootstrap_intervals(LoggpResult& result, const LoggpOptions& options);
+
+/// Replays PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the server-delay PRTT of every point on a
+/// virtual network built from `link`, and compares them with the measurement.
 LoggpSelfCheck self_check(const LoggpResult& result, const model::LinkParams& link,
                           std::uint32_t n);
 

@@ -1,5 +1,6 @@
 #include "measure/prtt.hpp"
 
+#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -10,57 +11,133 @@ namespace commgauge::measure {
 
 namespace {
 
-// Command words (3 values per batch): kind | n << 8 | reps << 32; bytes; delay in picoseconds.
+// A plan: one header word (kPlan | entries << 8 | repetitions << 32), then 3 words per entry:
+// kind | n << 8; bytes; delay in picoseconds; the dest acknowledges with the entry count, and
+// after the plan returns the probes' receive durations. kDone ends the session.
+constexpr std::uint64_t kPlan = 0xfe;
 constexpr std::uint64_t kDone = 0xff;
+constexpr std::uint64_t kMaxEntries = 0xffffff;
 
-std::uint64_t encode(const PrttSpec& s, std::uint32_t reps) {
-  return static_cast<std::uint64_t>(s.kind) | (static_cast<std::uint64_t>(s.n) << 8) |
-         (static_cast<std::uint64_t>(reps) << 32);
+void check(const PrttSpec& s) {
+  if (s.n < 1 || s.n > 0xffffff) throw InputError("PRTT: n must be 1..16777215");
+  if (!(s.delay_us >= 0) || !std::isfinite(s.delay_us)) {
+    throw InputError("PRTT: the delay must be a finite number >= 0");
+  }
+  if (s.kind == PrttKind::late_receiver && s.n != 1) {
+    throw InputError("PRTT: the late-receiver probe sends one message");
+  }
+}
+
+// The source's side of one entry, once. The late-receiver probe's time comes from the dest.
+double run_source(net::Transport& t, const PrttSpec& spec) {
+  const std::size_t s = spec.bytes;
+  if (spec.kind == PrttKind::late_receiver) {
+    t.send(s);
+    t.recv(1);
+    return 0;
+  }
+  const double t0 = t.now_us();
+  t.send(s);
+  for (std::uint32_t i = 1; i < spec.n; ++i) {
+    if (spec.kind == PrttKind::client_delay) t.compute(spec.delay_us);
+    t.send(s);
+  }
+  t.recv(s);
+  return t.now_us() - t0;
+}
+
+// The dest's side of one entry, once; returns the late receive's duration (probe only).
+double run_dest(net::Transport& t, const PrttSpec& spec) {
+  const std::size_t s = spec.bytes;
+  if (spec.kind == PrttKind::late_receiver) {
+    t.compute(spec.delay_us);
+    const double t0 = t.now_us();
+    t.recv(s);
+    const double received = t.now_us() - t0;
+    t.send(1);
+    return received;
+  }
+  t.recv(s);
+  for (std::uint32_t i = 1; i < spec.n; ++i) {
+    if (spec.kind == PrttKind::server_delay) t.compute(spec.delay_us);
+    t.recv(s);
+  }
+  t.send(s);
+  return 0;
 }
 
 }  // namespace
 
-std::vector<double> prtt_batch(net::Transport& t, const PrttSpec& spec, std::uint32_t reps) {
-  if (spec.n < 1 || spec.n > 0xffffff) throw InputError("PRTT: n must be 1..16777215");
-  if (!(spec.delay_us >= 0)) throw InputError("PRTT: the delay must be >= 0");
-  t.send_value(encode(spec, reps));
-  t.send_value(spec.bytes);
-  t.send_value(static_cast<std::uint64_t>(std::llround(spec.delay_us * 1e6)));
-  std::vector<double> times(reps);
-  const std::size_t s = spec.bytes;
-  for (auto& time : times) {
-    const double t0 = t.now_us();
-    t.send(s);
-    for (std::uint32_t i = 1; i < spec.n; ++i) {
-      if (spec.kind == PrttKind::client_delay) t.compute(spec.delay_us);
-      t.send(s);
+std::vector<std::vector<double>> prtt_plan(net::Transport& t, std::span<const PrttSpec> plan,
+                                           std::uint32_t reps) {
+  if (plan.size() > kMaxEntries) throw InputError("PRTT: a plan holds at most 16777215 entries");
+  for (const auto& spec : plan)
+    check(spec);
+  t.send_value(kPlan | (static_cast<std::uint64_t>(plan.size()) << 8) |
+               (static_cast<std::uint64_t>(reps) << 32));
+  for (const auto& spec : plan) {
+    t.send_value(static_cast<std::uint64_t>(spec.kind) | (static_cast<std::uint64_t>(spec.n) << 8));
+    t.send_value(spec.bytes);
+    t.send_value(static_cast<std::uint64_t>(std::llround(spec.delay_us * 1e6)));
+  }
+  // The dest acknowledges the plan: the first timed send follows a round trip, not the
+  // command messages (whose gap would delay it), and finds the first receive posted.
+  if (t.recv_value() != plan.size()) throw TransportError("PRTT: the plan was not acknowledged");
+  std::vector<std::vector<double>> times(plan.size(), std::vector<double>(reps));
+  bool probes = false;
+  for (std::size_t e = 0; e < plan.size(); ++e) {
+    probes = probes || plan[e].kind == PrttKind::late_receiver;
+    for (auto& time : times[e])
+      time = run_source(t, plan[e]);
+  }
+  // The dest's receive durations of the probes, in plan order, after everything was timed.
+  if (probes) {
+    for (std::size_t e = 0; e < plan.size(); ++e) {
+      if (plan[e].kind != PrttKind::late_receiver) continue;
+      for (auto& time : times[e])
+        time = std::bit_cast<double>(t.recv_value());
     }
-    t.recv(s);
-    time = t.now_us() - t0;
   }
   return times;
 }
 
+std::vector<double> prtt_batch(net::Transport& t, const PrttSpec& spec, std::uint32_t reps) {
+  return prtt_plan(t, std::span<const PrttSpec>(&spec, 1), reps).front();
+}
+
 net::Counters serve_prtt(net::Transport& t) {
+  std::vector<PrttSpec> plan;
   for (;;) {
-    const std::uint64_t word = t.recv_value();
-    if ((word & 0xff) == kDone) break;
-    const auto kind = static_cast<PrttKind>(word & 0xff);
-    if (kind != PrttKind::client_delay && kind != PrttKind::server_delay) {
-      throw TransportError(fmt::format("PRTT: unknown command {:#x}", word));
+    const std::uint64_t header = t.recv_value();
+    if ((header & 0xff) == kDone) break;
+    if ((header & 0xff) != kPlan) {
+      throw TransportError(fmt::format("PRTT: unknown command {:#x}", header));
     }
-    const auto n = static_cast<std::uint32_t>((word >> 8) & 0xffffff);
-    const auto reps = static_cast<std::uint32_t>(word >> 32);
-    const std::size_t s = t.recv_value();
-    const double delay_us = static_cast<double>(t.recv_value()) / 1e6;
-    for (std::uint32_t r = 0; r < reps; ++r) {
-      t.recv(s);
-      for (std::uint32_t i = 1; i < n; ++i) {
-        if (kind == PrttKind::server_delay) t.compute(delay_us);
-        t.recv(s);
+    const std::size_t entries = (header >> 8) & kMaxEntries;
+    const auto reps = static_cast<std::uint32_t>(header >> 32);
+    plan.resize(entries);
+    for (auto& spec : plan) {
+      const std::uint64_t word = t.recv_value();
+      const auto kind = static_cast<PrttKind>(word & 0xff);
+      if (kind != PrttKind::client_delay && kind != PrttKind::server_delay &&
+          kind != PrttKind::late_receiver) {
+        throw TransportError(fmt::format("PRTT: unknown entry kind {:#x}", word));
       }
-      t.send(s);
+      spec.kind = kind;
+      spec.n = static_cast<std::uint32_t>((word >> 8) & 0xffffff);
+      spec.bytes = t.recv_value();
+      spec.delay_us = static_cast<double>(t.recv_value()) / 1e6;
     }
+    t.send_value(entries);
+    std::vector<double> received;
+    for (const auto& spec : plan) {
+      for (std::uint32_t r = 0; r < reps; ++r) {
+        const double us = run_dest(t, spec);
+        if (spec.kind == PrttKind::late_receiver) received.push_back(us);
+      }
+    }
+    for (double us : received)
+      t.send_value(std::bit_cast<std::uint64_t>(us));
   }
   const net::Counters mine = t.counters();
   t.send_value(mine.messages);

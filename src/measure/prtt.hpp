@@ -1,34 +1,50 @@
 #pragma once
-// The parametrized round trip time PRTT(n, d, s) of seed 000 (Listing 1), measured in batches
-// that the source commands and the dest obeys, so one protocol serves every transport.
+// The parametrized round trip time PRTT(n, d, s) of seed 000 (Listing 1), measured in plans that
+// the source commands and the dest obeys, so one protocol serves every transport.
 //
 // client_delay (Listing 1): the client sends n messages of s bytes with a busy delay d between
 //   them; the server receives the n, then replies with one message of s bytes.
 // server_delay (commgauge's addition for o_r): the client sends n messages back to back; the
 //   server receives the first, then before each further receive computes for d, so that the
 //   messages wait for it and each receive's cost shows; then it replies.
+// late_receiver (commgauge's rendezvous probe): the server computes for d before it posts its
+//   receive and times that receive on its own clock; it replies with 1 byte. An eager message
+//   has arrived by then and the receive only copies it out (seed 004's T3); a rendezvous
+//   receive must first answer the request and wait for the data (T5 + T1 + T2 + T3). (The
+//   send's duration is no protocol signal: Open MPI's shared-memory BTL completes even eager
+//   sends above 256 B only when the receiver has taken the fragment.)
+//
+// A plan is sent whole before anything is timed, and its entries run back to back: the server
+// posts the next entry's first receive as soon as it has sent a reply, as between the
+// repetitions of one batch, so no entry starts behind command messages.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "net/transport.hpp"
 
 namespace commgauge::measure {
 
-enum class PrttKind : std::uint8_t { client_delay = 0, server_delay = 1 };
+enum class PrttKind : std::uint8_t { client_delay = 0, server_delay = 1, late_receiver = 2 };
 
 struct PrttSpec {
   PrttKind kind = PrttKind::client_delay;
-  std::uint32_t n = 1;      ///< messages in the round (>= 1)
+  std::uint32_t n = 1;      ///< messages in the round (>= 1; late_receiver: 1)
   std::uint64_t bytes = 1;  ///< s
   double delay_us = 0;      ///< d (busy computation, never a sleep)
 };
 
-/// Source: tells the dest what to do and times `repetitions` rounds; returns their times (us).
+/// Source: sends the plan, then runs every entry `repetitions` times in order (entry by entry);
+/// returns per entry its times in microseconds (late_receiver: the dest's receive duration).
+std::vector<std::vector<double>> prtt_plan(net::Transport& source, std::span<const PrttSpec> plan,
+                                           std::uint32_t repetitions);
+
+/// Source: one entry, `repetitions` times.
 std::vector<double> prtt_batch(net::Transport& source, const PrttSpec& spec,
                                std::uint32_t repetitions);
 
-/// Dest: obeys batches until the source ends the session; returns its own counters.
+/// Dest: obeys plans until the source ends the session; returns its own counters.
 net::Counters serve_prtt(net::Transport& dest);
 
 /// Source: ends the dest's serve_prtt loop and returns the dest's counters.

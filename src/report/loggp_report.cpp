@@ -55,8 +55,35 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
       j["G_stderr_us_per_byte"] = range.G_stderr_us_per_byte;
     j["fit_residual_us"] = range.fit_residual_us;
     j["fit_points"] = range.fit_points;
+    j["verdict"] = range.verdict;
+    nlohmann::json ci = nlohmann::json::object();
+    static const char* const keys[6] = {"o_s_us",          "o_r_us", "O_s_us_per_byte",
+                                        "O_r_us_per_byte", "g_us",   "G_us_per_byte"};
+    for (std::size_t p = 0; p < 6; ++p) {
+      if (range.intervals[p].known) {
+        ci[keys[p]] = {range.intervals[p].lower, range.intervals[p].upper};
+      }
+    }
+    j["ci95"] = ci;
     if (!range.notes.empty()) j["note"] = joined(range.notes);
   }
+  doc["L_equation_us"] = r.L_equation_us;
+  if (r.L_interval.known) doc["L_ci95_us"] = {r.L_interval.lower, r.L_interval.upper};
+  nlohmann::json switches = nlohmann::json::array();
+  for (const auto& sw : r.switches) {
+    switches.push_back({{"first_bytes", sw.first_bytes},
+                        {"below_bytes", sw.below_bytes},
+                        {"rendezvous", sw.rendezvous},
+                        {"confirmed", sw.confirmed},
+                        {"exact", sw.exact},
+                        {"found_by", sw.found_by},
+                        {"late_receive_below_us", sw.late_recv_below_us},
+                        {"late_receive_above_us", sw.late_recv_above_us},
+                        {"confirmations", sw.confirmations},
+                        {"confirmation_trials", sw.confirmation_trials},
+                        {"verdict", sw.verdict}});
+  }
+  doc["switches"] = switches;
   nlohmann::json loggps_ranges = nlohmann::json::array();
   for (const auto& range : r.ranges) {
     loggps_ranges.push_back(
@@ -94,23 +121,25 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                         {"g_all_noise_us", p.g_all_noise},
                         {"g_identifiable", p.g_identifiable},
                         {"refined", p.refined},
-                        {"remeasured", p.remeasured},
+                        {"rounds", p.rounds.size()},
+                        {"stable", p.converged},
                         {"range", p.range}};
-    if (p.prtt2) j["prtt2"] = prtt_json(*p.prtt2);
     if (r.self_check && i < r.self_check->virtual_us.size()) {
       const auto& v = r.self_check->virtual_us[i];
-      j["virtual_us"] = {{"prtt1", v[0]}, {"prtt_n0", v[1]}, {"prtt_nd", v[2]}};
+      j["virtual_us"] = {
+          {"prtt1", v[0]}, {"prtt_n0", v[1]}, {"prtt_nd", v[2]}, {"prtt_nd_server", v[3]}};
     }
     points.push_back(j);
   }
   doc["points"] = points;
   doc["switch_points_bytes"] = nlohmann::json::array();
-  for (std::size_t c : r.changes)
-    doc["switch_points_bytes"].push_back(r.points[c].bytes);
+  for (const auto& sw : r.switches)
+    doc["switch_points_bytes"].push_back(sw.first_bytes);
   if (r.self_check) {
     doc["self_check"] = {{"max_deviation_prtt1", r.self_check->max_deviation_prtt1},
                          {"max_deviation_prtt_n0", r.self_check->max_deviation_prtt_n0},
                          {"max_deviation_prtt_nd", r.self_check->max_deviation_prtt_nd},
+                         {"max_deviation_prtt_nd_server", r.self_check->max_deviation_prtt_nr},
                          {"worst_size_bytes", r.self_check->worst_size}};
   }
   doc["notes"] = r.notes;
@@ -120,7 +149,9 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   doc["source_bytes"] = r.source_counters.bytes;
   doc["seconds"] = r.seconds;
   doc["budget_exhausted"] = r.budget_exhausted;
-  doc["remeasured_points"] = r.remeasured_points;
+  doc["seed"] = r.seed;
+  doc["rounds"] = r.rounds;
+  doc["stable_points"] = r.stable_points;
   doc["parameters"] = o;
   doc["timer"] = timer;
   doc["context"] = context;
@@ -129,32 +160,52 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 
 std::string loggp_table(const measure::LoggpResult& r) {
   std::string out = fmt::format(
-      "LogGP PARAMETERS (seed 000 Table 2)   eel = PRTT(1,0,1)/2 = {:.4g} us, model L = eel - "
-      "o_s(1) - "
-      "o_r(1) = {:.4g} us{}\n",
-      r.eel_us, r.link.latency_us, r.L_negative ? " (negative: o and L overlap)" : "");
-  TextTable t({"protocol interval (bytes)", "L_us", "o(1)_us", "o_r(1)_us", "g_us", "G_us/B",
-               "g_se", "G_se", "fit_pts", "rendezvous"});
-  const double o1 = r.points.front().o_s_us;
-  const double or1 = r.points.front().o_r_us;
+      "LogGP PARAMETERS (seed 000 Table 2)   eel = PRTT(1,0,1)/2 = {:.4g} us, L = {:.4g} us{}{}\n",
+      r.eel_us, r.link.latency_us,
+      r.L_interval.known
+          ? fmt::format(" [95 % CI {:.4g}, {:.4g}]", r.L_interval.lower, r.L_interval.upper)
+          : "",
+      r.L_negative
+          ? fmt::format(" (eq. gives {:.4g}: o and L overlap, reported as 0)", r.L_equation_us)
+          : "");
+  TextTable t({"protocol interval (bytes)", "o_s(1)_us", "o_r(1)_us", "g_us", "G_us/B",
+               "G(LogGP)_us/B", "fit_pts", "rendezvous", "verdict"});
   for (const auto& range : r.ranges) {
     const bool id = range.g_identifiable;
-    t.add_row({interval_text(range), number(r.link.latency_us), number(o1), number(or1),
-               id || range.params.rendezvous ? number(range.params.gap_us) : "hidden (o>=G_all)",
-               number(range.params.gap_per_byte_us), number(range.g_stderr_us, 2),
-               number(range.G_stderr_us_per_byte, 2), std::to_string(range.fit_points),
-               range.params.rendezvous ? "yes" : "no"});
+    const auto& p = range.params;
+    t.add_row({interval_text(range), number(p.send_overhead_us), number(p.recv_overhead_us),
+               id ? number(p.gap_us) : "hidden (o>=G_all)", number(p.gap_per_byte_us),
+               number(p.plain_gap_per_byte_us), std::to_string(range.fit_points),
+               p.rendezvous ? "yes" : "no", range.verdict});
   }
   out += t.render();
+  if (!r.switches.empty()) {
+    out += "\nSWITCHES\n";
+    TextTable w({"first size", "protocol", "late receive below -> above", "found by", "verdict"});
+    for (const auto& sw : r.switches) {
+      w.add_row({fmt::format("{} B", sw.first_bytes), sw.rendezvous ? "rendezvous" : "eager",
+                 fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us, sw.late_recv_above_us),
+                 sw.found_by, sw.verdict});
+    }
+    out += w.render();
+  }
   out += fmt::format("\nLogGPS VIEW (seed 004)   s (short/eager) = {}   S (rendezvous) = {}\n",
                      r.short_eager_bytes ? std::to_string(*r.short_eager_bytes) : "none",
                      r.rendezvous_bytes ? std::to_string(*r.rendezvous_bytes) : "none");
-  TextTable v({"protocol", "interval (bytes)", "o_s_us", "O_s_us/B", "o_r_us", "O_r_us/B"});
+  TextTable v({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "O_s_us/B", "o_r_us [95 % CI]",
+               "O_r_us/B", "G_us/B [95 % CI]"});
+  auto with_ci = [](double value, const measure::Interval& in, int digits) {
+    if (!in.known) return number(value, digits);
+    return fmt::format("{} [{}, {}]", number(value, digits), number(in.lower, 3),
+                       number(in.upper, 3));
+  };
   for (const auto& range : r.ranges) {
-    v.add_row({range.protocol, interval_text(range), number(range.params.send_overhead_us),
-               number(range.params.send_overhead_per_byte_us, 3),
-               number(range.params.recv_overhead_us),
-               number(range.params.recv_overhead_per_byte_us, 3)});
+    const auto& p = range.params;
+    v.add_row(
+        {range.protocol, interval_text(range), with_ci(p.send_overhead_us, range.intervals[0], 4),
+         number(p.send_overhead_per_byte_us, 3), with_ci(p.recv_overhead_us, range.intervals[1], 4),
+         number(p.recv_overhead_per_byte_us, 3),
+         with_ci(p.gap_per_byte_us, range.intervals[5], 3)});
   }
   out += v.render();
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
@@ -166,41 +217,33 @@ std::string loggp_table(const measure::LoggpResult& r) {
   if (r.self_check) {
     out += fmt::format(
         "self-check on the virtual network built from these parameters: max deviation "
-        "PRTT(1,0,s) {:.2f} %, PRTT(n,0,s) {:.2f} %, PRTT(n,d,s) {:.2f} % (worst at {} B)\n",
+        "PRTT(1,0,s) {:.2f} %, PRTT(n,0,s) {:.2f} %, PRTT(n,d,s) {:.2f} %, server-delay {:.2f} % "
+        "(worst at {} B)\n",
         100 * r.self_check->max_deviation_prtt1, 100 * r.self_check->max_deviation_prtt_n0,
-        100 * r.self_check->max_deviation_prtt_nd, r.self_check->worst_size);
-  }
-  std::size_t converged = 0, total = 0;
-  for (const auto& p : r.points) {
-    for (const auto* s : {&p.prtt1, &p.prtt_n0, &p.prtt_nd, &p.prtt_nr}) {
-      ++total;
-      converged += s->converged ? 1 : 0;
-    }
+        100 * r.self_check->max_deviation_prtt_nd, 100 * r.self_check->max_deviation_prtt_nr,
+        r.self_check->worst_size);
   }
   out += fmt::format(
-      "{} sizes ({} refined, {} re-measured); {} of {} PRTTs met the CI target, the rest stopped "
-      "at "
-      "the repetition cap\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",
+      "{} sizes ({} refined), {} interleaved rounds (seed {}); {} of {} sizes within the CI "
+      "target\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",
       r.points.size(),
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.refined; }),
-      r.remeasured_points, converged, total, r.total_counters.messages,
+      r.rounds, r.seed, r.stable_points, r.points.size(), r.total_counters.messages,
       static_cast<double>(r.total_counters.bytes) / 1e9, r.seconds,
-      r.budget_exhausted ? " (budget exhausted)" : "");
+      r.budget_exhausted ? " (a budget cut extra rounds short)" : "");
   return out;
 }
 
 std::string loggp_csv(const measure::LoggpResult& r) {
   std::string out =
       "size_bytes,prtt1_us,prtt_n0_us,prtt_nd_us,prtt_nd_server_us,delay_us,o_s_us,o_r_us,"
-      "g_all_us,prtt1_reps,prtt_n0_reps,prtt_nd_reps,prtt_nd_server_reps,g_identifiable,refined,"
-      "range\n";
+      "g_all_us,rounds,stable,g_identifiable,refined,range\n";
   for (const auto& p : r.points) {
     out += fmt::format(
-        "{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},{}\n",
-        p.bytes, p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us, p.prtt_nr.median_us,
-        p.delay_us, p.o_s_us, p.o_r_us, p.g_all_us, p.prtt1.repetitions, p.prtt_n0.repetitions,
-        p.prtt_nd.repetitions, p.prtt_nr.repetitions, p.g_identifiable ? 1 : 0, p.refined ? 1 : 0,
-        p.range);
+        "{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{}\n", p.bytes,
+        p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us, p.prtt_nr.median_us,
+        p.delay_us, p.o_s_us, p.o_r_us, p.g_all_us, p.rounds.size(), p.converged ? 1 : 0,
+        p.g_identifiable ? 1 : 0, p.refined ? 1 : 0, p.range);
   }
   return out;
 }
@@ -236,9 +279,9 @@ void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult&
       "set title '{}'\nset logscale xy\nset xlabel 'message size s (bytes)'\n"
       "set ylabel 'time (us)'\nset key top left\nset grid\n",
       title);
-  for (std::size_t c : r.changes) {
+  for (const auto& sw : r.switches) {
     script += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lc rgb 'gray40'\n",
-                          r.points[c].bytes);
+                          sw.first_bytes);
   }
   script +=
       "plot 'points.dat' using 1:($5==1?$2:1/0) with points pt 7 lc rgb '#1f77b4' title "

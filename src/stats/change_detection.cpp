@@ -175,7 +175,8 @@ std::vector<std::size_t> detect_changes_joint(std::span<const double> size,
   const std::span<const Curve> curves(scattered);
   const std::size_t n = size.size();
   const std::size_t m = std::max<std::size_t>(o.min_segment, 1);
-  const double threshold = o.pfact * o.pfact * 9.0 * static_cast<double>(curves.size());
+  const double threshold =
+      o.pfact * o.pfact * 9.0 * (o.threshold_per_curve ? static_cast<double>(curves.size()) : 1.0);
   std::vector<std::size_t> changes;
   // Segments still to examine: [first, last].
   std::vector<std::pair<std::size_t, std::size_t>> todo;

@@ -12,7 +12,8 @@
 //   (e.g. PRTT(1,0,s), o(s) and G_all(s)), each point weighted by its measured noise, and the
 //   whole curve is segmented at once (binary segmentation: split where the drop in the joint
 //   chi-square is largest, recursively) instead of a single left-to-right pass. A split is kept
-//   when its drop exceeds pfact^2 x 9 per curve (a 3 pfact-sigma step), and the x points after
+//   when its drop exceeds pfact^2 x 9 per curve (a 3 pfact-sigma step; or in all, for callers
+//   that confirm each split by measuring again), and the x points after
 //   it must agree (look-ahead), and the first point after it must already be off the old line
 //   (a step, not a bend). A point's noise is the larger of its own (from its repetitions) and
 //   the curve's measured scatter around a locally straight line (robust: a median), with a tiny
@@ -36,6 +37,10 @@ struct ChangeOptions {
   double pfact = 2.0;  ///< sensitivity factor of seed 000
   std::size_t min_segment = 2;
   double relative_noise_floor = 1e-6;
+  /// The joint split's chi-square gain must exceed pfact^2 x 9 per curve (true), or in all
+  /// (false: a more sensitive first pass, for callers that confirm every split by measuring
+  /// again).
+  bool threshold_per_curve = true;
 };
 
 /// Indices i at which a new range starts (i > 0), ascending.

@@ -1,0 +1,38 @@
+#pragma once
+// Pieces of the loggp method shared by its measuring half (loggp.cpp) and its analysis half
+// (loggp_analysis.cpp). Not a public interface.
+
+#include <cstddef>
+#include <vector>
+
+#include "measure/loggp.hpp"
+#include "stats/change_detection.hpp"
+
+namespace commgauge::measure::detail {
+
+/// Relative noise floor: exact virtual-network data must not turn rounding into switches.
+inline constexpr double kRelativeFloor = 1e-6;
+
+/// A switch candidate: the index of the first point of the new range, and who saw it.
+struct Candidate {
+  std::size_t index = 0;
+  bool late_receive = false;  ///< o_r(s) jumps by more than the one-way time below it
+  bool joint = false;         ///< the joint segmentation split here
+};
+
+/// Both detectors over the summarised points, merged (a late-receive jump and a joint split at
+/// neighbouring indices are one candidate, placed where the late receive jumps).
+std::vector<Candidate> detect_candidates(const std::vector<LoggpPoint>& points,
+                                         const LoggpOptions& options);
+
+/// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
+bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
+
+/// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
+std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);
+std::vector<double> sizes_of(const std::vector<LoggpPoint>& points);
+
+/// Median, interval and noise of one series of per-round values.
+PrttStat stat_of(const std::vector<double>& values, double ci_target);
+
+}  // namespace commgauge::measure::detail
