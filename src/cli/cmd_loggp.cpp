@@ -39,7 +39,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
     std::string sizes;
     std::optional<double> delay;
     bool no_refine = false;
-    bool no_self_check = false;
+    bool no_calibrate = false;
     std::string json, csv, plot;
   };
   auto f = std::make_shared<Flags>();
@@ -118,8 +118,9 @@ void add_loggp_command(CLI::App& app, Action& action) {
   cmd->add_option("--max-bytes", f->max_bytes, "bytes (both directions) the whole run may use")
       ->capture_default_str()
       ->group(g);
-  cmd->add_flag("--no-self-check", f->no_self_check,
-                "skip replaying the result on the virtual network")
+  cmd->add_flag("--no-calibrate", f->no_calibrate,
+                "report the seeds' estimators only, without the calibrated set fitted to all four "
+                "PRTT curves")
       ->group(g);
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context's timer figures")
       ->capture_default_str()
@@ -148,7 +149,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
         lo.delay_us = *f->delay;
       }
       lo.refine = !f->no_refine;
-      lo.self_check = !f->no_self_check;
+      lo.calibrate = !f->no_calibrate;
       (void)detector;
       lo.validate();
       f->timer.validate();

@@ -89,7 +89,7 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"max_bytes", o.max_bytes},
        {"seed", o.seed},
        {"bootstrap", o.bootstrap},
-       {"self_check", o.self_check}};
+       {"calibrate", o.calibrate}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -112,7 +112,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.max_bytes = j.at("max_bytes");
   o.seed = j.at("seed");
   o.bootstrap = j.at("bootstrap");
-  o.self_check = j.at("self_check");
+  o.calibrate = j.at("calibrate");
 }
 
 namespace {
@@ -363,30 +363,54 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
 // ---------------------------------------------------------------------------------------------
 // Confirmation and bisection of switches
 
-// The late-receiver probe at several sizes, `reps` times each, all trials in a random order.
-std::vector<std::vector<double>> probe(Session& session, const std::vector<std::uint64_t>& sizes,
-                                       std::uint32_t reps, double delay_us) {
-  std::vector<std::size_t> cells;
+// The late-receiver probe at one size: late receives and, interleaved with them, PRTT(1,0,s)
+// halves (the one-way time the late receive is compared with), both in microseconds.
+struct ProbeSample {
+  std::vector<double> late, one_way;
+  void add(const ProbeSample& o) {
+    late.insert(late.end(), o.late.begin(), o.late.end());
+    one_way.insert(one_way.end(), o.one_way.begin(), o.one_way.end());
+  }
+};
+
+// The probe at several sizes, `reps` times each, all trials in a random order.
+std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t>& sizes,
+                               std::uint32_t reps, double delay_us) {
+  std::vector<std::size_t> cells;  // size index, + sizes.size() for the ping-pong
   for (std::uint32_t k = 0; k < reps; ++k) {
-    for (std::size_t i = 0; i < sizes.size(); ++i)
+    for (std::size_t i = 0; i < 2 * sizes.size(); ++i)
       cells.push_back(i);
   }
   std::shuffle(cells.begin(), cells.end(), session.rng());
   std::vector<PrttSpec> plan;
-  for (std::size_t c : cells)
-    plan.push_back({PrttKind::late_receiver, 1, sizes[c], delay_us});
+  for (std::size_t c : cells) {
+    const std::size_t i = c % sizes.size();
+    if (c < sizes.size()) {
+      plan.push_back({PrttKind::late_receiver, 1, sizes[i], delay_us});
+    } else {
+      plan.push_back({PrttKind::client_delay, 1, sizes[i], 0});
+    }
+  }
   const auto times = session.run(plan);
-  std::vector<std::vector<double>> out(sizes.size());
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    out[cells[c]].push_back(times[c][0]);
+  std::vector<ProbeSample> out(sizes.size());
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const std::size_t i = cells[c] % sizes.size();
+    if (cells[c] < sizes.size()) {
+      out[i].late.push_back(times[c][0]);
+    } else {
+      out[i].one_way.push_back(times[c][0] / 2);
+    }
+  }
   return out;
 }
 
 Cost probe_cost(const std::vector<std::uint64_t>& sizes, std::uint32_t reps) {
   std::vector<PrttSpec> plan;
   for (std::uint64_t s : sizes) {
-    for (std::uint32_t k = 0; k < reps; ++k)
+    for (std::uint32_t k = 0; k < reps; ++k) {
       plan.push_back({PrttKind::late_receiver, 1, s, 0});
+      plan.push_back({PrttKind::client_delay, 1, s, 0});
+    }
   }
   return cost_of(plan, 1);
 }
@@ -397,13 +421,13 @@ std::size_t count_above(const std::vector<double>& v, double threshold) {
 }
 
 // Whether the late receive at `above` pays a hand-shake that it does not pay at `below`: the
-// probe's medians differ by more than the one-way time below, and the share of trials above the
+// probe's medians pass detail::hand_shake_jump, and the share of late-receive trials above the
 // midpoint between the medians (the threshold) differs between the sides by at least 0.6. Load
 // lifts some eager trials (a descheduled sender's data arrives late), but both sides are
 // measured alternately and see the same load, so shares are compared, not fixed counts.
 struct Separation {
   bool separated = false;
-  bool clearly_not = false;  ///< the medians differ by less than half the one-way time
+  bool clearly_not = false;  ///< the late receive moves by less than a quarter of the one-way time
   double threshold = 0;
   double below_us = 0, above_us = 0;
   double share_below = 0, share_above = 0;  ///< trials above the threshold
@@ -414,16 +438,18 @@ double share_above(const std::vector<double>& v, double threshold) {
                    : static_cast<double>(count_above(v, threshold)) / static_cast<double>(v.size());
 }
 
-Separation separation(const std::vector<double>& below, const std::vector<double>& above,
-                      double one_way_below) {
+Separation separation(const ProbeSample& below, const ProbeSample& above) {
   Separation s;
-  s.below_us = stats::median(below);
-  s.above_us = stats::median(above);
+  s.below_us = stats::median(below.late);
+  s.above_us = stats::median(above.late);
+  const double one_way_below = stats::median(below.one_way);
+  const double one_way_above = stats::median(above.one_way);
   s.threshold = (s.below_us + s.above_us) / 2;
-  s.share_below = share_above(below, s.threshold);
-  s.share_above = share_above(above, s.threshold);
-  s.separated = s.above_us - s.below_us > one_way_below && s.share_above - s.share_below >= 0.6;
-  s.clearly_not = s.above_us - s.below_us < 0.5 * one_way_below;
+  s.share_below = share_above(below.late, s.threshold);
+  s.share_above = share_above(above.late, s.threshold);
+  s.separated = detail::hand_shake_jump(s.below_us, s.above_us, one_way_below, one_way_above, 0) &&
+                s.share_above - s.share_below >= 0.6;
+  s.clearly_not = s.above_us - s.below_us < 0.25 * one_way_below;
   return s;
 }
 
@@ -433,7 +459,7 @@ constexpr std::uint32_t kProbeReps = 7;
 // each step measuring lo, the midpoint and hi alternately, down to one byte (or the tolerance);
 // then lo and hi alternately once more for the verdict.
 void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
-                       double one_way_lo, double delay_us) {
+                       double delay_us) {
   const LoggpOptions& o = session.options();
   std::string stop;
   while (o.refine && hi - lo > 1 &&
@@ -441,7 +467,7 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
     const std::uint64_t mid = lo + (hi - lo) / 2;
     bool decided = false;
     // Up to 3 attempts; their trials are pooled (a burst of load blurs a few trials, not all).
-    std::vector<std::vector<double>> pooled(3);
+    std::vector<ProbeSample> pooled(3);
     for (int attempt = 0; attempt < 5 && !decided; ++attempt) {
       const std::vector<std::uint64_t> sizes = {lo, mid, hi};
       if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
@@ -450,11 +476,11 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
       }
       const auto v = probe(session, sizes, kProbeReps, delay_us);
       for (std::size_t i = 0; i < 3; ++i)
-        pooled[i].insert(pooled[i].end(), v[i].begin(), v[i].end());
-      const Separation s = separation(pooled[0], pooled[2], one_way_lo);
+        pooled[i].add(v[i]);
+      const Separation s = separation(pooled[0], pooled[2]);
       if (!s.separated) continue;
       // The midpoint joins the side whose share it is nearest, if clearly nearer.
-      const double f = share_above(pooled[1], s.threshold);
+      const double f = share_above(pooled[1].late, s.threshold);
       const double gap = s.share_above - s.share_below;
       if (f - s.share_below <= 0.25 * gap) {
         lo = mid;
@@ -476,12 +502,12 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
   // The verdict: both sides alternately, 2 x kProbeReps trials.
   if (session.may_spend(probe_cost({lo, hi}, kProbeReps))) {
     const auto v = probe(session, {lo, hi}, kProbeReps, delay_us);
-    const Separation s = separation(v[0], v[1], one_way_lo);
+    const Separation s = separation(v[0], v[1]);
     sw.late_recv_below_us = s.below_us;
     sw.late_recv_above_us = s.above_us;
     sw.confirmation_trials = 2 * kProbeReps;
-    sw.confirmations = static_cast<std::uint32_t>(kProbeReps - count_above(v[0], s.threshold) +
-                                                  count_above(v[1], s.threshold));
+    sw.confirmations = static_cast<std::uint32_t>(kProbeReps - count_above(v[0].late, s.threshold) +
+                                                  count_above(v[1].late, s.threshold));
     sw.confirmed = s.separated;
   }
   sw.verdict =
@@ -491,6 +517,38 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
                   sw.exact ? "exact to one byte"
                            : fmt::format("bracketed to ({}, {}] B", sw.below_bytes, sw.first_bytes),
                   stop.empty() ? "" : " (bisection stopped: " + stop + ")");
+}
+
+// Whether the curves around switch k need two parameter sets: the calibrated fit of the
+// neighbouring ranges' points as one range against as two. A bend the closed forms produce
+// themselves (where g + (s-1)G overtakes o in eq. (5)'s max) is no switch.
+bool split_needed(const LoggpResult& r, std::size_t k, const LoggpOptions& o) {
+  const auto& pts = r.points;
+  const std::size_t c = r.changes[k];
+  const std::size_t first = k > 0 ? r.changes[k - 1] : 0;
+  const std::size_t last = k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
+  const std::vector<LoggpPoint> around(pts.begin() + static_cast<std::ptrdiff_t>(first),
+                                       pts.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  const auto curves = curve_points(around, o.n);
+  // Starts: the seeds' estimators of the two ranges (from the analysis with the candidate).
+  model::LinkParams two;
+  two.latency_us = r.seed_link.latency_us;
+  two.ranges = {r.seed_link.ranges[k], r.seed_link.ranges[k + 1]};
+  two.ranges[0].from_bytes = 1;
+  two.ranges[1].from_bytes = pts[c].bytes;
+  model::CalibrationOptions co;
+  co.identifiability = false;
+  co.fixed_latency = k > 0;  // L belongs to the first range's sizes
+  const double chi_two = model::calibrate(two, curves, model::Structure::loggps, co).chi2;
+  // One range, from either side's estimates (one side may have seen a gap the other hid).
+  double chi_one = std::numeric_limits<double>::infinity();
+  for (std::size_t side = 0; side < 2; ++side) {
+    model::LinkParams one = two;
+    one.ranges = {two.ranges[side]};
+    one.ranges[0].from_bytes = 1;
+    chi_one = std::min(chi_one, model::calibrate(one, curves, model::Structure::loggps, co).chi2);
+  }
+  return chi_one > 1.25 * chi_two + 25;
 }
 
 // Re-measures points a and b alternately for another min_rounds rounds.
@@ -508,20 +566,24 @@ bool remeasure(Session& session, std::vector<LoggpPoint>& pts, std::vector<std::
 // segmented again; if the split is still there, bisection with full points (each step the
 // bracket's ends and the midpoint measured alternately), the midpoint joining the side whose
 // lines it fits, until one byte, the tolerance, or a midpoint that fits both sides alike.
-// Returns false if the switch did not survive re-measurement.
-bool confirm_curve_switch(Session& session, LoggpResult& r, std::size_t k) {
+// Returns why the switch was dropped, or nothing if it stands.
+std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r, std::size_t k) {
   const LoggpOptions& o = session.options();
   auto& pts = r.points;
   std::size_t c = r.changes[k];
   if (!remeasure(session, pts, {c - 1, c})) {
     r.switches[k].verdict = "not confirmed: the budget ran out before both sides were re-measured";
-    return true;
+    return std::nullopt;
   }
   const auto again = detail::detect_candidates(pts, o);
   const bool still = std::any_of(again.begin(), again.end(), [&](const detail::Candidate& x) {
     return x.index + 1 >= c && x.index <= c + 1;
   });
-  if (!still) return false;
+  if (!still) return "the curves no longer split there after re-measuring both sides alternately";
+  if (!split_needed(r, k, o)) {
+    return "one parameter set reproduces the curves on both sides as well as two (a bend of eq. "
+           "(5)'s max, not a change of parameters)";
+  }
   LoggpSwitch& sw = r.switches[k];
   std::string stop;
   const std::size_t left_first = k > 0 ? r.changes[k - 1] : 0;
@@ -576,7 +638,7 @@ bool confirm_curve_switch(Session& session, LoggpResult& r, std::size_t k) {
       pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
       for (std::size_t j = k; j < r.changes.size(); ++j)
         --r.changes[j];
-      if (steps == 0) return false;
+      if (steps == 0) return "the first bisection midpoint fits both sides alike";
       stop = "the curve allows no finer bracket";
       break;
     }
@@ -596,7 +658,7 @@ bool confirm_curve_switch(Session& session, LoggpResult& r, std::size_t k) {
                   sw.exact ? "exact to one byte"
                            : fmt::format("bracketed to ({}, {}] B", sw.below_bytes, sw.first_bytes),
                   stop.empty() ? "" : " (" + stop + ")");
-  return true;
+  return std::nullopt;
 }
 
 // Every candidate, from the largest size down (insertions leave the smaller ones in place):
@@ -616,13 +678,13 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     const double delay = 1.5 * pts[c].prtt1.median_us + 10;
     // Up to 3 attempts whose trials are pooled: a burst of load blurs a few trials, not all.
     bool rendezvous = false;
-    std::vector<std::vector<double>> pooled(2);
+    std::vector<ProbeSample> pooled(2);
     for (int attempt = 0; attempt < 3; ++attempt) {
       if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
       const auto v = probe(session, {lo, hi}, kProbeReps, delay);
       for (std::size_t i = 0; i < 2; ++i)
-        pooled[i].insert(pooled[i].end(), v[i].begin(), v[i].end());
-      const Separation s = separation(pooled[0], pooled[1], one_way_lo);
+        pooled[i].add(v[i]);
+      const Separation s = separation(pooled[0], pooled[1]);
       rendezvous = s.separated;
       sw.late_recv_below_us = s.below_us;
       sw.late_recv_above_us = s.above_us;
@@ -637,7 +699,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     }
     sw.rendezvous = rendezvous;
     if (rendezvous) {
-      bisect_rendezvous(session, sw, lo, hi, one_way_lo, delay);
+      bisect_rendezvous(session, sw, lo, hi, delay);
     } else {
       curve_only[k] = true;
     }
@@ -651,13 +713,11 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     const std::size_t c = r.changes[k];
     const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
     session.limit_to_share(pending--);
-    const bool kept = confirm_curve_switch(session, r, k);
+    const auto dropped = confirm_curve_switch(session, r, k);
     session.unlimit();
-    if (!kept) {
-      notes.push_back(fmt::format(
-          "a candidate switch in ({}, {}] B ({}) did not survive re-measuring both sides "
-          "alternately: dropped",
-          lo, hi, r.switches[k].found_by));
+    if (dropped) {
+      notes.push_back(fmt::format("a candidate switch in ({}, {}] B ({}) was dropped: {}", lo, hi,
+                                  r.switches[k].found_by, *dropped));
       r.changes.erase(r.changes.begin() + static_cast<std::ptrdiff_t>(k));
       r.switches.erase(r.switches.begin() + static_cast<std::ptrdiff_t>(k));
     }
@@ -735,7 +795,7 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   r.stable_points = static_cast<std::uint32_t>(
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.converged; }));
   bootstrap_intervals(r, o);
-  if (o.self_check) r.self_check = self_check(r, r.link, o.n);
+  calibrate_loggp(r, o);
   return r;
 }
 

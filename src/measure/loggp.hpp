@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/progress.hpp"
+#include "model/calibration.hpp"
 #include "model/link_params.hpp"
 #include "net/transport.hpp"
 #include "stats/linear_fit.hpp"
@@ -55,7 +56,7 @@ struct LoggpOptions {
   std::uint64_t max_bytes = 900'000'000;  ///< bytes, both directions, whole run
   std::uint64_t seed = 0;                 ///< order of the cells (0: drawn, then recorded)
   std::uint32_t bootstrap = 200;          ///< resamples of the rounds for the intervals
-  bool self_check = true;                 ///< replay the result on the virtual network
+  bool calibrate = true;  ///< fit the calibrated set (else: the seeds' estimators only)
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -142,14 +143,30 @@ struct LoggpSwitch {
   std::string verdict;     ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
 };
 
-struct LoggpSelfCheck {
-  double max_deviation_prtt1 = 0;  ///< largest |virtual - measured| / measured
-  double max_deviation_prtt_n0 = 0;
-  double max_deviation_prtt_nd = 0;
-  double max_deviation_prtt_nr = 0;
+/// How well one parameter set reproduces the curves it came from, at every size (the closed
+/// forms, which the virtual network obeys to the picosecond).
+struct CurveCheck {
+  std::vector<std::array<double, 4>> deviation;  ///< per point: (model - measured) / measured
+  std::array<double, 4> max_abs{};  ///< per curve: PRTT(1,0,s), (n,0,s), (n,d,s), server-delay
+  double max_abs_all = 0;
+  double rms = 0;
   std::uint64_t worst_size = 0;
-  /// per point: PRTT(1,0,s), (n,0,s), (n,d,s), server-delay (n,d,s) replayed
-  std::vector<std::array<double, 4>> virtual_us;
+};
+
+/// The calibrated set: one parameter set per range fitted jointly to all four curves
+/// (model/calibration.hpp), with bootstrap intervals and what the curves leave open.
+struct CalibratedSet {
+  model::LinkParams link;                          ///< with each range's fitted LogGP view
+  std::vector<std::array<Interval, 6>> intervals;  ///< per range, as kParameterNames
+  Interval L_interval;
+  struct Open {
+    std::size_t range = 0;  ///< SIZE_MAX: L
+    std::string parameter;
+    double value = 0, lower = 0, upper = 0;  ///< upper may be infinite
+    std::string why;                         ///< which equation cannot separate it
+  };
+  std::vector<Open> not_identifiable;
+  bool converged = false;
 };
 
 struct LoggpResult {
@@ -164,7 +181,9 @@ struct LoggpResult {
   Interval L_interval;
   std::optional<std::uint64_t> short_eager_bytes;  ///< LogGPS s
   std::optional<std::uint64_t> rendezvous_bytes;   ///< LogGPS S
-  std::optional<LoggpSelfCheck> self_check;
+  model::LinkParams seed_link;  ///< the seeds' estimators (what analyse_loggp derives)
+  CalibratedSet calibrated;     ///< link is calibrated.link once calibrate_loggp ran
+  CurveCheck seed_check, calibrated_check;
   net::Counters source_counters;
   net::Counters total_counters;  ///< both directions
   double seconds = 0;
@@ -192,9 +211,18 @@ void analyse_loggp(LoggpResult& result, const LoggpOptions& options, bool detect
 /// kept; then the verdict of every range.
 void bootstrap_intervals(LoggpResult& result, const LoggpOptions& options);
 
-/// Replays PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the server-delay PRTT of every point on a
-/// virtual network built from `link`, and compares them with the measurement.
-LoggpSelfCheck self_check(const LoggpResult& result, const model::LinkParams& link,
-                          std::uint32_t n);
+/// The measured curves as the calibration reads them.
+std::vector<model::PrttCurvePoint> curve_points(const std::vector<LoggpPoint>& points,
+                                                std::uint32_t n);
+
+/// Fits the calibrated set (LogGPS structure on the seeds' ranges, then each range's LogGP view
+/// with L kept), its bootstrap intervals (`options.bootstrap` resamples of the rounds, at most
+/// 60), what is not identifiable, and both sets' curve checks; sets result.link to it and the
+/// verdicts of the ranges from its intervals.
+void calibrate_loggp(LoggpResult& result, const LoggpOptions& options);
+
+/// How `link` reproduces the points' curves.
+CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPoint>& points,
+                        std::uint32_t n);
 
 }  // namespace commgauge::measure

@@ -61,16 +61,27 @@ std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& pts) {
   return c;
 }
 
+bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
+                     double one_way_above_us, double margin_us) {
+  if (!(one_way_below_us > 0 && one_way_above_us > 0)) return false;
+  const double jump = late_above_us - late_below_us;
+  const double share_below = late_below_us / one_way_below_us;
+  const double share_above = (late_above_us - margin_us) / one_way_above_us;
+  return jump > one_way_below_us + margin_us ||
+         (share_above - share_below > 0.4 && share_above > 0.6);
+}
+
 bool late_receive_jump(const std::vector<LoggpPoint>& pts, std::size_t i) {
   if (i == 0 || i >= pts.size()) return false;
   const LoggpPoint& a = pts[i - 1];
   const double one_way = a.prtt1.median_us / 2;
-  // The jump must clear the one-way time below it by twice the combined noise, at this point
-  // and at the next (a spike is not a switch).
+  // The test must hold by twice the combined noise, at this point and at the next (a spike is
+  // not a switch).
   auto clears = [&](const LoggpPoint& b) {
     const double noise = std::sqrt(a.o_r_noise * a.o_r_noise + b.o_r_noise * b.o_r_noise +
                                    0.25 * a.prtt1.noise_us() * a.prtt1.noise_us());
-    return b.o_r_us - a.o_r_us > one_way + 2 * noise + kRelativeFloor * one_way;
+    return hand_shake_jump(a.o_r_us, b.o_r_us, one_way, b.prtt1.median_us / 2,
+                           2 * noise + kRelativeFloor * one_way);
   };
   if (!clears(pts[i])) return false;
   return i + 1 >= pts.size() || clears(pts[i + 1]);
@@ -304,8 +315,8 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
   // The LogGP view (no per-byte overheads): eq. (7) over every size as seed 000's tool fits it,
   // but where o hides the gap its G is the ping-pong slope, so no per-byte cost is lost.
   const auto fa = weighted_fit(xa, ga, ga_n);
-  lr.plain_gap_us = std::max(0.0, fa.intercept);
-  lr.plain_gap_per_byte_us = range.g_identifiable ? std::max(0.0, fa.slope) : fp.slope;
+  lr.loggp.g_us = std::max(0.0, fa.intercept);
+  lr.loggp.G_us_per_byte = range.g_identifiable ? std::max(0.0, fa.slope) : fp.slope;
   if (!range.g_identifiable) {
     range.notes.push_back(fmt::format(
         "the LogGP view's G = {:.4g} us/B is the ping-pong slope (PRTT(1,0,s)/2), eq. (7) "
@@ -390,11 +401,12 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
                                                    : std::numeric_limits<std::uint64_t>::max();
   }
 
-  r.link.latency_us = latency;
+  model::LinkParams& seeds = r.seed_link;
+  seeds.latency_us = latency;
   r.L_negative = r.L_equation_us < 0;
-  r.link.ranges.clear();
+  seeds.ranges.clear();
   for (const auto& range : r.ranges)
-    r.link.ranges.push_back(range.params);
+    seeds.ranges.push_back(range.params);
   if (r.L_negative) {
     r.notes.push_back(fmt::format(
         "L = eel - o_s(1) - o_r(1) = {:.4g} us by seed 000 §3.4: o and L overlap on this "
@@ -403,13 +415,14 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
         r.L_equation_us, r.eel_us, -r.L_equation_us));
   }
   // A one-way time of zero is no link: keep o_r a hair above it.
-  for (auto& range : r.link.ranges) {
+  for (auto& range : seeds.ranges) {
     const double one_way = range.send_overhead_us + latency + range.recv_overhead_us;
     if (!(one_way > 0)) {
       range.recv_overhead_us += 1e-6 - one_way;
       r.notes.push_back("o_r raised so that o_s + L + o_r stays positive in every range");
     }
   }
+  r.link = seeds;
 
   // The LogGPS view (seed 004): s = first eager->eager change, S = first rendezvous range.
   r.short_eager_bytes.reset();
@@ -457,6 +470,39 @@ Interval percentile_interval(std::vector<double> v) {
   return in;
 }
 
+// A range is stable when every parameter's interval, as time at the range's largest measured
+// size (per-byte ones times that size), is within 10 % of the one-way time there. Parameters
+// the curves leave open are bounds, not estimates, and are not judged.
+std::string range_verdict(const LoggpResult& r, std::size_t k, const std::array<double, 6>& v,
+                          const std::array<Interval, 6>& intervals,
+                          const std::vector<std::string>& open) {
+  const LoggpRange& range = r.ranges[k];
+  const double s = static_cast<double>(range.last_measured);
+  double one_way = 0;
+  for (const auto& p : r.points) {
+    if (p.bytes == range.last_measured) one_way = p.prtt1.median_us / 2;
+  }
+  std::string worst;
+  double worst_share = 0;
+  for (std::size_t j = 0; j < 6; ++j) {
+    const Interval& in = intervals[j];
+    if (!in.known || std::find(open.begin(), open.end(), kParameterNames[j]) != open.end()) {
+      continue;
+    }
+    const double scale = j == 2 || j == 3 || j == 5 ? s : 1.0;
+    const double share = (in.upper - in.lower) / 2 * scale / std::max(one_way, 1e-12);
+    if (share > worst_share) {
+      worst_share = share;
+      worst = fmt::format("{} = {:.4g} in [{:.4g}, {:.4g}]", kParameterNames[j], v[j], in.lower,
+                          in.upper);
+    }
+  }
+  if (!intervals[0].known) return "unstable: too few rounds for an interval";
+  if (worst_share <= 0.10) return "stable";
+  return fmt::format("unstable: {} ({:.0f} % of the one-way time at {} B)", worst,
+                     100 * worst_share, range.last_measured);
+}
+
 }  // namespace
 
 void bootstrap_intervals(LoggpResult& r, const LoggpOptions& o) {
@@ -486,7 +532,7 @@ void bootstrap_intervals(LoggpResult& r, const LoggpOptions& o) {
     summarise_points(copy.points, o);
     analyse_loggp(copy, o, false);
     if (copy.ranges.size() != ranges) continue;
-    latency.push_back(copy.link.latency_us);
+    latency.push_back(copy.seed_link.latency_us);
     for (std::size_t k = 0; k < ranges; ++k) {
       const auto v = parameters_of(copy.ranges[k].params);
       for (std::size_t j = 0; j < 6; ++j)
@@ -498,75 +544,169 @@ void bootstrap_intervals(LoggpResult& r, const LoggpOptions& o) {
     LoggpRange& range = r.ranges[k];
     for (std::size_t j = 0; j < 6; ++j)
       range.intervals[j] = percentile_interval(samples[k][j]);
-    // Verdict: every parameter's interval, as time at the range's largest measured size, within
-    // 10 % of the one-way time there (hidden g is not judged: it is a bound).
-    const double s = static_cast<double>(range.last_measured);
-    double one_way = 0;
-    for (const auto& p : r.points) {
-      if (p.bytes == range.last_measured) one_way = p.prtt1.median_us / 2;
-    }
-    std::string worst;
-    double worst_share = 0;
-    const auto v = parameters_of(range.params);
-    for (std::size_t j = 0; j < 6; ++j) {
-      const Interval& in = range.intervals[j];
-      if (!in.known || (j == 4 && !range.g_identifiable)) continue;
-      const double scale = j == 2 || j == 3 || j == 5 ? s : 1.0;
-      const double share = (in.upper - in.lower) / 2 * scale / std::max(one_way, 1e-12);
-      if (share > worst_share) {
-        worst_share = share;
-        worst = fmt::format("{} = {:.4g} in [{:.4g}, {:.4g}]", kParameterNames[j], v[j], in.lower,
-                            in.upper);
-      }
-    }
-    if (!range.intervals[0].known) {
-      range.verdict = "unstable: too few rounds for an interval";
-    } else if (worst_share <= 0.10) {
-      range.verdict = "stable";
-    } else {
-      range.verdict = fmt::format("unstable: {} ({:.0f} % of the one-way time at {} B)", worst,
-                                  100 * worst_share, range.last_measured);
-    }
+    std::vector<std::string> open;
+    if (!range.g_identifiable) open.emplace_back("g");
+    range.verdict = range_verdict(r, k, parameters_of(range.params), range.intervals, open);
   }
 }
 
-LoggpSelfCheck self_check(const LoggpResult& result, const model::LinkParams& link,
-                          std::uint32_t n) {
-  LoggpSelfCheck c;
-  net::VirtualNetwork net(link);
-  for (const auto& p : result.points) {
-    std::array<double, 4> v{};
-    net.run([&](net::Transport& t) {
-      if (t.role() == net::Role::dest) {
-        serve_prtt(t);
-        return;
-      }
-      const PrttSpec plan[] = {{PrttKind::client_delay, 1, p.bytes, 0},
-                               {PrttKind::client_delay, n, p.bytes, 0},
-                               {PrttKind::client_delay, n, p.bytes, p.delay_us},
-                               {PrttKind::server_delay, n, p.bytes, p.delay_us}};
-      const auto times = prtt_plan(t, plan, 1);
-      for (std::size_t k = 0; k < 4; ++k)
-        v[k] = times[k][0];
-      finish_prtt(t);
-    });
-    c.virtual_us.push_back(v);
-    const double measured[4] = {p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us,
-                                p.prtt_nr.median_us};
-    double* worst[4] = {&c.max_deviation_prtt1, &c.max_deviation_prtt_n0, &c.max_deviation_prtt_nd,
-                        &c.max_deviation_prtt_nr};
-    double point_worst = 0;
+std::vector<model::PrttCurvePoint> curve_points(const std::vector<LoggpPoint>& points,
+                                                std::uint32_t n) {
+  std::vector<model::PrttCurvePoint> out;
+  for (const auto& p : points) {
+    model::PrttCurvePoint c;
+    c.bytes = p.bytes;
+    c.n = n;
+    c.delay_us = p.delay_us;
+    c.measured_us = {p.prtt1.median_us, p.prtt_n0.median_us, p.prtt_nd.median_us,
+                     p.prtt_nr.median_us};
+    c.noise_us = {p.prtt1.noise_us(), p.prtt_n0.noise_us(), p.prtt_nd.noise_us(),
+                  p.prtt_nr.noise_us()};
+    out.push_back(c);
+  }
+  return out;
+}
+
+CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPoint>& points,
+                        std::uint32_t n) {
+  const auto pts = curve_points(points, n);
+  const auto e = model::evaluate(link, pts);
+  CurveCheck c;
+  c.deviation = e.deviation;
+  c.max_abs_all = e.max_abs_deviation;
+  c.rms = e.rms_deviation;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
     for (std::size_t k = 0; k < 4; ++k) {
-      const double dev = std::abs(v[k] - measured[k]) / measured[k];
-      *worst[k] = std::max(*worst[k], dev);
-      point_worst = std::max(point_worst, dev);
-    }
-    if (point_worst >= std::max({c.max_deviation_prtt1, c.max_deviation_prtt_n0,
-                                 c.max_deviation_prtt_nd, c.max_deviation_prtt_nr})) {
-      c.worst_size = p.bytes;
+      const double d = std::abs(e.deviation[i][k]);
+      c.max_abs[k] = std::max(c.max_abs[k], d);
+      if (d >= c.max_abs_all) c.worst_size = pts[i].bytes;
     }
   }
   return c;
+}
+
+namespace {
+
+// Why the PRTT curves cannot separate a parameter (the equation that leaves it open).
+std::string why_open(const std::string& parameter, bool rendezvous) {
+  if (parameter == "g") {
+    return rendezvous ? "hidden behind the rendezvous hand-shake: PRTT(n,0,s) shows the gap only "
+                        "where g + (s-1)G exceeds the hand-shake's cycle"
+                      : "seed 000 eq. (7) measures max(o, G_all): where o >= G_all the gap only "
+                        "has an upper bound";
+  }
+  if (parameter == "G" || parameter == "O_r") {
+    return rendezvous ? "in a rendezvous range G and O_r enter every PRTT as G + O_r (the "
+                        "one-way time's slope) unless the gap shows"
+                      : "eq. (7)'s slope is hidden by o; the one-way time's slope is O_s + G + O_r";
+  }
+  if (parameter == "L") return "seed 000 §3.4: L only enters as o_s + L + o_r";
+  return "the curves fit as well over this interval";
+}
+
+}  // namespace
+
+void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
+  const auto pts = curve_points(r.points, o.n);
+  r.seed_check = check_curves(r.seed_link, r.points, o.n);
+  if (!o.calibrate) {
+    r.link = r.seed_link;
+    r.calibrated_check = r.seed_check;
+    return;
+  }
+  // The LogGPS structure on the seeds' ranges, from the seeds' estimators - and from the same
+  // with each range's g and G by eq. (7) over just the sizes where the gap shows (a range whose
+  // gap is hidden at most sizes still tells it exactly where it shows).
+  model::CalibrationOptions co;
+  co.more_starts.push_back(r.seed_link);
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    std::vector<double> x, g, n;
+    for (const auto& p : r.points) {
+      if (p.range != k || !p.g_identifiable) continue;
+      x.push_back(static_cast<double>(p.bytes) - 1);
+      g.push_back(p.g_all_us);
+      n.push_back(p.g_all_noise);
+    }
+    if (x.size() < 2 || x.front() == x.back()) continue;
+    const auto f = weighted_fit(x, g, n);
+    co.more_starts.back().ranges[k].gap_us = std::max(0.0, f.intercept);
+    co.more_starts.back().ranges[k].gap_per_byte_us = std::max(0.0, f.slope);
+  }
+  const auto full = model::calibrate(r.seed_link, pts, model::Structure::loggps, co);
+  // Each range's LogGP view under the LogGP structure, with the calibrated L.
+  model::LinkParams loggp_start = full.link;
+  for (auto& range : loggp_start.ranges) {
+    range.gap_per_byte_us += range.send_overhead_per_byte_us + range.recv_overhead_per_byte_us;
+  }
+  model::CalibrationOptions lo;
+  lo.identifiability = false;
+  lo.fixed_latency = true;
+  const auto plain = model::calibrate(loggp_start, pts, model::Structure::loggp, lo);
+  CalibratedSet& c = r.calibrated;
+  c.link = full.link;
+  c.converged = full.converged;
+  for (std::size_t k = 0; k < c.link.ranges.size(); ++k) {
+    const auto& v = plain.link.ranges[k];
+    c.link.ranges[k].loggp = {v.send_overhead_us, v.recv_overhead_us, v.gap_us, v.gap_per_byte_us};
+  }
+  c.not_identifiable.clear();
+  for (const auto& u : full.unidentified) {
+    const bool rendezvous = u.range < c.link.ranges.size() && c.link.ranges[u.range].rendezvous;
+    c.not_identifiable.push_back(
+        {u.range, u.parameter, u.value, u.lower, u.upper, why_open(u.parameter, rendezvous)});
+  }
+
+  // Bootstrap over the rounds: each resample refitted from the calibrated set.
+  const std::size_t ranges = c.link.ranges.size();
+  const std::uint32_t resamples = std::min<std::uint32_t>(o.bootstrap, 60);
+  std::vector<std::array<std::vector<double>, 6>> samples(ranges);
+  std::vector<double> latency;
+  std::mt19937_64 rng(r.seed ^ 0x5851f42d4c957f2dULL);
+  model::CalibrationOptions bo;
+  bo.identifiability = false;
+  bo.extra_starts = false;
+  std::vector<LoggpPoint> copy;
+  for (std::uint32_t b = 0; b < resamples; ++b) {
+    copy = r.points;
+    for (auto& p : copy) {
+      const RoundValues orig = p.rounds;
+      std::uniform_int_distribution<std::size_t> pick(0, orig.size() - 1);
+      RoundValues& re = p.rounds;
+      for (std::size_t k = 0; k < orig.size(); ++k) {
+        const std::size_t i = pick(rng);
+        re.prtt1[k] = orig.prtt1[i];
+        re.prtt_n0[k] = orig.prtt_n0[i];
+        re.prtt_nd[k] = orig.prtt_nd[i];
+        re.prtt_nr[k] = orig.prtt_nr[i];
+      }
+    }
+    summarise_points(copy, o);
+    const auto fit =
+        model::calibrate(c.link, curve_points(copy, o.n), model::Structure::loggps, bo);
+    latency.push_back(fit.link.latency_us);
+    for (std::size_t k = 0; k < ranges; ++k) {
+      const auto v = parameters_of(fit.link.ranges[k]);
+      for (std::size_t j = 0; j < 6; ++j)
+        samples[k][j].push_back(v[j]);
+    }
+  }
+  c.intervals.assign(ranges, {});
+  c.L_interval = percentile_interval(latency);
+  for (std::size_t k = 0; k < ranges; ++k) {
+    for (std::size_t j = 0; j < 6; ++j)
+      c.intervals[k][j] = percentile_interval(samples[k][j]);
+  }
+  r.link = c.link;
+  r.calibrated_check = check_curves(r.link, r.points, o.n);
+  // The verdicts judge the set predict and simulate use.
+  for (std::size_t k = 0; k < ranges && k < r.ranges.size(); ++k) {
+    std::vector<std::string> open;
+    for (const auto& u : c.not_identifiable) {
+      if (u.range == k) open.push_back(u.parameter);
+    }
+    r.ranges[k].verdict =
+        range_verdict(r, k, parameters_of(c.link.ranges[k]), c.intervals[k], open);
+  }
 }
 
 }  // namespace commgauge::measure

@@ -28,6 +28,16 @@ std::vector<Candidate> detect_candidates(const std::vector<LoggpPoint>& points,
 /// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
 bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
 
+/// The rendezvous test on late-receive costs and one-way times (PRTT(1,0,s)/2) below and above
+/// a switch (medians, us), with `margin` for the noise. A late rendezvous receive answers the
+/// request and then waits for the whole transfer (seed 004's T5 + T1 + T2 + T3); an eager one
+/// only copies out data that has arrived (T3). So either the late receive jumps by more than the
+/// one-way time below (the hand-shake dominates, as over shared memory), or its share of the
+/// one-way time rises by more than 0.4 to above 0.6 (the transfer dominates: now the late
+/// receive holds nearly all of the one-way time, where it held only the copy-out).
+bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
+                     double one_way_above_us, double margin_us);
+
 /// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
 std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);
 std::vector<double> sizes_of(const std::vector<LoggpPoint>& points);

@@ -31,10 +31,12 @@ struct LinkRange {
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;
   double control_recv_us = -1;
-  /// g and G as plain LogGP takes them (seed 000's tool: eq. (7) fitted over all sizes of the
-  /// range, also where o hides the gap). Negative: not known, g and G are used.
-  double plain_gap_us = -1;
-  double plain_gap_per_byte_us = -1;
+  /// The plain LogGP model's own parameters for this range (no per-byte overheads, no
+  /// hand-shake): loggp fits them to the measured curves under that structure. Negative: not
+  /// set, the range's own values are used.
+  struct LoggpView {
+    double o_s_us = -1, o_r_us = -1, g_us = -1, G_us_per_byte = -1;
+  } loggp;
   bool rendezvous = false;  ///< k in this range uses rendezvous (k >= S)
   /// Seed 001's Tm as measured by `commgauge overlap` ("T", "TA", "RAT", "RTA"); empty: the one
   /// the cost convention implies (T eager, RAT dependent, RTA independent).

@@ -106,8 +106,10 @@ CommModel make_model(const std::string& name, const LinkParams& link) {
   LinkParams view = link;
   if (name == "loggp") {
     for (auto& r : view.ranges) {
-      if (r.plain_gap_us >= 0) r.gap_us = r.plain_gap_us;
-      if (r.plain_gap_per_byte_us >= 0) r.gap_per_byte_us = r.plain_gap_per_byte_us;
+      if (r.loggp.o_s_us >= 0) r.send_overhead_us = r.loggp.o_s_us;
+      if (r.loggp.o_r_us >= 0) r.recv_overhead_us = r.loggp.o_r_us;
+      if (r.loggp.g_us >= 0) r.gap_us = r.loggp.g_us;
+      if (r.loggp.G_us_per_byte >= 0) r.gap_per_byte_us = r.loggp.G_us_per_byte;
       r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
       r.rendezvous = false;
       r.control_send_us = r.control_recv_us = -1;

@@ -103,7 +103,8 @@ class CommModel {
 
 /// The model `name` of a measured or hand-written link:
 /// * loggp: plain LogGP (seed 000): constant o_s and o_r, g and G as seed 000's tool fits them
-///   (plain_gap_*, when the link has them), no per-byte overheads, no rendezvous hand-shake;
+///   (the range's LoggpView, when the link has one), no per-byte overheads, no rendezvous
+///   hand-shake;
 /// * loggps: the link as it is, with the rendezvous hand-shake (seed 004), progress taken as
 ///   independent (LogGPS does not model overlap);
 /// * loggpo: the link as it is, progress per range (Scp) and the transfer mechanism it implies

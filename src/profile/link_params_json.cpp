@@ -36,8 +36,11 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
     range.gap_per_byte_us = r["G_us_per_byte"].get<double>();
     range.control_send_us = r.value("o_ctrl_s_us", -1.0);
     range.control_recv_us = r.value("o_ctrl_r_us", -1.0);
-    range.plain_gap_us = r.value("g_eq7_us", -1.0);
-    range.plain_gap_per_byte_us = r.value("G_eq7_us_per_byte", -1.0);
+    // The LogGP view; g_eq7_us and G_eq7_us_per_byte are its older names (g and G only).
+    range.loggp.o_s_us = r.value("loggp_o_s_us", -1.0);
+    range.loggp.o_r_us = r.value("loggp_o_r_us", -1.0);
+    range.loggp.g_us = r.value("loggp_g_us", r.value("g_eq7_us", -1.0));
+    range.loggp.G_us_per_byte = r.value("loggp_G_us_per_byte", r.value("G_eq7_us_per_byte", -1.0));
     range.rendezvous = r.value("rendezvous", false);
     range.transfer = r.value("Tm", std::string());
     range.progress = model::progress_from_string(r.value("progress", std::string("independent")));
@@ -83,8 +86,10 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
                         {"rendezvous", r.rendezvous},
                         {"progress", model::to_string(r.progress)}};
     if (!r.transfer.empty()) j["Tm"] = r.transfer;
-    if (r.plain_gap_us >= 0) j["g_eq7_us"] = r.plain_gap_us;
-    if (r.plain_gap_per_byte_us >= 0) j["G_eq7_us_per_byte"] = r.plain_gap_per_byte_us;
+    if (r.loggp.o_s_us >= 0) j["loggp_o_s_us"] = r.loggp.o_s_us;
+    if (r.loggp.o_r_us >= 0) j["loggp_o_r_us"] = r.loggp.o_r_us;
+    if (r.loggp.g_us >= 0) j["loggp_g_us"] = r.loggp.g_us;
+    if (r.loggp.G_us_per_byte >= 0) j["loggp_G_us_per_byte"] = r.loggp.G_us_per_byte;
     if (r.control_send_us >= 0) j["o_ctrl_s_us"] = r.control_send_us;
     if (r.control_recv_us >= 0) j["o_ctrl_r_us"] = r.control_recv_us;
     if (i + 1 < link.ranges.size()) j["to_bytes"] = link.to_bytes(i);

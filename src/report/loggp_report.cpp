@@ -39,15 +39,69 @@ std::string joined(const std::vector<std::string>& notes) {
 
 }  // namespace
 
+namespace {
+
+const char* const kIntervalKeys[6] = {"o_s_us",          "o_r_us", "O_s_us_per_byte",
+                                      "O_r_us_per_byte", "g_us",   "G_us_per_byte"};
+
+nlohmann::json intervals_json(const std::array<measure::Interval, 6>& in) {
+  nlohmann::json ci = nlohmann::json::object();
+  for (std::size_t p = 0; p < 6; ++p) {
+    if (in[p].known) ci[kIntervalKeys[p]] = {in[p].lower, in[p].upper};
+  }
+  return ci;
+}
+
+nlohmann::json check_json(const measure::CurveCheck& c) {
+  return {{"max_deviation_prtt1", c.max_abs[0]},   {"max_deviation_prtt_n0", c.max_abs[1]},
+          {"max_deviation_prtt_nd", c.max_abs[2]}, {"max_deviation_prtt_nd_server", c.max_abs[3]},
+          {"max_deviation", c.max_abs_all},        {"rms_deviation", c.rms},
+          {"worst_size_bytes", c.worst_size}};
+}
+
+std::string bound_text(double v) {
+  return std::isfinite(v) ? fmt::format("{:.4g}", v) : std::string("no bound");
+}
+
+}  // namespace
+
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
                           const nlohmann::json& timer, const nlohmann::json& context) {
+  // The document's parameters are the calibrated set (what predict and simulate use); the
+  // seeds' estimators sit beside it with their own fit details.
   nlohmann::json doc = profile::link_params_to_json(r.link);
   doc["description"] =
       fmt::format("measured by commgauge loggp over {}", context.value("transport", "?"));
+  doc["parameter_set"] = o.calibrate ? "calibrated" : "seed_estimators";
   doc["eel_us"] = r.eel_us;
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     const auto& range = r.ranges[k];
     auto& j = doc["ranges"][k];
+    j["protocol"] = range.protocol;
+    j["verdict"] = range.verdict;
+    if (k < r.calibrated.intervals.size()) j["ci95"] = intervals_json(r.calibrated.intervals[k]);
+  }
+  if (r.calibrated.L_interval.known) {
+    doc["L_ci95_us"] = {r.calibrated.L_interval.lower, r.calibrated.L_interval.upper};
+  }
+  nlohmann::json open = nlohmann::json::array();
+  for (const auto& u : r.calibrated.not_identifiable) {
+    open.push_back(
+        {{"range", u.range == SIZE_MAX ? nlohmann::json(nullptr) : nlohmann::json(u.range)},
+         {"parameter", u.parameter},
+         {"value", u.value},
+         {"lower", u.lower},
+         {"upper", std::isfinite(u.upper) ? nlohmann::json(u.upper) : nlohmann::json(nullptr)},
+         {"why", u.why}});
+  }
+  doc["not_identifiable"] = open;
+
+  nlohmann::json seeds = profile::link_params_to_json(r.seed_link);
+  seeds["L_equation_us"] = r.L_equation_us;
+  if (r.L_interval.known) seeds["L_ci95_us"] = {r.L_interval.lower, r.L_interval.upper};
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    const auto& range = r.ranges[k];
+    auto& j = seeds["ranges"][k];
     j["protocol"] = range.protocol;
     j["g_identifiable"] = range.g_identifiable;
     if (std::isfinite(range.g_stderr_us)) j["g_stderr_us"] = range.g_stderr_us;
@@ -55,20 +109,11 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
       j["G_stderr_us_per_byte"] = range.G_stderr_us_per_byte;
     j["fit_residual_us"] = range.fit_residual_us;
     j["fit_points"] = range.fit_points;
-    j["verdict"] = range.verdict;
-    nlohmann::json ci = nlohmann::json::object();
-    static const char* const keys[6] = {"o_s_us",          "o_r_us", "O_s_us_per_byte",
-                                        "O_r_us_per_byte", "g_us",   "G_us_per_byte"};
-    for (std::size_t p = 0; p < 6; ++p) {
-      if (range.intervals[p].known) {
-        ci[keys[p]] = {range.intervals[p].lower, range.intervals[p].upper};
-      }
-    }
-    j["ci95"] = ci;
+    j["ci95"] = intervals_json(range.intervals);
     if (!range.notes.empty()) j["note"] = joined(range.notes);
   }
-  doc["L_equation_us"] = r.L_equation_us;
-  if (r.L_interval.known) doc["L_ci95_us"] = {r.L_interval.lower, r.L_interval.upper};
+  doc["seed_estimators"] = seeds;
+
   nlohmann::json switches = nlohmann::json::array();
   for (const auto& sw : r.switches) {
     switches.push_back({{"first_bytes", sw.first_bytes},
@@ -92,12 +137,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
          {"to_bytes",
           range.to_bytes == kOpenEnd ? nlohmann::json(nullptr) : nlohmann::json(range.to_bytes)},
          {"first_measured_bytes", range.first_measured},
-         {"last_measured_bytes", range.last_measured},
-         {"o_s_us", range.params.send_overhead_us},
-         {"O_s_us_per_byte", range.params.send_overhead_per_byte_us},
-         {"o_r_us", range.params.recv_overhead_us},
-         {"O_r_us_per_byte", range.params.recv_overhead_per_byte_us},
-         {"G_us_per_byte", range.params.gap_per_byte_us}});
+         {"last_measured_bytes", range.last_measured}});
   }
   doc["loggps"] = {{"s_bytes", r.short_eager_bytes ? nlohmann::json(*r.short_eager_bytes)
                                                    : nlohmann::json(nullptr)},
@@ -124,24 +164,19 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                         {"rounds", p.rounds.size()},
                         {"stable", p.converged},
                         {"range", p.range}};
-    if (r.self_check && i < r.self_check->virtual_us.size()) {
-      const auto& v = r.self_check->virtual_us[i];
-      j["virtual_us"] = {
-          {"prtt1", v[0]}, {"prtt_n0", v[1]}, {"prtt_nd", v[2]}, {"prtt_nd_server", v[3]}};
+    if (i < r.calibrated_check.deviation.size()) {
+      j["deviation_calibrated"] = r.calibrated_check.deviation[i];
     }
+    if (i < r.seed_check.deviation.size())
+      j["deviation_seed_estimators"] = r.seed_check.deviation[i];
     points.push_back(j);
   }
   doc["points"] = points;
   doc["switch_points_bytes"] = nlohmann::json::array();
   for (const auto& sw : r.switches)
     doc["switch_points_bytes"].push_back(sw.first_bytes);
-  if (r.self_check) {
-    doc["self_check"] = {{"max_deviation_prtt1", r.self_check->max_deviation_prtt1},
-                         {"max_deviation_prtt_n0", r.self_check->max_deviation_prtt_n0},
-                         {"max_deviation_prtt_nd", r.self_check->max_deviation_prtt_nd},
-                         {"max_deviation_prtt_nd_server", r.self_check->max_deviation_prtt_nr},
-                         {"worst_size_bytes", r.self_check->worst_size}};
-  }
+  doc["self_check"] = {{"calibrated", check_json(r.calibrated_check)},
+                       {"seed_estimators", check_json(r.seed_check)}};
   doc["notes"] = r.notes;
   doc["messages"] = r.total_counters.messages;
   doc["bytes"] = r.total_counters.bytes;
@@ -159,24 +194,64 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 }
 
 std::string loggp_table(const measure::LoggpResult& r) {
-  std::string out = fmt::format(
-      "LogGP PARAMETERS (seed 000 Table 2)   eel = PRTT(1,0,1)/2 = {:.4g} us, L = {:.4g} us{}{}\n",
-      r.eel_us, r.link.latency_us,
-      r.L_interval.known
-          ? fmt::format(" [95 % CI {:.4g}, {:.4g}]", r.L_interval.lower, r.L_interval.upper)
-          : "",
+  auto with_ci = [](double value, const measure::Interval& in, int digits) {
+    if (!in.known) return number(value, digits);
+    return fmt::format("{} [{}, {}]", number(value, digits), number(in.lower, 3),
+                       number(in.upper, 3));
+  };
+  const auto& cal = r.calibrated;
+  const bool calibrated = !cal.intervals.empty();
+  std::string out;
+  if (calibrated) {
+    out += fmt::format(
+        "CALIBRATED PARAMETERS (one set per range fitted to all four PRTT curves; predict and "
+        "simulate use these)   L = {}\n",
+        with_ci(r.link.latency_us, cal.L_interval, 4));
+    TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]", "O_s_us/B",
+                 "O_r_us/B", "g_us", "G_us/B [95 % CI]", "verdict"});
+    for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+      const auto& p = r.link.ranges[k];
+      const auto& in = cal.intervals[k];
+      t.add_row({r.ranges[k].protocol, interval_text(r.ranges[k]),
+                 with_ci(p.send_overhead_us, in[0], 4), with_ci(p.recv_overhead_us, in[1], 4),
+                 number(p.send_overhead_per_byte_us, 3), number(p.recv_overhead_per_byte_us, 3),
+                 number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3), r.ranges[k].verdict});
+    }
+    out += t.render();
+    for (const auto& u : cal.not_identifiable) {
+      out += fmt::format(
+          "not identifiable: {}{} = {:.4g}, any value in [{:.4g}, {}] fits as well: {}\n",
+          u.parameter, u.range == SIZE_MAX ? "" : fmt::format(" (range {})", u.range), u.value,
+          u.lower, bound_text(u.upper), u.why);
+    }
+    TextTable v({"interval (bytes)", "o_s_us", "o_r_us", "g_us", "G_us/B"});
+    for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+      const auto& lv = r.link.ranges[k].loggp;
+      v.add_row({interval_text(r.ranges[k]), number(lv.o_s_us), number(lv.o_r_us), number(lv.g_us),
+                 number(lv.G_us_per_byte, 3)});
+    }
+    out +=
+        "\nLOGGP VIEW (the loggp model: fitted under the LogGP structure, L kept; G carries the "
+        "whole per-byte cost)\n" +
+        v.render();
+    out += "\n";
+  }
+  out += fmt::format(
+      "SEEDS' ESTIMATORS (seed 000 Table 2: o eq. (6), g and G eq. (7), L §3.4)   eel = "
+      "PRTT(1,0,1)/2 = {:.4g} us, L = {}{}\n",
+      r.eel_us, with_ci(r.seed_link.latency_us, r.L_interval, 4),
       r.L_negative
           ? fmt::format(" (eq. gives {:.4g}: o and L overlap, reported as 0)", r.L_equation_us)
           : "");
-  TextTable t({"protocol interval (bytes)", "o_s(1)_us", "o_r(1)_us", "g_us", "G_us/B",
-               "G(LogGP)_us/B", "fit_pts", "rendezvous", "verdict"});
+  TextTable t({"protocol interval (bytes)", "o_s(1)_us [95 % CI]", "o_r(1)_us", "g_us", "G_us/B",
+               "G(LogGP)_us/B", "fit_pts", "rendezvous"});
   for (const auto& range : r.ranges) {
-    const bool id = range.g_identifiable;
     const auto& p = range.params;
-    t.add_row({interval_text(range), number(p.send_overhead_us), number(p.recv_overhead_us),
-               id ? number(p.gap_us) : "hidden (o>=G_all)", number(p.gap_per_byte_us),
-               number(p.plain_gap_per_byte_us), std::to_string(range.fit_points),
-               p.rendezvous ? "yes" : "no", range.verdict});
+    t.add_row({interval_text(range), with_ci(p.send_overhead_us, range.intervals[0], 4),
+               number(p.recv_overhead_us),
+               range.g_identifiable ? number(p.gap_us) : "hidden (o>=G_all)",
+               number(p.gap_per_byte_us), number(p.loggp.G_us_per_byte),
+               std::to_string(range.fit_points), p.rendezvous ? "yes" : "no"});
   }
   out += t.render();
   if (!r.switches.empty()) {
@@ -192,37 +267,22 @@ std::string loggp_table(const measure::LoggpResult& r) {
   out += fmt::format("\nLogGPS VIEW (seed 004)   s (short/eager) = {}   S (rendezvous) = {}\n",
                      r.short_eager_bytes ? std::to_string(*r.short_eager_bytes) : "none",
                      r.rendezvous_bytes ? std::to_string(*r.rendezvous_bytes) : "none");
-  TextTable v({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "O_s_us/B", "o_r_us [95 % CI]",
-               "O_r_us/B", "G_us/B [95 % CI]"});
-  auto with_ci = [](double value, const measure::Interval& in, int digits) {
-    if (!in.known) return number(value, digits);
-    return fmt::format("{} [{}, {}]", number(value, digits), number(in.lower, 3),
-                       number(in.upper, 3));
-  };
-  for (const auto& range : r.ranges) {
-    const auto& p = range.params;
-    v.add_row(
-        {range.protocol, interval_text(range), with_ci(p.send_overhead_us, range.intervals[0], 4),
-         number(p.send_overhead_per_byte_us, 3), with_ci(p.recv_overhead_us, range.intervals[1], 4),
-         number(p.recv_overhead_per_byte_us, 3),
-         with_ci(p.gap_per_byte_us, range.intervals[5], 3)});
-  }
-  out += v.render();
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     for (const auto& n : r.ranges[k].notes)
       out += fmt::format("range {}: {}\n", k, n);
   }
   for (const auto& n : r.notes)
     out += "note: " + n + "\n";
-  if (r.self_check) {
-    out += fmt::format(
-        "self-check on the virtual network built from these parameters: max deviation "
-        "PRTT(1,0,s) {:.2f} %, PRTT(n,0,s) {:.2f} %, PRTT(n,d,s) {:.2f} %, server-delay {:.2f} % "
-        "(worst at {} B)\n",
-        100 * r.self_check->max_deviation_prtt1, 100 * r.self_check->max_deviation_prtt_n0,
-        100 * r.self_check->max_deviation_prtt_nd, 100 * r.self_check->max_deviation_prtt_nr,
-        r.self_check->worst_size);
-  }
+  auto check_line = [](const char* name, const measure::CurveCheck& c) {
+    return fmt::format(
+        "  {:<18} PRTT(1,0,s) {:6.2f} %  PRTT(n,0,s) {:6.2f} %  PRTT(n,d,s) {:6.2f} %  "
+        "server-delay {:6.2f} %  (rms {:.2f} %, worst at {} B)\n",
+        name, 100 * c.max_abs[0], 100 * c.max_abs[1], 100 * c.max_abs[2], 100 * c.max_abs[3],
+        100 * c.rms, c.worst_size);
+  };
+  out += "self-check, largest |model - measured| / measured over all sizes:\n";
+  if (calibrated) out += check_line("calibrated", r.calibrated_check);
+  out += check_line("seeds' estimators", r.seed_check);
   out += fmt::format(
       "{} sizes ({} refined), {} interleaved rounds (seed {}); {} of {} sizes within the CI "
       "target\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",

@@ -55,7 +55,7 @@ TEST(RateLimitedLink, LoggpFindsTheGoodputThatTbfAllows) {
   // either way, and so is plain LogGP's eq. (7) slope.)
   const auto& last = j["ranges"].back();
   const double rate = 1 / last["G_us_per_byte"].get<double>();
-  const double plain = 1 / last["G_eq7_us_per_byte"].get<double>();
+  const double plain = 1 / last["loggp_G_us_per_byte"].get<double>();
   EXPECT_NEAR(plain, goodput_bytes_per_us, 0.05 * goodput_bytes_per_us);
   std::printf(
       "tbf %d Mbit/s, MTU %d: goodput %.3f MB/s, measured 1/G = %.3f MB/s (%+.2f %%), "

@@ -1,0 +1,404 @@
+#include "model/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+
+#include "model/closed_forms.hpp"
+#include "stats/nnls.hpp"
+
+namespace commgauge::model {
+
+std::array<double, 4> prtt_curves(const CostModel& cost, const PrttCurvePoint& p) {
+  const Picoseconds d = to_picoseconds(p.delay_us);
+  return {to_microseconds(prtt(cost, 1, 0, p.bytes)), to_microseconds(prtt(cost, p.n, 0, p.bytes)),
+          to_microseconds(prtt(cost, p.n, d, p.bytes)),
+          to_microseconds(prtt_server_delay(cost, p.n, d, p.bytes))};
+}
+
+Calibration evaluate(const LinkParams& link, std::span<const PrttCurvePoint> points) {
+  Calibration c;
+  c.link = link;
+  const CostModel cost(link);
+  double sum = 0;
+  for (const auto& p : points) {
+    const auto m = prtt_curves(cost, p);
+    std::array<double, 4> dev{};
+    for (std::size_t k = 0; k < 4; ++k) {
+      dev[k] = (m[k] - p.measured_us[k]) / p.measured_us[k];
+      c.max_abs_deviation = std::max(c.max_abs_deviation, std::abs(dev[k]));
+      sum += dev[k] * dev[k];
+    }
+    c.model_us.push_back(m);
+    c.deviation.push_back(dev);
+  }
+  c.rms_deviation =
+      points.empty() ? 0 : std::sqrt(sum / (4.0 * static_cast<double>(points.size())));
+  return c;
+}
+
+namespace {
+
+constexpr double kNoiseFloor = 0.005;  // relative: a point's standard error is at least this
+
+// The parameter vector: L, then per range o_s, o_r, O_s, O_r, g, G (LogGP: o_s, o_r, g, G).
+// Per-byte parameters are scaled to their time at the range's largest measured size, so every
+// coordinate is a time in microseconds of comparable size.
+class Layout {
+ public:
+  Layout(const LinkParams& start, std::span<const PrttCurvePoint> points, Structure s)
+      : start_(start), structure_(s) {
+    per_range_ = s == Structure::loggps ? 6 : 4;
+    scale_.assign(start.ranges.size(), 1.0);
+    for (const auto& p : points) {
+      const std::size_t k = start.range_index(p.bytes);
+      scale_[k] = std::max(scale_[k], static_cast<double>(p.bytes));
+    }
+  }
+  std::size_t size() const { return 1 + per_range_ * start_.ranges.size(); }
+
+  std::vector<double> vector_of(const LinkParams& link) const {
+    std::vector<double> v(size());
+    v[0] = link.latency_us;
+    for (std::size_t k = 0; k < link.ranges.size(); ++k) {
+      const auto& r = link.ranges[k];
+      double* x = v.data() + 1 + per_range_ * k;
+      if (structure_ == Structure::loggps) {
+        const double s = scale_[k];
+        const double vals[6] = {r.send_overhead_us,
+                                r.recv_overhead_us,
+                                r.send_overhead_per_byte_us * s,
+                                r.recv_overhead_per_byte_us * s,
+                                r.gap_us,
+                                r.gap_per_byte_us * s};
+        std::copy(vals, vals + 6, x);
+      } else {
+        const double vals[4] = {r.send_overhead_us, r.recv_overhead_us, r.gap_us,
+                                r.gap_per_byte_us * scale_[k]};
+        std::copy(vals, vals + 4, x);
+      }
+    }
+    for (double& x : v)
+      x = std::max(0.0, std::isfinite(x) ? x : 0.0);
+    return v;
+  }
+
+  LinkParams link_of(const std::vector<double>& v) const {
+    LinkParams link = start_;
+    link.latency_us = v[0];
+    for (std::size_t k = 0; k < link.ranges.size(); ++k) {
+      auto& r = link.ranges[k];
+      const double* x = v.data() + 1 + per_range_ * k;
+      const double s = scale_[k];
+      r.send_overhead_us = x[0];
+      r.recv_overhead_us = x[1];
+      if (structure_ == Structure::loggps) {
+        r.send_overhead_per_byte_us = x[2] / s;
+        r.recv_overhead_per_byte_us = x[3] / s;
+        r.gap_us = x[4];
+        r.gap_per_byte_us = x[5] / s;
+      } else {
+        r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
+        r.gap_us = x[2];
+        r.gap_per_byte_us = x[3] / s;
+        r.rendezvous = false;
+        r.control_send_us = r.control_recv_us = -1;
+      }
+    }
+    return link;
+  }
+
+  /// The value of coordinate j in the link's own units.
+  double unscaled(std::size_t j, double x) const {
+    if (j == 0) return x;
+    const std::size_t k = (j - 1) / per_range_, q = (j - 1) % per_range_;
+    const bool per_byte = structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
+    return per_byte ? x / scale_[k] : x;
+  }
+  std::pair<std::size_t, std::string> name(std::size_t j) const {
+    if (j == 0) return {std::numeric_limits<std::size_t>::max(), "L"};
+    static const char* const loggps[6] = {"o_s", "o_r", "O_s", "O_r", "g", "G"};
+    static const char* const loggp[4] = {"o_s", "o_r", "g", "G"};
+    const std::size_t q = (j - 1) % per_range_;
+    return {(j - 1) / per_range_, structure_ == Structure::loggps ? loggps[q] : loggp[q]};
+  }
+
+ private:
+  LinkParams start_;
+  Structure structure_;
+  std::size_t per_range_ = 6;
+  std::vector<double> scale_;
+};
+
+class Fit {
+ public:
+  Fit(const Layout& layout, std::span<const PrttCurvePoint> points)
+      : layout_(layout), points_(points) {
+    for (const auto& p : points) {
+      for (std::size_t k = 0; k < 4; ++k) {
+        y_.push_back(p.measured_us[k]);
+        sigma_.push_back(std::max(p.noise_us[k], kNoiseFloor * std::abs(p.measured_us[k])));
+      }
+    }
+  }
+
+  std::vector<double> model(const std::vector<double>& v) const {
+    const CostModel cost(layout_.link_of(v));
+    std::vector<double> f;
+    f.reserve(y_.size());
+    for (const auto& p : points_) {
+      const auto m = prtt_curves(cost, p);
+      f.insert(f.end(), m.begin(), m.end());
+    }
+    return f;
+  }
+  double chi2(const std::vector<double>& f) const {
+    double s = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const double r = (f[i] - y_[i]) / sigma_[i];
+      s += r * r;
+    }
+    return s;
+  }
+  double chi2_at(const std::vector<double>& v) const { return chi2(model(v)); }
+
+  // The weighted Jacobian (rows: points x curves; columns: the free coordinates), by central
+  // differences: the closed forms are piecewise linear in the parameters.
+  std::vector<double> jacobian(const std::vector<double>& v,
+                               const std::vector<std::size_t>& free) const {
+    const std::size_t rows = y_.size(), cols = free.size();
+    std::vector<double> j(rows * cols);
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::size_t q = free[c];
+      const double h = std::max(1e-3, 1e-3 * v[q]);
+      std::vector<double> up = v, down = v;
+      up[q] += h;
+      down[q] = std::max(0.0, v[q] - h);
+      const double span = up[q] - down[q];
+      const auto fu = model(up), fd = model(down);
+      for (std::size_t i = 0; i < rows; ++i)
+        j[i * cols + c] = (fu[i] - fd[i]) / span / sigma_[i];
+    }
+    return j;
+  }
+
+  // Damped Gauss-Newton with non-negative steps: each step solves
+  //   min || J q - (r + J v) ||^2 + lambda || D (q - v) ||^2   over q >= 0
+  // for the free coordinates; fixed ones keep their value.
+  struct Outcome {
+    std::vector<double> v;
+    double chi2 = 0;
+    int iterations = 0;
+    bool converged = false;
+  };
+  Outcome solve(std::vector<double> v, const std::vector<std::size_t>& free,
+                int max_iterations = 200) const {
+    Outcome out;
+    std::vector<double> f = model(v);
+    double chi = chi2(f);
+    double lambda = 1e-3;
+    const std::size_t rows = y_.size(), cols = free.size();
+    for (out.iterations = 0; out.iterations < max_iterations && cols > 0; ++out.iterations) {
+      const auto j = jacobian(v, free);
+      std::vector<double> d(cols, 0.0);
+      for (std::size_t c = 0; c < cols; ++c) {
+        for (std::size_t i = 0; i < rows; ++i)
+          d[c] += j[i * cols + c] * j[i * cols + c];
+        d[c] = std::sqrt(std::max(d[c], 1e-12));
+      }
+      bool improved = false;
+      while (lambda < 1e12) {
+        std::vector<double> a = j;
+        std::vector<double> b(rows);
+        for (std::size_t i = 0; i < rows; ++i) {
+          double jv = 0;
+          for (std::size_t c = 0; c < cols; ++c)
+            jv += j[i * cols + c] * v[free[c]];
+          b[i] = (y_[i] - f[i]) / sigma_[i] + jv;
+        }
+        const double sl = std::sqrt(lambda);
+        for (std::size_t c = 0; c < cols; ++c) {
+          std::vector<double> row(cols, 0.0);
+          row[c] = sl * d[c];
+          a.insert(a.end(), row.begin(), row.end());
+          b.push_back(sl * d[c] * v[free[c]]);
+        }
+        const auto q = stats::nnls(a, rows + cols, cols, b);
+        std::vector<double> trial = v;
+        for (std::size_t c = 0; c < cols; ++c)
+          trial[free[c]] = q.x[c];
+        const auto ft = model(trial);
+        const double ct = chi2(ft);
+        if (ct < chi) {
+          const double gain = (chi - ct) / std::max(chi, 1e-300);
+          v = trial;
+          f = ft;
+          chi = ct;
+          lambda = std::max(lambda / 3, 1e-9);
+          improved = true;
+          if (gain < 1e-10) out.converged = true;
+          break;
+        }
+        lambda *= 10;
+      }
+      if (!improved) {
+        out.converged = true;  // no step improves: a (local) minimum
+        break;
+      }
+      if (out.converged || chi < 1e-20) {
+        out.converged = true;
+        break;
+      }
+    }
+    out.v = v;
+    out.chi2 = chi;
+    return out;
+  }
+
+  std::size_t observations() const { return y_.size(); }
+  /// A time that stands for the curves' scale: the median of PRTT(1,0,s)/2 over the points.
+  double reference_us() const {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < y_.size(); i += 4)
+      v.push_back(y_[i] / 2);
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  }
+
+ private:
+  const Layout& layout_;
+  std::span<const PrttCurvePoint> points_;
+  std::vector<double> y_, sigma_;
+};
+
+// Coordinates with a component in the Jacobian's null space: the curves cannot determine them.
+std::vector<std::size_t> null_space_coordinates(const std::vector<double>& j, std::size_t rows,
+                                                std::size_t cols) {
+  std::vector<std::size_t> out;
+  if (cols == 0) return out;
+  const std::size_t m = std::max(rows, cols);
+  gsl_matrix* a = gsl_matrix_calloc(m, cols);
+  gsl_matrix* vmat = gsl_matrix_alloc(cols, cols);
+  gsl_vector* s = gsl_vector_alloc(cols);
+  gsl_vector* work = gsl_vector_alloc(cols);
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t c = 0; c < cols; ++c)
+      gsl_matrix_set(a, i, c, j[i * cols + c]);
+  }
+  gsl_linalg_SV_decomp(a, vmat, s, work);
+  const double smax = gsl_vector_get(s, 0);
+  std::vector<double> weight(cols, 0.0);
+  for (std::size_t k = 0; k < cols; ++k) {
+    if (gsl_vector_get(s, k) > 1e-7 * smax) continue;
+    for (std::size_t c = 0; c < cols; ++c) {
+      const double x = gsl_matrix_get(vmat, c, k);
+      weight[c] += x * x;
+    }
+  }
+  for (std::size_t c = 0; c < cols; ++c) {
+    if (weight[c] > 0.01) out.push_back(c);
+  }
+  gsl_matrix_free(a);
+  gsl_matrix_free(vmat);
+  gsl_vector_free(s);
+  gsl_vector_free(work);
+  return out;
+}
+
+}  // namespace
+
+Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> points,
+                      Structure structure, const CalibrationOptions& options) {
+  if (points.empty()) throw std::invalid_argument("calibrate: no points");
+  gsl_set_error_handler_off();
+  const Layout layout(start, points, structure);
+  const Fit fit(layout, points);
+  std::vector<std::size_t> all;
+  for (std::size_t j = options.fixed_latency ? 1 : 0; j < layout.size(); ++j)
+    all.push_back(j);
+  // The start (the seeds' estimators), with its gaps switched on, and scaled down and up: the
+  // closed forms are piecewise linear, and a start on another branch can end in a better minimum.
+  auto best = fit.solve(layout.vector_of(start), all);
+  if (options.extra_starts) {
+    // A gap the start left hidden (g = 0 has no derivative where o wins eq. (5)'s max) is also
+    // tried switched on: g = max(o_s, o_r).
+    LinkParams gap_on = start;
+    for (auto& r : gap_on.ranges)
+      r.gap_us = std::max({r.gap_us, r.send_overhead_us, r.recv_overhead_us});
+    std::vector<std::vector<double>> starts = {layout.vector_of(gap_on)};
+    for (const auto& more : options.more_starts)
+      starts.push_back(layout.vector_of(more));
+    for (double factor : {0.5, 2.0}) {
+      starts.push_back(layout.vector_of(start));
+      for (double& x : starts.back())
+        x *= factor;
+    }
+    for (const auto& v : starts) {
+      auto other = fit.solve(v, all);
+      if (other.chi2 < best.chi2 * (1 - 1e-9)) best = std::move(other);
+    }
+  }
+
+  // Identifiability by profiles: a coordinate whose value can move by 2 %, the others refitted,
+  // with the fit as good as before (chi-square up by at most 0.01 %, or 0.01 where it is ~0) is
+  // not determined by the curves; then the interval of equally good fits is searched. (The
+  // Jacobian's null space finds the local cases; a piecewise-linear model can also fit as well
+  // on another branch, e.g. a hidden gap traded against G, which only a profile sees.) How
+  // precisely the determined ones are known is the bootstrap's business, not this.
+  const double limit = best.chi2 + std::max(1e-4 * best.chi2, 0.01);
+  std::vector<Unidentified> unidentified;
+  const auto j = fit.jacobian(best.v, all);
+  const auto local = options.identifiability
+                         ? null_space_coordinates(j, fit.observations(), all.size())
+                         : std::vector<std::size_t>{};
+  for (std::size_t q : options.identifiability ? all : std::vector<std::size_t>{}) {
+    std::vector<std::size_t> others;
+    for (std::size_t k : all) {
+      if (k != q) others.push_back(k);
+    }
+    auto fits_at = [&](double x) {
+      std::vector<double> v = best.v;
+      v[q] = x;
+      return fit.solve(v, others, 15).chi2 <= limit;
+    };
+    const double x0 = best.v[q];
+    const double probe = 0.02 * std::max(x0, fit.reference_us());
+    const bool hidden = std::find(local.begin(), local.end(), q) != local.end() ||
+                        fits_at(x0 + probe) || (x0 - probe >= 0 && fits_at(x0 - probe));
+    if (!hidden) continue;
+    auto boundary = [&](double inside, double outside) {
+      for (int i = 0; i < 12; ++i) {  // 2^-12 of the bracket
+        const double mid = 0.5 * (inside + outside);
+        (fits_at(mid) ? inside : outside) = mid;
+      }
+      return inside;
+    };
+    double upper = std::numeric_limits<double>::infinity();
+    double inside = x0;
+    double step = std::max(x0, probe);
+    for (int k = 0; k < 12; ++k, step *= 2) {
+      if (!fits_at(x0 + step)) {
+        upper = boundary(inside, x0 + step);
+        break;
+      }
+      inside = x0 + step;
+    }
+    const double lower = fits_at(0) ? 0.0 : boundary(x0, 0.0);
+    const auto [range, name] = layout.name(q);
+    unidentified.push_back({range, name, layout.unscaled(q, x0), layout.unscaled(q, lower),
+                            std::isfinite(upper) ? layout.unscaled(q, upper) : upper});
+  }
+  Calibration c = evaluate(layout.link_of(best.v), points);
+  c.chi2 = best.chi2;
+  c.unidentified = std::move(unidentified);
+  c.iterations = best.iterations;
+  c.converged = best.converged;
+  return c;
+}
+
+}  // namespace commgauge::model

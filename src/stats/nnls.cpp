@@ -1,0 +1,143 @@
+#include "stats/nnls.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+
+namespace commgauge::stats {
+
+namespace {
+
+struct MatrixDeleter {
+  void operator()(gsl_matrix* m) const { gsl_matrix_free(m); }
+};
+struct VectorDeleter {
+  void operator()(gsl_vector* v) const { gsl_vector_free(v); }
+};
+struct WorkDeleter {
+  void operator()(gsl_multifit_linear_workspace* w) const { gsl_multifit_linear_free(w); }
+};
+
+// Unconstrained least squares over the columns in `passive`; returns their coefficients.
+std::vector<double> solve_passive(std::span<const double> a, std::size_t rows, std::size_t cols,
+                                  std::span<const double> b,
+                                  const std::vector<std::size_t>& passive) {
+  const std::size_t p = passive.size();
+  // GSL's SVD least squares needs at least as many rows as columns: pad with zero rows.
+  const std::size_t n = std::max(rows, p);
+  std::unique_ptr<gsl_matrix, MatrixDeleter> x(gsl_matrix_calloc(n, p));
+  std::unique_ptr<gsl_vector, VectorDeleter> y(gsl_vector_calloc(n));
+  std::unique_ptr<gsl_vector, VectorDeleter> c(gsl_vector_alloc(p));
+  std::unique_ptr<gsl_matrix, MatrixDeleter> cov(gsl_matrix_alloc(p, p));
+  std::unique_ptr<gsl_multifit_linear_workspace, WorkDeleter> work(gsl_multifit_linear_alloc(n, p));
+  for (std::size_t i = 0; i < rows; ++i) {
+    gsl_vector_set(y.get(), i, b[i]);
+    for (std::size_t j = 0; j < p; ++j)
+      gsl_matrix_set(x.get(), i, j, a[i * cols + passive[j]]);
+  }
+  double chisq = 0;
+  std::size_t rank = 0;
+  // Singular values below 1e-12 of the largest are dropped: the minimum-norm solution.
+  gsl_multifit_linear_tsvd(x.get(), y.get(), 1e-12, c.get(), cov.get(), &chisq, &rank, work.get());
+  std::vector<double> out(p);
+  for (std::size_t j = 0; j < p; ++j)
+    out[j] = gsl_vector_get(c.get(), j);
+  return out;
+}
+
+// w = A^T (b - A x)
+std::vector<double> gradient(std::span<const double> a, std::size_t rows, std::size_t cols,
+                             std::span<const double> b, const std::vector<double>& x) {
+  std::vector<double> w(cols, 0.0);
+  for (std::size_t i = 0; i < rows; ++i) {
+    double r = b[i];
+    for (std::size_t j = 0; j < cols; ++j)
+      r -= a[i * cols + j] * x[j];
+    for (std::size_t j = 0; j < cols; ++j)
+      w[j] += a[i * cols + j] * r;
+  }
+  return w;
+}
+
+}  // namespace
+
+NnlsResult nnls(std::span<const double> a, std::size_t rows, std::size_t cols,
+                std::span<const double> b) {
+  if (a.size() != rows * cols || b.size() != rows) {
+    throw std::invalid_argument("nnls: the matrix and vector sizes do not match");
+  }
+  gsl_set_error_handler_off();
+  NnlsResult out;
+  out.x.assign(cols, 0.0);
+  std::vector<bool> in_passive(cols, false);
+  double scale = 0;
+  for (double v : a)
+    scale = std::max(scale, std::abs(v));
+  for (double v : b)
+    scale = std::max(scale, std::abs(v));
+  const double tol =
+      1e-12 * std::max(scale, 1e-300) * std::max(scale, 1e-300) * static_cast<double>(rows + cols);
+  const int max_iterations = static_cast<int>(3 * cols + 10);
+  std::vector<double>& x = out.x;
+  for (; out.iterations < max_iterations; ++out.iterations) {
+    const auto w = gradient(a, rows, cols, b, x);
+    std::size_t best = cols;
+    double best_w = tol;
+    for (std::size_t j = 0; j < cols; ++j) {
+      if (!in_passive[j] && w[j] > best_w) {
+        best_w = w[j];
+        best = j;
+      }
+    }
+    if (best == cols) {
+      out.converged = true;
+      break;
+    }
+    in_passive[best] = true;
+    // Inner loop: keep the passive set's unconstrained solution feasible.
+    for (int inner = 0; inner < max_iterations; ++inner) {
+      std::vector<std::size_t> passive;
+      for (std::size_t j = 0; j < cols; ++j) {
+        if (in_passive[j]) passive.push_back(j);
+      }
+      const auto z = solve_passive(a, rows, cols, b, passive);
+      bool feasible = true;
+      for (double v : z)
+        feasible = feasible && v > 0;
+      if (feasible) {
+        std::fill(x.begin(), x.end(), 0.0);
+        for (std::size_t k = 0; k < passive.size(); ++k)
+          x[passive[k]] = z[k];
+        break;
+      }
+      double alpha = 1;
+      for (std::size_t k = 0; k < passive.size(); ++k) {
+        const std::size_t j = passive[k];
+        if (z[k] <= 0) alpha = std::min(alpha, x[j] / (x[j] - z[k]));
+      }
+      for (std::size_t k = 0; k < passive.size(); ++k) {
+        const std::size_t j = passive[k];
+        x[j] += alpha * (z[k] - x[j]);
+        if (x[j] <= 1e-15 * std::max(1.0, std::abs(z[k]))) {
+          x[j] = 0;
+          in_passive[j] = false;
+        }
+      }
+    }
+  }
+  double r2 = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    double r = b[i];
+    for (std::size_t j = 0; j < cols; ++j)
+      r -= a[i * cols + j] * x[j];
+    r2 += r * r;
+  }
+  out.residual_norm = std::sqrt(r2);
+  return out;
+}
+
+}  // namespace commgauge::stats
