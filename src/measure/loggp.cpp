@@ -137,8 +137,9 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
       c.messages += 3 * r;  // the message, the 1-byte reply, the reported duration
       c.bytes += r * (static_cast<double>(s.bytes) + 9);
     } else {
-      c.messages += r * (s.n + 1.0);
-      c.bytes += r * (s.n + 1.0) * static_cast<double>(s.bytes);
+      const double reported = s.kind == PrttKind::server_delay ? 1 : 0;  // the overshoot
+      c.messages += r * (s.n + 1.0 + reported);
+      c.bytes += r * ((s.n + 1.0) * static_cast<double>(s.bytes) + 8 * reported);
     }
   }
   return c;

@@ -162,11 +162,15 @@ double combined(double a, double b, double scale) {
 }
 
 // Marks where eq. (7) measured the overhead, not the gap (o >= G_all, seed 000 §4 on SCI).
+// Eq. (5): PRTT(n,0,s)'s cycle is max(o_s, g + (s-1)G, o_r), never below o_s. An eq. (6) o_s
+// clearly above G_all is therefore an overestimate (a sender descheduled in its sends under
+// load) and is no evidence that the gap is hidden: then only o_r is compared.
 void mark_identifiability(std::vector<LoggpPoint>& pts) {
   for (auto& p : pts) {
-    const double o = std::max(p.o_s_us, p.o_r_us);
     const double margin = 2 * combined(p.g_all_noise, std::max(p.o_s_noise, p.o_r_noise), 1) +
                           0.01 * std::abs(p.g_all_us) + kRelativeFloor * std::abs(p.g_all_us);
+    const bool o_s_consistent = p.o_s_us <= p.g_all_us + margin;
+    const double o = std::max(o_s_consistent ? p.o_s_us : 0.0, p.o_r_us);
     p.g_identifiable = p.g_all_us > o + margin;
   }
 }
@@ -269,11 +273,21 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
     xa.push_back(s - 1);
     ga.push_back(p.g_all_us);
     ga_n.push_back(p.g_all_noise);
-    if (p.g_identifiable) {
-      xg.push_back(s - 1);
-      g.push_back(p.g_all_us);
-      g_n.push_back(p.g_all_noise);
-    }
+  }
+  // The gap shows at the top of the range (eq. (5): g + (s-1)G overtakes o as s grows): eq. (7)
+  // is fitted over the longest run of sizes ending at the range's largest in which at most a
+  // third are hidden - a few hidden large sizes (a noisy o) do not end the run, the hidden small
+  // sizes below it are not the gap.
+  std::size_t top = last + 1;
+  for (std::size_t i = last + 1, hidden = 0, shown = 0; i-- > first;) {
+    (pts[i].g_identifiable ? shown : hidden) += 1;
+    if (3 * hidden <= shown + hidden) top = i;
+  }
+  for (std::size_t i = top; i <= last; ++i) {
+    if (!pts[i].g_identifiable) continue;
+    xg.push_back(static_cast<double>(pts[i].bytes) - 1);
+    g.push_back(pts[i].g_all_us);
+    g_n.push_back(pts[i].g_all_noise);
   }
   range.fit_points = xg.size();
   model::LinkRange& lr = range.params;
@@ -290,9 +304,8 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
   // The ping-pong's per-byte cost: what the one-way time grows by per byte.
   const auto fp = non_negative_fit(x, p1h, p1h_n, clamped);
 
-  // g and G need identifiable points that carry the range: at least 3, and most of its sizes.
+  // g and G need at least 3 identifiable points (2 if the range has only 2).
   range.g_identifiable = xg.size() >= 3 || (xg.size() == 2 && x.size() == 2);
-  range.g_identifiable = range.g_identifiable && 2 * xg.size() >= x.size();
   if (range.g_identifiable) {
     // seed 000 eq. (7): G_all(s) = g + (s-1) G over the range, by least squares.
     const auto fg = weighted_fit(xg, g, g_n);
@@ -607,7 +620,21 @@ std::string why_open(const std::string& parameter, bool rendezvous) {
 }  // namespace
 
 void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
-  const auto pts = curve_points(r.points, o.n);
+  auto pts = curve_points(r.points, o.n);
+  // Eq. (5): PRTT(n,0,s)'s cycle max(o_s, g + (s-1)G, o_r) bounds both overheads. A PRTT(n,d,s)
+  // or server-delay PRTT implying more (a side descheduled inside its calls under load) is
+  // contaminated: its standard error is at least that excess, in PRTT units.
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const auto& p = r.points[i];
+    const double nm1 = static_cast<double>(o.n - 1);
+    const double excess_s = p.o_s_us - p.g_all_us - 2 * combined(p.o_s_noise, p.g_all_noise, 1);
+    const double excess_r = p.o_r_us - p.g_all_us - 2 * combined(p.o_r_noise, p.g_all_noise, 1);
+    if (excess_s > 0) pts[i].noise_us[2] = std::max(pts[i].noise_us[2], excess_s * nm1);
+    if (excess_r > 0) pts[i].noise_us[3] = std::max(pts[i].noise_us[3], excess_r * nm1);
+  }
+  // Each point counts by its share of the size axis: the bisection's clusters near a switch do
+  // not outweigh whole octaves of the sweep.
+  model::weigh_by_size_axis(pts, 1 / o.points_per_octave);
   r.seed_check = check_curves(r.seed_link, r.points, o.n);
   if (!o.calibrate) {
     r.link = r.seed_link;
@@ -632,6 +659,10 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
     co.more_starts.back().ranges[k].gap_us = std::max(0.0, f.intercept);
     co.more_starts.back().ranges[k].gap_per_byte_us = std::max(0.0, f.slope);
   }
+  // Where eq. (7) identifies g and G (the gap shows in PRTT(n,0,s)), they are the direct
+  // measurement with the narrowest interval: the calibrated set keeps them and fits the rest.
+  for (const auto& range : r.ranges)
+    co.fixed_gap.push_back(range.g_identifiable && !range.params.rendezvous);
   const auto full = model::calibrate(r.seed_link, pts, model::Structure::loggps, co);
   // Each range's LogGP view under the LogGP structure, with the calibrated L.
   model::LinkParams loggp_start = full.link;
@@ -645,6 +676,11 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   CalibratedSet& c = r.calibrated;
   c.link = full.link;
   c.converged = full.converged;
+  // A one-way time of zero is no link (the schema refuses it): keep o_r a hair above it.
+  for (auto& range : c.link.ranges) {
+    const double one_way = range.send_overhead_us + c.link.latency_us + range.recv_overhead_us;
+    if (!(one_way > 0)) range.recv_overhead_us += 1e-6 - one_way;
+  }
   for (std::size_t k = 0; k < c.link.ranges.size(); ++k) {
     const auto& v = plain.link.ranges[k];
     c.link.ranges[k].loggp = {v.send_overhead_us, v.recv_overhead_us, v.gap_us, v.gap_per_byte_us};
@@ -665,6 +701,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   model::CalibrationOptions bo;
   bo.identifiability = false;
   bo.extra_starts = false;
+  bo.fixed_gap = co.fixed_gap;
   std::vector<LoggpPoint> copy;
   for (std::uint32_t b = 0; b < resamples; ++b) {
     copy = r.points;

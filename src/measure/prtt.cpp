@@ -13,7 +13,8 @@ namespace {
 
 // A plan: one header word (kPlan | entries << 8 | repetitions << 32), then 3 words per entry:
 // kind | n << 8; bytes; delay in picoseconds; the dest acknowledges with the entry count, and
-// after the plan returns the probes' receive durations. kDone ends the session.
+// after the plan returns the probes' receive durations and its delays' overshoot. kDone ends the
+// session.
 constexpr std::uint64_t kPlan = 0xfe;
 constexpr std::uint64_t kDone = 0xff;
 constexpr std::uint64_t kMaxEntries = 0xffffff;
@@ -36,17 +37,31 @@ double run_source(net::Transport& t, const PrttSpec& spec) {
     t.recv(1);
     return 0;
   }
+  // The delay as performed: a busy wait that is descheduled near its end overshoots d by a
+  // scheduler slice, which is not the send overhead eq. (6) is after. The overshoot is taken out.
+  double overshoot = 0;
   const double t0 = t.now_us();
   t.send(s);
   for (std::uint32_t i = 1; i < spec.n; ++i) {
-    if (spec.kind == PrttKind::client_delay) t.compute(spec.delay_us);
+    if (spec.kind == PrttKind::client_delay) {
+      const double a = t.now_us();
+      t.compute(spec.delay_us);
+      overshoot += std::max(0.0, t.now_us() - a - spec.delay_us);
+    }
     t.send(s);
   }
   t.recv(s);
-  return t.now_us() - t0;
+  return t.now_us() - t0 - overshoot;
 }
 
-// The dest's side of one entry, once; returns the late receive's duration (probe only).
+// Entries whose dest reports a value after the plan: the probe's receive duration, and the
+// overshoot of the server's delays.
+bool dest_reports(const PrttSpec& spec) {
+  return spec.kind == PrttKind::late_receiver || spec.kind == PrttKind::server_delay;
+}
+
+// The dest's side of one entry, once; returns the late receive's duration (probe), or how much
+// its delays overshot d (server delay; taken out of the PRTT by the source).
 double run_dest(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
   if (spec.kind == PrttKind::late_receiver) {
@@ -57,13 +72,18 @@ double run_dest(net::Transport& t, const PrttSpec& spec) {
     t.send(1);
     return received;
   }
+  double overshoot = 0;
   t.recv(s);
   for (std::uint32_t i = 1; i < spec.n; ++i) {
-    if (spec.kind == PrttKind::server_delay) t.compute(spec.delay_us);
+    if (spec.kind == PrttKind::server_delay) {
+      const double a = t.now_us();
+      t.compute(spec.delay_us);
+      overshoot += std::max(0.0, t.now_us() - a - spec.delay_us);
+    }
     t.recv(s);
   }
   t.send(s);
-  return 0;
+  return overshoot;
 }
 
 }  // namespace
@@ -84,18 +104,16 @@ std::vector<std::vector<double>> prtt_plan(net::Transport& t, std::span<const Pr
   // command messages (whose gap would delay it), and finds the first receive posted.
   if (t.recv_value() != plan.size()) throw TransportError("PRTT: the plan was not acknowledged");
   std::vector<std::vector<double>> times(plan.size(), std::vector<double>(reps));
-  bool probes = false;
   for (std::size_t e = 0; e < plan.size(); ++e) {
-    probes = probes || plan[e].kind == PrttKind::late_receiver;
     for (auto& time : times[e])
       time = run_source(t, plan[e]);
   }
-  // The dest's receive durations of the probes, in plan order, after everything was timed.
-  if (probes) {
-    for (std::size_t e = 0; e < plan.size(); ++e) {
-      if (plan[e].kind != PrttKind::late_receiver) continue;
-      for (auto& time : times[e])
-        time = std::bit_cast<double>(t.recv_value());
+  // The dest's values, in plan order, after everything was timed.
+  for (std::size_t e = 0; e < plan.size(); ++e) {
+    if (!dest_reports(plan[e])) continue;
+    for (auto& time : times[e]) {
+      const double value = std::bit_cast<double>(t.recv_value());
+      time = plan[e].kind == PrttKind::late_receiver ? value : time - value;
     }
   }
   return times;
@@ -129,14 +147,14 @@ net::Counters serve_prtt(net::Transport& t) {
       spec.delay_us = static_cast<double>(t.recv_value()) / 1e6;
     }
     t.send_value(entries);
-    std::vector<double> received;
+    std::vector<double> reported;
     for (const auto& spec : plan) {
       for (std::uint32_t r = 0; r < reps; ++r) {
         const double us = run_dest(t, spec);
-        if (spec.kind == PrttKind::late_receiver) received.push_back(us);
+        if (dest_reports(spec)) reported.push_back(us);
       }
     }
-    for (double us : received)
+    for (double us : reported)
       t.send_value(std::bit_cast<std::uint64_t>(us));
   }
   const net::Counters mine = t.counters();

@@ -14,6 +14,9 @@
 //   send's duration is no protocol signal: Open MPI's shared-memory BTL completes even eager
 //   sends above 256 B only when the receiver has taken the fragment.)
 //
+// Busy delays are timed as performed: what a descheduled delay overshoots beyond d (a scheduler
+// slice under load) is taken out of the PRTT, on either side - it is no part of o.
+//
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
 // posts the next entry's first receive as soon as it has sent a reply, as between the
 // repetitions of one batch, so no entry starts behind command messages.

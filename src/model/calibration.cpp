@@ -21,6 +21,20 @@ std::array<double, 4> prtt_curves(const CostModel& cost, const PrttCurvePoint& p
           to_microseconds(prtt_server_delay(cost, p.n, d, p.bytes))};
 }
 
+void weigh_by_size_axis(std::span<PrttCurvePoint> points, double step) {
+  const std::size_t n = points.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const double here = std::log2(static_cast<double>(std::max<std::uint64_t>(points[i].bytes, 1)));
+    const double left =
+        i > 0 ? std::log2(static_cast<double>(std::max<std::uint64_t>(points[i - 1].bytes, 1)))
+              : here - step;
+    const double right =
+        i + 1 < n ? std::log2(static_cast<double>(std::max<std::uint64_t>(points[i + 1].bytes, 1)))
+                  : here + step;
+    points[i].weight = std::clamp((right - left) / (2 * step), 1e-3, 1.0);
+  }
+}
+
 Calibration evaluate(const LinkParams& link, std::span<const PrttCurvePoint> points) {
   Calibration c;
   c.link = link;
@@ -142,7 +156,9 @@ class Fit {
     for (const auto& p : points) {
       for (std::size_t k = 0; k < 4; ++k) {
         y_.push_back(p.measured_us[k]);
-        sigma_.push_back(std::max(p.noise_us[k], kNoiseFloor * std::abs(p.measured_us[k])));
+        // A point of weight w counts w times in chi-square: its standard error is over sqrt(w).
+        sigma_.push_back(std::max(p.noise_us[k], kNoiseFloor * std::abs(p.measured_us[k])) /
+                         std::sqrt(std::max(p.weight, 1e-6)));
       }
     }
   }
@@ -319,8 +335,12 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
   const Layout layout(start, points, structure);
   const Fit fit(layout, points);
   std::vector<std::size_t> all;
-  for (std::size_t j = options.fixed_latency ? 1 : 0; j < layout.size(); ++j)
+  for (std::size_t j = options.fixed_latency ? 1 : 0; j < layout.size(); ++j) {
+    const auto [range, name] = layout.name(j);
+    const bool gap = name == "g" || name == "G";
+    if (gap && range < options.fixed_gap.size() && options.fixed_gap[range]) continue;
     all.push_back(j);
+  }
   // The start (the seeds' estimators), with its gaps switched on, and scaled down and up: the
   // closed forms are piecewise linear, and a start on another branch can end in a better minimum.
   auto best = fit.solve(layout.vector_of(start), all);

@@ -30,7 +30,14 @@ struct PrttCurvePoint {
   double delay_us = 0;                  ///< d of PRTT(n,d,s) and of the server-delay PRTT
   std::array<double, 4> measured_us{};  ///< PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s), server-delay
   std::array<double, 4> noise_us{};     ///< standard errors (0: unknown)
+  /// How much of the size axis the point stands for (1: one sweep step; a cluster of bisection
+  /// points shares one step's weight, so it cannot outweigh whole octaves).
+  double weight = 1;
 };
+
+/// Weights for points sorted by size: each point's share of the log-size axis (half the
+/// distance to each neighbour), relative to `step` (the sweep's step, log2 units).
+void weigh_by_size_axis(std::span<PrttCurvePoint> points, double step);
 
 /// The curves' names, in the order of PrttCurvePoint::measured_us.
 inline constexpr std::array<const char*, 4> kPrttCurveNames = {"PRTT(1,0,s)", "PRTT(n,0,s)",
@@ -72,6 +79,8 @@ struct CalibrationOptions {
   bool extra_starts = true;     ///< also start from the start link scaled by 0.5 and 2
   bool fixed_latency = false;   ///< keep the start's L (fit the ranges only)
   std::vector<LinkParams> more_starts;  ///< further starting points (same ranges as the start)
+  /// Per range: keep the start's g and G (measured directly elsewhere, e.g. by eq. (7)).
+  std::vector<bool> fixed_gap;
 };
 
 /// Fits the link's parameters (L and, per range, o_s, o_r, O_s, O_r, g, G; LogGP: not O_s, O_r)

@@ -117,13 +117,26 @@ TEST(LoggpOnVirtualNetwork, RendezvousRangeIsMarkedAndNetOfTheHandshake) {
 }
 
 TEST(LoggpOnVirtualNetwork, OverheadAboveGapIsNotReportedAsGap) {
-  // o > g (a polling network): eq. (7) measures o, so g is marked, not reported as o.
-  const LoggpResult r = run(loggp_link(0.5, 2.0, 0.5, 0.0001));
+  // o = 2 > g + (s-1) G up to s = 15000 (a polling network): below that eq. (7) measures o, so
+  // g is marked, not reported as o.
+  LoggpOptions small;
+  small.max_size = 8192;
+  const LoggpResult r = run(loggp_link(0.5, 2.0, 0.5, 0.0001), small);
   ASSERT_GE(r.ranges.size(), 1u);
   EXPECT_FALSE(r.ranges[0].g_identifiable);
   EXPECT_NE(r.ranges[0].params.gap_us, 2.0);
   EXPECT_THAT(r.ranges[0].notes, ::testing::Contains(::testing::HasSubstr("not identifiable")));
   expect_rel(r.ranges[0].params.send_overhead_us, 2.0, 0.01, "o_s");
+}
+
+TEST(LoggpOnVirtualNetwork, GapShowingAtTheTopOfTheRangeIsFitted) {
+  // The same link swept to 256 KiB: above 15 kB the gap wins eq. (5)'s max, and eq. (7) over
+  // the top of the range recovers g and G although most small sizes hide them.
+  const LoggpResult r = run(loggp_link(0.5, 2.0, 0.5, 0.0001));
+  ASSERT_EQ(r.ranges.size(), 1u);
+  EXPECT_TRUE(r.ranges[0].g_identifiable);
+  expect_rel(r.ranges[0].params.gap_us, 0.5, 0.01, "g");
+  expect_rel(r.ranges[0].params.gap_per_byte_us, 0.0001, 0.01, "G");
 }
 
 TEST(LoggpOnVirtualNetwork, ReproducesItsOwnOutputThroughTheJsonDocument) {
