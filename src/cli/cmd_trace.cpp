@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -209,6 +210,12 @@ void add_trace_command(CLI::App& app, Action& action) {
         for (const auto& kv : env) {
           exports.push_back("-x");
           exports.push_back(kv);
+        }
+        // On SIGTERM mpirun sends SIGKILL after odls_base_sigkill_timeout (1 s by default): on a
+        // loaded machine a rank's handler may not have written its last block by then.
+        if (std::find(command.begin(), command.end(), "odls_base_sigkill_timeout") ==
+            command.end()) {
+          exports.insert(exports.end(), {"--mca", "odls_base_sigkill_timeout", "10"});
         }
         command.insert(command.begin() + 1, exports.begin(), exports.end());
       } else {

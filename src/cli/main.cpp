@@ -24,15 +24,14 @@ bool primary_process() {
   return true;
 }
 
-// An input error is found alike on every rank; only the primary prints it. The others wait a
-// moment before exiting: mpirun kills the remaining ranks as soon as one exits non-zero, which
-// could otherwise take the primary down before its line is out.
+// An input error is found alike on every rank; only the primary prints it. The others do not
+// exit first - mpirun kills the remaining ranks as soon as one exits non-zero, which could take
+// the primary down before its line is out - but wait for the launcher to end the job once the
+// primary has exited; if that has not happened within 30 s, the error may be one only this rank
+// saw, and it prints it itself.
 int report_error(const char* kind, const std::exception& e, int status) {
-  if (primary_process() || status != 2) {
-    std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
-  } else {
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-  }
+  if (!primary_process() && status == 2) std::this_thread::sleep_for(std::chrono::seconds(30));
+  std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
   return status;
 }
 

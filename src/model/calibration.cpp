@@ -343,7 +343,8 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
   }
   // The start (the seeds' estimators), with its gaps switched on, and scaled down and up: the
   // closed forms are piecewise linear, and a start on another branch can end in a better minimum.
-  auto best = fit.solve(layout.vector_of(start), all);
+  const std::vector<double> origin = layout.vector_of(start);
+  auto best = fit.solve(origin, all);
   if (options.extra_starts) {
     // A gap the start left hidden (g = 0 has no derivative where o wins eq. (5)'s max) is also
     // tried switched on: g = max(o_s, o_r).
@@ -358,8 +359,12 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
       for (double& x : starts.back())
         x *= factor;
     }
-    for (const auto& v : starts) {
-      auto other = fit.solve(v, all);
+    for (auto& v : starts) {
+      // Coordinates that are not fitted keep the start's values in every starting point.
+      std::vector<double> kept = origin;
+      for (std::size_t q : all)
+        kept[q] = v[q];
+      auto other = fit.solve(kept, all);
       if (other.chi2 < best.chi2 * (1 - 1e-9)) best = std::move(other);
     }
   }

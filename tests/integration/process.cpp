@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace commgauge::testing {
 
@@ -97,6 +98,21 @@ Background::~Background() {
 
 void Background::signal(int sig) const {
   kill(pid_, sig);
+}
+
+int Background::wait_for_exit(std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      pid_ = -1;
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
 }
 
 std::string Background::wait_for_stderr(const std::string& text, std::chrono::seconds limit) {

@@ -32,6 +32,9 @@ class Background {
   void signal(int sig) const;
   /// Reads stderr until a line containing `text` appears or `limit` passes; returns that line.
   std::string wait_for_stderr(const std::string& text, std::chrono::seconds limit);
+  /// Waits up to `limit` for the process to end; its exit status (128 + signal if killed), or
+  /// -1 if it is still running.
+  int wait_for_exit(std::chrono::seconds limit);
 
  private:
   pid_t pid_ = -1;
