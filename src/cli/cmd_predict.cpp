@@ -17,6 +17,7 @@ namespace {
 struct PredictFlags {
   std::string profile;
   std::string link_class;
+  std::string parameters = "calibrated";
   std::string model = "all";
   std::string sizes = "1:1MiB:4";
   bool extrapolate = false;
@@ -30,6 +31,10 @@ void add_common(CLI::App& cmd, PredictFlags& f) {
                  "machine profile (commgauge profile) or link parameters (commgauge loggp --json)")
       ->required();
   cmd.add_option("--link-class", f.link_class, "intra_node or inter_node (default: intra_node)");
+  cmd.add_option("--parameters", f.parameters,
+                 "calibrated (one set fitted to all of loggp's curves) or seeds (the seeds' "
+                 "estimators: seed 000 eqs. (6), (7), §3.4)")
+      ->capture_default_str();
   cmd.add_option("--model", f.model, "loggp, loggps, loggpo or all")->capture_default_str();
   cmd.add_option("--sizes", f.sizes, "message sizes \"8,1KiB\" or \"MIN:MAX[:FACTOR]\"")
       ->capture_default_str();
@@ -100,7 +105,9 @@ void add_predict_command(CLI::App& app, Action& action) {
   pp->add_option("--plot", f->plot, "measured against predicted curves per model (.png or .svg)");
   pp->callback([&action, f] {
     action = [f](int&, char**&) {
-      const auto link = profile::read_link_for_prediction(f->profile, f->link_class);
+      const auto link = profile::read_link_for_prediction(
+          f->profile, f->link_class,
+          profile::parameter_set_from_string(f->parameters, "--parameters"));
       std::vector<bool> extrapolated;
       const auto sizes = checked_sizes(*f, link, extrapolated);
       std::vector<report::Measured> measured;
@@ -134,7 +141,9 @@ void add_predict_command(CLI::App& app, Action& action) {
     action = [f](int&, char**&) {
       if (!(f->comp_us >= 0)) throw InputError("--comp-us", "must be >= 0 us");
       if (!(f->receiver_late_us >= 0)) throw InputError("--receiver-late-us", "must be >= 0 us");
-      const auto link = profile::read_link_for_prediction(f->profile, f->link_class);
+      const auto link = profile::read_link_for_prediction(
+          f->profile, f->link_class,
+          profile::parameter_set_from_string(f->parameters, "--parameters"));
       std::vector<bool> extrapolated;
       const auto sizes = checked_sizes(*f, link, extrapolated);
       std::vector<report::OverlapPrediction> preds;

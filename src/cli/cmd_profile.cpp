@@ -8,16 +8,23 @@
 #include "cli/run_guard.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "measure/heldout.hpp"
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
+#include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
 #include "report/context.hpp"
+#include "report/heldout_report.hpp"
 #include "report/latency_report.hpp"
 #include "report/loggp_report.hpp"
 #include "report/overlap_report.hpp"
 #include "report/progress_bar.hpp"
+#include "sim/network.hpp"
+#include "sim/simulator.hpp"
+#include "sim/synth.hpp"
+#include "trace/reader.hpp"
 
 namespace commgauge::cli {
 
@@ -53,6 +60,61 @@ std::pair<std::string, std::string> link_class_of(const std::string& requested,
         "--transport tcp --peer ADDRESS (not loopback) and --link-label describing it");
   }
   return {"inter_node", "namespaces"};
+}
+
+// The held-out collectives as each model predicts them: a synthetic 2-rank trace of the
+// collective replayed by the simulator (Open MPI's tuned rules pick the algorithm, as in
+// simulate), per call. The trace is written to a scratch directory and removed.
+std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::uint64_t bytes,
+                                              const std::string& model,
+                                              const model::LinkParams& link) {
+  constexpr std::uint32_t kCalls = 8;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      fmt::format("commgauge-heldout-{}-{}", getpid(), measure::to_string(kind));
+  sim::SynthOptions so;
+  so.pattern = measure::to_string(kind);
+  so.ranks = 2;
+  so.iterations = kCalls;
+  so.bytes = bytes;
+  const auto written = sim::write_synthetic_trace(so, dir, true);
+  const trace::TraceReader trace(written.file);
+  const std::vector<std::uint32_t> nodes = {0, 0};
+  const sim::Network net(model, {{"intra_node", link}, {"inter_node", link}},
+                         sim::cluster_of_placement(nodes), nodes);
+  const sim::Result r = sim::simulate(trace, net, sim::Options{});
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  const std::string name =
+      kind == measure::HeldOutKind::allreduce ? "MPI_Allreduce" : "MPI_Alltoall";
+  const auto it = r.functions.find(name);
+  if (it == r.functions.end() || it->second.calls == 0) return std::nullopt;
+  return model::to_microseconds(it->second.predicted_ps) / static_cast<double>(it->second.calls);
+}
+
+// Every model's prediction of every held-out point, from the profile's link.
+std::vector<report::HeldOutPrediction> predict_heldout(const measure::HeldOutResult& r,
+                                                       const model::LinkParams& link) {
+  std::vector<report::HeldOutPrediction> out;
+  for (const auto& info : model::model_infos()) {
+    report::HeldOutPrediction p;
+    p.model = info.name;
+    try {
+      const auto m = model::make_model(info.name, link);
+      for (const auto& pt : r.points) {
+        if (pt.kind == measure::HeldOutKind::pingpong) {
+          p.predicted_us.push_back(model::to_microseconds(m.round_trip(pt.bytes)) / 2);
+        } else {
+          p.predicted_us.push_back(predicted_collective_us(pt.kind, pt.bytes, info.name, link));
+        }
+      }
+    } catch (const InputError& e) {
+      p.predicted_us.assign(r.points.size(), std::nullopt);
+      p.not_applicable = e.what();
+    }
+    out.push_back(p);
+  }
+  return out;
 }
 
 }  // namespace
@@ -116,6 +178,13 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::optional<measure::LoggpResult> loggp;
       std::optional<measure::OverlapResult> overlap;
       std::optional<measure::LatencyResult> latency;
+      std::optional<measure::HeldOutResult> heldout;
+      // Held out: a ping-pong at the sizes the loggp sweep skips, and small collectives.
+      measure::HeldOutOptions ho;
+      ho.pingpong_sizes = measure::midpoints(lo.sweep_sizes());
+      for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
+        ho.collective_sizes.push_back(s);
+      if (max_size >= 65536) ho.collective_sizes.push_back(65536);
       nlohmann::json transport_context;
       run_guarded(*runner, [&] {
         if (runner->reports())
@@ -134,6 +203,9 @@ void add_profile_command(CLI::App& app, Action& action) {
         });
         runner->run({"latency", la}, [&](net::Transport& t) {
           if (auto r = measure::measure_latency(t, la, timer, &progress)) latency = std::move(r);
+        });
+        runner->run({"heldout", ho}, [&](net::Transport& t) {
+          if (auto r = measure::measure_heldout(t, ho, &progress)) heldout = std::move(r);
         });
       });
       if (!loggp) return 0;
@@ -161,8 +233,14 @@ void add_profile_command(CLI::App& app, Action& action) {
                                               {"trials", p.stats.count},
                                               {"npp_used", p.npp_used}});
       }
-      profile::LinkClass lc{link, source, report::overlap_profile_section(*overlap),
-                            latency_section};
+      profile::LinkClass lc{link,
+                            measure::merge_overlap(loggp->seed_link, *overlap),
+                            source,
+                            report::overlap_profile_section(*overlap),
+                            latency_section,
+                            nlohmann::json()};
+      const auto predictions = predict_heldout(*heldout, link);
+      lc.heldout = report::heldout_json(*heldout, predictions);
       prof.classes[cls] = lc;
       if (prof.description.empty()) prof.description = "measured by commgauge profile";
       // Validate what is written exactly as a reader will.
@@ -175,6 +253,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::fputs(report::loggp_table(*loggp).c_str(), stdout);
       std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
       std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
+      std::fputs(("\n" + report::heldout_table(*heldout, predictions)).c_str(), stdout);
       return 0;
     };
   });

@@ -73,6 +73,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
   struct Flags {
     std::string trace;
     std::string profile;
+    std::string parameters = "calibrated";
     std::string model = "loggps";
     std::string cluster;
     std::string placement = "recorded";
@@ -94,6 +95,10 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--profile", f->profile,
                   "machine profile (commgauge profile) or a single link-parameter file "
                   "(commgauge loggp --json); needed unless --model none");
+  cmd->add_option("--parameters", f->parameters,
+                  "which of the profile's parameter sets: calibrated (fitted to all of loggp's "
+                  "curves) or seeds (the seeds' estimators)")
+      ->capture_default_str();
   cmd->add_option("--model", f->model,
                   "none (communication is free: the baseline), loggp, loggps, loggpo, or all "
                   "(each side by side)")
@@ -190,8 +195,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
       const sim::Cluster cluster =
           f->cluster.empty() ? sim::cluster_of_placement(recorded) : sim::read_cluster(f->cluster);
       const auto nodes = sim::place_ranks(f->placement, trace.ranks(), cluster, recorded);
-      const auto links = needs_profile ? sim::read_links(f->profile, cluster)
-                                       : std::map<std::string, model::LinkParams>{};
+      const auto links =
+          needs_profile
+              ? sim::read_links(f->profile, cluster,
+                                profile::parameter_set_from_string(f->parameters, "--parameters"))
+              : std::map<std::string, model::LinkParams>{};
       std::printf("commgauge simulate: %s: %u ranks on %u nodes (placement %s, cluster %s)%s\n",
                   f->trace.c_str(), trace.ranks(), cluster.nodes, f->placement.c_str(),
                   cluster.origin.c_str(),

@@ -549,7 +549,12 @@ bool split_needed(const LoggpResult& r, std::size_t k, const LoggpOptions& o) {
     one.ranges[0].from_bytes = 1;
     chi_one = std::min(chi_one, model::calibrate(one, curves, model::Structure::loggps, co).chi2);
   }
-  return chi_one > 1.25 * chi_two + 25;
+  // The second range's 6 parameters must buy more than noise would give them: twice their
+  // number in units of the two-range fit's chi-square per degree of freedom (an F-test in
+  // spirit), and at least 0.25 (a 2.5 % relative residual at one point; standard errors are at
+  // least 5 % of a value in the fit) where the fit is exact.
+  const double dof = std::max(1.0, 4.0 * static_cast<double>(curves.size()) - 13);
+  return chi_one > 1.25 * chi_two + std::max(0.25, 12 * chi_two / dof);
 }
 
 // Re-measures points a and b alternately for another min_rounds rounds.

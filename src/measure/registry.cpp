@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/heldout.hpp"
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
@@ -17,6 +18,10 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
     }
     if (job.method == "overlap") {
       measure_overlap(transport, job.params.get<OverlapOptions>(), std::nullopt, nullptr);
+      return;
+    }
+    if (job.method == "heldout") {
+      measure_heldout(transport, job.params.get<HeldOutOptions>(), nullptr);
       return;
     }
     if (job.method == "loggp") {

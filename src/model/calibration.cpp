@@ -58,7 +58,9 @@ Calibration evaluate(const LinkParams& link, std::span<const PrttCurvePoint> poi
 
 namespace {
 
-constexpr double kNoiseFloor = 0.005;  // relative: a point's standard error is at least this
+// Relative: a point's standard error is at least this, so every curve counts alike in relative
+// terms unless a point is noisier (a precise PRTT(n,d,s) does not outweigh the ping-pong).
+constexpr double kNoiseFloor = 0.05;
 
 // The parameter vector: L, then per range o_s, o_r, O_s, O_r, g, G (LogGP: o_s, o_r, g, G).
 // Per-byte parameters are scaled to their time at the range's largest measured size, so every
@@ -370,12 +372,12 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
   }
 
   // Identifiability by profiles: a coordinate whose value can move by 2 %, the others refitted,
-  // with the fit as good as before (chi-square up by at most 0.01 %, or 0.01 where it is ~0) is
+  // with the fit as good as before (chi-square up by at most 0.01 %, or 1e-4 where it is ~0) is
   // not determined by the curves; then the interval of equally good fits is searched. (The
   // Jacobian's null space finds the local cases; a piecewise-linear model can also fit as well
   // on another branch, e.g. a hidden gap traded against G, which only a profile sees.) How
   // precisely the determined ones are known is the bootstrap's business, not this.
-  const double limit = best.chi2 + std::max(1e-4 * best.chi2, 0.01);
+  const double limit = best.chi2 + std::max(1e-4 * best.chi2, 1e-4);
   std::vector<Unidentified> unidentified;
   const auto j = fit.jacobian(best.v, all);
   const auto local = options.identifiability

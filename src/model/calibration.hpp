@@ -3,7 +3,8 @@
 // PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s) and the server-delay PRTT (seed 000's Listing 1 and
 // commgauge's o_r variant), through the same closed forms the virtual network and the simulator
 // obey (closed_forms.hpp). Weighted least squares on the curves, each point weighted by its
-// standard error (at least 0.5 % of its value: relative error where the noise is unknown), with
+// standard error, at least 5 % of its value: relative error, every curve alike, unless a point
+// is noisier than that; with
 // every parameter >= 0: damped Gauss-Newton steps, each a non-negative least-squares problem.
 //
 // Where the curves cannot separate parameters (g hidden by o, seed 000 §4; G and O_r in a

@@ -54,6 +54,18 @@ class Transport {
   /// Synchronises the two endpoints of the pair.
   virtual void barrier() = 0;
 
+  /// Collectives over the pair, both ends calling them: an allreduce of `bytes` and an alltoall
+  /// of `bytes` per peer (the held-out validation's real collectives). Transports without
+  /// collectives of their own return false and do nothing.
+  virtual bool allreduce(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
+  virtual bool alltoall(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
+
   /// Time on this transport's clock, microseconds.
   virtual double now_us() = 0;
   /// Busy work for `us` microseconds that advances this transport's clock: a spin against

@@ -31,9 +31,12 @@ Profile profile_from_json(const nlohmann::json& document, const std::string& whe
     const std::string at = fmt::format("{}: /link_classes/{}", where, name);
     LinkClass lc;
     lc.link = link_params_from_json(cls["link"], at + "/link");
+    if (cls.contains("seed_link"))
+      lc.seed_link = link_params_from_json(cls["seed_link"], at + "/seed_link");
     lc.source = cls["source"];
     lc.overlap = cls.value("overlap", nlohmann::json());
     lc.latency = cls.value("latency", nlohmann::json());
+    lc.heldout = cls.value("heldout", nlohmann::json());
     if (name == "inter_node" && lc.source["kind"] == "measured") {
       const std::string link = lc.source.value("link", "");
       if (link != "network" && link != "namespaces") {
@@ -60,8 +63,10 @@ nlohmann::json profile_to_json(const Profile& p) {
   nlohmann::json classes = nlohmann::json::object();
   for (const auto& [name, lc] : p.classes) {
     nlohmann::json c = {{"link", link_params_to_json(lc.link)}, {"source", lc.source}};
+    if (lc.seed_link) c["seed_link"] = link_params_to_json(*lc.seed_link);
     if (!lc.overlap.is_null()) c["overlap"] = lc.overlap;
     if (!lc.latency.is_null()) c["latency"] = lc.latency;
+    if (!lc.heldout.is_null()) c["heldout"] = lc.heldout;
     classes[name] = c;
   }
   nlohmann::json doc = {{"format", "commgauge-profile"}, {"version", 1}, {"link_classes", classes}};
@@ -69,8 +74,61 @@ nlohmann::json profile_to_json(const Profile& p) {
   return doc;
 }
 
+ParameterSet parameter_set_from_string(const std::string& text, const std::string& option) {
+  if (text == "calibrated") return ParameterSet::calibrated;
+  if (text == "seeds") return ParameterSet::seeds;
+  throw InputError(option, fmt::format("expected calibrated or seeds, got \"{}\"", text));
+}
+
+namespace {
+
+// A single link document's parameters in the set asked for: loggp --json keeps the seeds'
+// estimators in its seed_estimators section.
+model::LinkParams single_link(const nlohmann::json& doc, const std::string& where,
+                              ParameterSet set) {
+  if (set == ParameterSet::calibrated) return link_params_from_json(doc, where);
+  if (!doc.contains("seed_estimators")) {
+    throw InputError(where,
+                     "/seed_estimators: this link holds no seeds' estimators (written by "
+                     "hand, or by an older commgauge loggp); use the calibrated set");
+  }
+  return link_params_from_json(doc["seed_estimators"], where + ": /seed_estimators");
+}
+
+model::LinkParams class_link(const LinkClass& lc, const std::string& where, ParameterSet set) {
+  if (set == ParameterSet::calibrated) return lc.link;
+  if (!lc.seed_link) {
+    throw InputError(where,
+                     "/seed_link: this link class holds no seeds' estimators (written by "
+                     "hand, or by an older commgauge profile); use the calibrated set");
+  }
+  return *lc.seed_link;
+}
+
+}  // namespace
+
+std::map<std::string, model::LinkParams> links_of_document(
+    const nlohmann::json& doc, const std::string& where, const std::vector<std::string>& single_as,
+    ParameterSet set) {
+  const std::string format = doc.is_object() ? doc.value("format", "") : "";
+  std::map<std::string, model::LinkParams> links;
+  if (format == "commgauge-link-params") {
+    const auto link = single_link(doc, where, set);
+    for (const auto& name : single_as)
+      links[name] = link;
+    return links;
+  }
+  if (format != "commgauge-profile") {
+    throw InputError(where, "/format: expected \"commgauge-profile\" or \"commgauge-link-params\"");
+  }
+  const Profile p = profile_from_json(doc, where);
+  for (const auto& [name, cls] : p.classes)
+    links[name] = class_link(cls, fmt::format("{}: /link_classes/{}", where, name), set);
+  return links;
+}
+
 LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
-                                           const std::string& link_class) {
+                                           const std::string& link_class, ParameterSet set) {
   const nlohmann::json doc = read_json_file(path);
   const std::string format = doc.is_object() ? doc.value("format", "") : "";
   LinkForPrediction out;
@@ -80,7 +138,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
                                                    "classes",
                                                    path.string()));
     }
-    out.link = link_params_from_json(doc, path.string());
+    out.link = single_link(doc, path.string(), set);
     if (doc.contains("points") && doc["points"].is_array() && !doc["points"].empty()) {
       std::uint64_t lo = UINT64_MAX, hi = 0;
       for (const auto& p : doc["points"]) {
@@ -106,7 +164,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
     throw InputError("--link-class",
                      fmt::format("{} has no link class \"{}\"", path.string(), name));
   }
-  out.link = it->second.link;
+  out.link = class_link(it->second, fmt::format("{}: /link_classes/{}", path.string(), name), set);
   out.link_class = name;
   const auto& src = it->second.source;
   if (src.contains("measured_min_bytes") && src.contains("measured_max_bytes")) {

@@ -20,11 +20,19 @@ namespace commgauge::profile {
 const JsonSchema& profile_schema();
 const std::string& profile_schema_text();
 
+/// Which of a measured link's parameter sets a consumer reads: the calibrated set (fitted to all
+/// of loggp's curves; the default) or the seeds' estimators (seed 000 eqs. (6), (7), §3.4).
+enum class ParameterSet { calibrated, seeds };
+/// "calibrated" or "seeds"; throws InputError naming `option`.
+ParameterSet parameter_set_from_string(const std::string& text, const std::string& option);
+
 struct LinkClass {
-  model::LinkParams link;
+  model::LinkParams link;                      ///< the calibrated set (or a hand-written link)
+  std::optional<model::LinkParams> seed_link;  ///< the seeds' estimators, when measured
   nlohmann::json source;   ///< {kind, method, transport, hosts, link, date_utc, ...}
   nlohmann::json overlap;  ///< null or the overlap section
   nlohmann::json latency;  ///< null or the latency section
+  nlohmann::json heldout;  ///< null or the held-out validation (measured against predicted)
 };
 
 struct Profile {
@@ -50,8 +58,16 @@ struct LinkForPrediction {
 };
 
 /// The link of `path`, which is either a profile (the class `link_class`, or intra_node, or the
-/// only class) or a single link-parameter document (loggp --json).
+/// only class) or a single link-parameter document (loggp --json), in the parameter set asked
+/// for (InputError if the file holds no seeds' estimators).
 LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
-                                           const std::string& link_class);
+                                           const std::string& link_class,
+                                           ParameterSet set = ParameterSet::calibrated);
+
+/// Every link class of `document` (a profile, or a single link document under both class names
+/// `single_as`), in the parameter set asked for; `where` names the file in errors.
+std::map<std::string, model::LinkParams> links_of_document(
+    const nlohmann::json& document, const std::string& where,
+    const std::vector<std::string>& single_as, ParameterSet set);
 
 }  // namespace commgauge::profile

@@ -56,23 +56,10 @@ const model::CommModel& Network::model_for(std::int32_t source, std::int32_t des
 }
 
 std::map<std::string, model::LinkParams> read_links(const std::filesystem::path& path,
-                                                    const Cluster& cluster) {
-  const nlohmann::json doc = profile::read_json_file(path);
-  const std::string format = doc.is_object() ? doc.value("format", "") : "";
-  std::map<std::string, model::LinkParams> links;
-  if (format == "commgauge-link-params") {
-    const auto link = profile::link_params_from_json(doc, path.string());
-    links[cluster.same_node_class] = link;
-    links[cluster.different_nodes_class] = link;
-    return links;
-  }
-  if (format != "commgauge-profile")
-    throw InputError(path.string(),
-                     "/format: expected \"commgauge-profile\" or \"commgauge-link-params\"");
-  const profile::Profile p = profile::profile_from_json(doc, path.string());
-  for (const auto& [name, cls] : p.classes)
-    links[name] = cls.link;
-  return links;
+                                                    const Cluster& cluster,
+                                                    profile::ParameterSet set) {
+  return profile::links_of_document(profile::read_json_file(path), path.string(),
+                                    {cluster.same_node_class, cluster.different_nodes_class}, set);
 }
 
 }  // namespace commgauge::sim

@@ -62,8 +62,9 @@ class Network {
 };
 
 /// The links of a profile file (every class) or of a single link-parameter document (used for
-/// both classes, under the names the cluster gives them).
-std::map<std::string, model::LinkParams> read_links(const std::filesystem::path& path,
-                                                    const Cluster& cluster);
+/// both classes, under the names the cluster gives them), in the parameter set asked for.
+std::map<std::string, model::LinkParams> read_links(
+    const std::filesystem::path& path, const Cluster& cluster,
+    profile::ParameterSet set = profile::ParameterSet::calibrated);
 
 }  // namespace commgauge::sim

@@ -180,6 +180,22 @@ void MpiTransport::barrier() {
   MPI_Barrier(pair_);
 }
 
+bool MpiTransport::allreduce(std::size_t bytes) {
+  ++counters_.messages;
+  counters_.bytes += bytes;
+  MPI_Allreduce(send_buffer(bytes), recv_buffer(bytes), to_count(bytes), MPI_BYTE, MPI_BOR, pair_);
+  return true;
+}
+
+bool MpiTransport::alltoall(std::size_t bytes) {
+  ++counters_.messages;
+  counters_.bytes += bytes;
+  // The pair has 2 ranks: 2 blocks of `bytes` each way.
+  MPI_Alltoall(send_buffer(2 * bytes), to_count(bytes), MPI_BYTE, recv_buffer(2 * bytes),
+               to_count(bytes), MPI_BYTE, pair_);
+  return true;
+}
+
 void MpiTransport::send_value(std::uint64_t value) {
   ++counters_.messages;
   counters_.bytes += sizeof value;

@@ -61,6 +61,8 @@ class MpiTransport final : public Transport {
   void wait(Request& request) override;
   bool test(Request& request) override;
   void barrier() override;
+  bool allreduce(std::size_t bytes) override;  ///< MPI_Allreduce of MPI_BYTE with MPI_BOR
+  bool alltoall(std::size_t bytes) override;   ///< MPI_Alltoall, `bytes` per rank
   double now_us() override { return clock_->now_us(); }
   void compute(double us) override { spin_for(*clock_, us); }
   void send_value(std::uint64_t value) override;
