@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -52,6 +53,26 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   EXPECT_EQ(rndv["Tm"], "RAT");
   EXPECT_EQ(cls["overlap"]["S_bytes"], 65536);
   EXPECT_GT(cls["latency"]["results"].size(), 3u);
+  // Both parameter sets, and the held-out validation: every measured cell predicted by loggp
+  // and loggps with E_rel = (predicted - measured) / measured as printed.
+  ASSERT_TRUE(cls.contains("seed_link"));
+  ASSERT_TRUE(cls.contains("heldout"));
+  const auto& heldout = cls["heldout"];
+  EXPECT_TRUE(heldout["collectives"].get<bool>());
+  std::set<std::string> kinds;
+  for (const auto& pt : heldout["points"]) {
+    kinds.insert(pt["kind"].get<std::string>());
+    const double measured = pt["measured_us"].get<double>();
+    EXPECT_GT(measured, 0);
+    for (const char* model : {"loggp", "loggps"}) {
+      ASSERT_TRUE(pt["predicted_us"].contains(model)) << pt.dump();
+      EXPECT_NEAR(pt["e_rel"][model].get<double>(),
+                  (pt["predicted_us"][model].get<double>() - measured) / measured, 1e-12);
+    }
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{"pingpong", "allreduce", "alltoall"}));
+  EXPECT_GE(heldout["summary"].size(), 6u);  // 2 models x 3 kinds at least
+  EXPECT_THAT(o.out, HasSubstr("predicts the held-out pingpong within"));
 
   const auto lat = temp_file("tcp-latency.json");
   const auto m = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self"}),
@@ -76,6 +97,17 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
     }
   }
   EXPECT_GT(std::filesystem::file_size(plot), 1000u);
+
+  // The seeds' estimators on request: a valid prediction from the other parameter set.
+  const auto seeds = temp_file("predict-seeds.json");
+  const auto ps = run({commgauge(), "predict", "pingpong", "--profile", prof.string(), "--sizes",
+                       "8,4KiB,128KiB", "--parameters", "seeds", "--json", seeds.string()});
+  ASSERT_EQ(ps.exit_code, 0) << ps.err;
+  EXPECT_EQ(read_json(seeds)["models"].size(), 3u);
+  const auto bad = run(
+      {commgauge(), "predict", "pingpong", "--profile", prof.string(), "--parameters", "magic"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--parameters: expected calibrated or seeds"));
 }
 
 TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
