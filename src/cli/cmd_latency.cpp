@@ -41,7 +41,18 @@ void add_latency_command(CLI::App& app, Action& action) {
                   "sweep: a list \"8,64,1KiB\" or a range \"MIN:MAX[:FACTOR]\" (geometric, factor "
                   "2 by default); replaces --size")
       ->group(g);
-  cmd->add_option("--trials", f->latency.trials, "timing trials (ntrial) per size")
+  cmd->add_option("--trials", f->latency.trials,
+                  "timing trials (ntrial) per size at most; a size stops earlier once its median "
+                  "is known to --rse-target")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--min-trials", f->latency.min_trials, "timing trials every size gets")
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_option("--rse-target", f->latency.rse_target,
+                  "stop a size when the relative standard error of its median (from the "
+                  "distribution-free 95 % interval) is at most this; 0: always run --trials "
+                  "(seed 002's fixed count)")
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--npp", f->npp, "ping-pongs per timing loop (default: estimated, seed 002 §3.3)")

@@ -1,17 +1,23 @@
 #include "measure/latency.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "stats/median_ci.hpp"
 
 namespace commgauge::measure {
 
 void LatencyOptions::validate() const {
   if (sizes.empty()) throw InputError("--sizes", "at least one message size is needed");
   if (trials == 0) throw InputError("--trials", "must be at least 1");
+  if (min_trials == 0) throw InputError("--min-trials", "must be at least 1");
+  if (!(rse_target >= 0) || !std::isfinite(rse_target)) {
+    throw InputError("--rse-target", "must be a number >= 0 (0: always run --trials)");
+  }
   if (npp_init == 0) throw InputError("--npp-init", "must be at least 1");
   if (npp_trials == 0) throw InputError("--npp-trials", "must be at least 1");
   if (!(res_npp > 0)) throw InputError("--res-npp", "must be positive");
@@ -23,6 +29,8 @@ void LatencyOptions::validate() const {
 void to_json(nlohmann::json& j, const LatencyOptions& o) {
   j = {{"sizes", o.sizes},
        {"trials", o.trials},
+       {"min_trials", o.min_trials},
+       {"rse_target", o.rse_target},
        {"npp", o.npp},
        {"res_npp", o.res_npp},
        {"npp_init", o.npp_init},
@@ -37,6 +45,8 @@ void to_json(nlohmann::json& j, const LatencyOptions& o) {
 void from_json(const nlohmann::json& j, LatencyOptions& o) {
   o.sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
   o.trials = j.at("trials").get<std::uint64_t>();
+  o.min_trials = j.at("min_trials").get<std::uint64_t>();
+  o.rse_target = j.at("rse_target").get<double>();
   o.npp = j.at("npp").get<std::uint64_t>();
   o.res_npp = j.at("res_npp").get<double>();
   o.npp_init = j.at("npp_init").get<std::uint64_t>();
@@ -103,9 +113,29 @@ void summarise(LatencyPoint& p, const LatencyOptions& o) {
                                   o.max_bins);
   p.distribution = stats::distribution(p.one_way_us, width, o.max_bins);
   p.frequency = stats::frequency(p.one_way_us, o.frequency_quantum_us, o.max_frequency_rows);
+  std::vector<double> sorted = p.one_way_us;
+  std::sort(sorted.begin(), sorted.end());
+  auto rank = [&](double q) {  // nearest rank
+    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<std::size_t>(k, 1, sorted.size()) - 1];
+  };
+  p.p50_us = rank(0.50);
+  p.p90_us = rank(0.90);
+  p.p99_us = rank(0.99);
   // The filtered trials stay available only through their statistics.
   p.filtered.kept.clear();
   p.filtered.kept.shrink_to_fit();
+}
+
+}  // namespace
+
+namespace {
+
+// The relative standard error of the median of `v`, from its distribution-free 95 % interval.
+double median_rse(const std::vector<double>& v) {
+  const auto ci = stats::median_interval(v, 0.95);
+  if (!std::isfinite(ci.relative_half_width)) return ci.relative_half_width;
+  return ci.relative_half_width / 1.96;
 }
 
 }  // namespace
@@ -118,20 +148,36 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
   const bool source = transport.role() == net::Role::source;
   const auto wall_start = std::chrono::steady_clock::now();
   LatencyResult result;
-  std::vector<double> estimate(options.npp_trials);
-  const double total_loops =
-      static_cast<double>(options.sizes.size() * (options.trials + options.npp_trials));
-  double loops_done = 0;
+  constexpr std::uint64_t kBatch = 50;  // trials between stopping decisions
+  constexpr std::uint64_t kNppChunk = 10;
 
-  for (const std::uint64_t bytes : options.sizes) {
+  for (std::size_t index = 0; index < options.sizes.size(); ++index) {
+    const std::uint64_t bytes = options.sizes[index];
     const auto size_start = std::chrono::steady_clock::now();
     LatencyPoint p;
     p.size_bytes = bytes;
-    // npp (seed 002 §3.3): median_ppt from npp_trials loops of npp_init ping-pongs.
-    for (auto& e : estimate) {
-      e = timed_loop(transport, bytes, options.npp_init) / static_cast<double>(options.npp_init);
+    // npp (seed 002 §3.3): median_ppt from up to npp_trials loops of npp_init ping-pongs. The
+    // source stops early once the ping-pong clearly exceeds res_npp timer ticks (then
+    // npp = nint(max(1, res_npp res_timing / median_ppt)) = 1 whatever more loops would show):
+    // at 1 MiB the 200 loops of 10 ping-pongs were 4 GB.
+    std::vector<double> estimate;
+    for (std::uint64_t done = 0; done < options.npp_trials;) {
+      const std::uint64_t chunk = std::min(kNppChunk, options.npp_trials - done);
+      for (std::uint64_t i = 0; i < chunk; ++i) {
+        estimate.push_back(timed_loop(transport, bytes, options.npp_init) /
+                           static_cast<double>(options.npp_init));
+      }
+      done += chunk;
+      bool more = done < options.npp_trials;
+      if (source) {
+        const double ppt = stats::median(estimate);
+        if (options.npp > 0 || options.res_npp * timer.res_timing_us < 0.5 * ppt) more = false;
+        transport.send_value(more ? 1 : 0);
+      } else {
+        more = transport.recv_value() != 0;
+      }
+      if (!more) break;
     }
-    loops_done += static_cast<double>(options.npp_trials);
     if (source) {
       p.median_ppt_us = stats::median(estimate);
       p.npp_calculated = npp_from_estimate(timer.res_timing_us, p.median_ppt_us, options.res_npp);
@@ -141,20 +187,43 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
       p.npp_used = transport.recv_value();
     }
 
-    p.one_way_us.resize(source ? options.trials : 0);
-    const std::uint64_t report_every = std::max<std::uint64_t>(1, options.trials / 200);
-    for (std::uint64_t trial = 0; trial < options.trials; ++trial) {
-      const double elapsed = timed_loop(transport, bytes, p.npp_used);
-      if (source) {
-        p.one_way_us[trial] = (elapsed - timer.min_ov_us) / (2.0 * static_cast<double>(p.npp_used));
-        if (progress && trial % report_every == 0) {
-          progress->update(fmt::format("latency {} B", bytes),
-                           (loops_done + static_cast<double>(trial)) / total_loops);
+    // Trials in batches until the median is known to rse_target, or the cap.
+    std::uint64_t trials = 0;
+    for (;;) {
+      const std::uint64_t batch =
+          std::min(trials < options.min_trials ? options.min_trials - trials : kBatch,
+                   options.trials - trials);
+      for (std::uint64_t i = 0; i < batch; ++i) {
+        const double elapsed = timed_loop(transport, bytes, p.npp_used);
+        if (source) {
+          p.one_way_us.push_back((elapsed - timer.min_ov_us) /
+                                 (2.0 * static_cast<double>(p.npp_used)));
         }
       }
+      trials += batch;
+      bool more = trials < options.trials;
+      if (source) {
+        p.median_rse = median_rse(p.one_way_us);
+        p.reached_target = options.rse_target > 0 && p.median_rse <= options.rse_target;
+        if (p.reached_target) more = false;
+        transport.send_value(more ? 1 : 0);
+        if (progress) {
+          progress->update(
+              fmt::format("latency {} B: {} trials, median rse {:.2g} %", bytes, trials,
+                          100 * p.median_rse),
+              (static_cast<double>(index) +
+               std::min(1.0, static_cast<double>(trials) / static_cast<double>(options.trials))) /
+                  static_cast<double>(options.sizes.size()));
+        }
+      } else {
+        more = transport.recv_value() != 0;
+      }
+      if (!more) break;
     }
-    loops_done += static_cast<double>(options.trials);
     if (source) {
+      const auto ci = stats::median_interval(p.one_way_us, 0.95);
+      p.median_lower_us = ci.lower;
+      p.median_upper_us = ci.upper;
       summarise(p, options);
       p.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count();

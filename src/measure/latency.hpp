@@ -22,7 +22,12 @@ inline constexpr std::size_t kHandshakeBytes = 8;
 
 struct LatencyOptions {
   std::vector<std::uint64_t> sizes{8};  ///< message sizes in bytes
-  std::uint64_t trials = 10000;         ///< ntrial per size
+  /// ntrial per size at most; a size stops earlier once its median is known to rse_target.
+  std::uint64_t trials = 10000;
+  std::uint64_t min_trials = 100;  ///< trials every size gets
+  /// Stop a size when the relative standard error of its median (from the distribution-free
+  /// 95 % interval) is at most this; 0: always run `trials` (seed 002's fixed count).
+  double rse_target = 0.01;
   std::uint64_t npp = 0;           ///< ping-pongs per timing loop; 0: estimate (seed 002 §3.3)
   double res_npp = 50;             ///< res_npp of seed 002
   std::uint64_t npp_init = 10;     ///< ping-pongs per loop while estimating npp
@@ -56,7 +61,11 @@ struct LatencyPoint {
   std::optional<Rates> filtered_rates;
   stats::Distribution distribution;
   stats::Frequency frequency;
-  double seconds = 0;  ///< wall time of this size
+  double p50_us = 0, p90_us = 0, p99_us = 0;  ///< percentiles of the one-way times
+  double median_rse = 0;  ///< relative standard error of the median when the size stopped
+  double median_lower_us = 0, median_upper_us = 0;  ///< its distribution-free 95 % interval
+  bool reached_target = false;  ///< median_rse <= rse_target (else the trial cap stopped it)
+  double seconds = 0;           ///< wall time of this size
 };
 
 struct LatencyResult {

@@ -32,6 +32,10 @@ nlohmann::json point_json(const measure::LatencyPoint& p) {
           {"npp_used", p.npp_used},
           {"median_ppt_us", p.median_ppt_us},
           {"trials", p.stats.count},
+          {"median_rse", p.median_rse},
+          {"median_ci95_us", {p.median_lower_us, p.median_upper_us}},
+          {"reached_rse_target", p.reached_target},
+          {"percentiles_us", {{"p50", p.p50_us}, {"p90", p.p90_us}, {"p99", p.p99_us}}},
           {"stats_us", summary_json(p.stats)},
           {"rates_MBps", rates_json(p.rates)},
           {"filtered", filtered},
@@ -102,18 +106,29 @@ nlohmann::json latency_json(const measure::LatencyResult& r, const measure::Late
 }
 
 std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o) {
-  TextTable table({"size_B", "npp calc/used", "trials", "min_us", "median_us", "mean_us", "max_us",
-                   "sd_us", "cv_%", "rse", "MB/s(median)",
+  TextTable table({"size_B", "npp calc/used", "trials", "median_rse", "min_us", "median_us",
+                   "mean_us", "max_us", "p90_us", "p99_us", "sd_us", "cv_%", "rse", "MB/s(median)",
                    fmt::format("removed>{}xmed", number(o.cut_coef, 3)), "filt_mean_us"});
   for (const auto& p : r.points) {
     table.add_row({std::to_string(p.size_bytes), fmt::format("{}/{}", p.npp_calculated, p.npp_used),
-                   std::to_string(p.stats.count), number(p.stats.min), number(p.stats.median),
-                   number(p.stats.mean), number(p.stats.max), number(p.stats.sd, 3),
+                   std::to_string(p.stats.count),
+                   fmt::format("{:.2f} %{}", 100 * p.median_rse, p.reached_target ? "" : "*"),
+                   number(p.stats.min), number(p.stats.median), number(p.stats.mean),
+                   number(p.stats.max), number(p.p90_us), number(p.p99_us), number(p.stats.sd, 3),
                    number(p.stats.cv_percent, 3), number(p.stats.rse, 3),
                    number(p.rates.from_median), std::to_string(p.filtered.removed),
                    p.filtered_stats ? number(p.filtered_stats->mean) : "n/a"});
   }
-  return "PING-PONG TIMES DIVIDED BY TWO (one-way, microseconds)\n" + table.render();
+  std::string out = "PING-PONG TIMES DIVIDED BY TWO (one-way, microseconds)\n" + table.render();
+  if (o.rse_target > 0) {
+    out += fmt::format(
+        "each size stops when its median's relative standard error (distribution-free 95 % "
+        "interval) is at most {:.2g} %, or at {} trials (*: the cap stopped it)\n",
+        100 * o.rse_target, o.trials);
+  }
+  out += fmt::format("{} messages, {:.3g} GB sent by the source, {:.2f} s\n", r.counters.messages,
+                     static_cast<double>(r.counters.bytes) / 1e9, r.seconds);
+  return out;
 }
 
 void write_latency_files(const std::filesystem::path& dir, const measure::LatencyResult& r,

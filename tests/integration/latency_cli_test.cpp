@@ -91,9 +91,9 @@ TEST(LatencyCli, MpiFourRanksSourceZeroDestThree) {
 TEST(LatencyCli, TcpSelfStartedPeer) {
   const auto json = temp_file("tcp.json");
   const auto dir = temp_file("tcp-files");
-  const auto o =
-      run({commgauge(), "latency", "--transport", "tcp", "--sizes", "8,65536", "--trials", "1000",
-           "--timer-trials", "200000", "--json", json.string(), "--output-dir", dir.string()});
+  const auto o = run({commgauge(), "latency", "--transport", "tcp", "--sizes", "8,65536",
+                      "--trials", "1000", "--rse-target", "0", "--timer-trials", "200000", "--json",
+                      json.string(), "--output-dir", dir.string()});
   const auto j = read_json(json);
   expect_sane_latency(o, j, "tcp");
   EXPECT_TRUE(j["context"]["self_started_peer"].get<bool>());
@@ -203,7 +203,7 @@ TEST(LatencyCliErrors, PeerKilledMidRun) {
     server.signal(SIGKILL);
   });
   const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
-                      "--trials", "100000000", "--timer-trials", "1000"});
+                      "--trials", "100000000", "--rse-target", "0", "--timer-trials", "1000"});
   killer.join();
   EXPECT_FALSE(o.timed_out);
   EXPECT_EQ(o.exit_code, 3) << o.err;
@@ -220,8 +220,9 @@ TEST(LatencyCliErrors, HungPeerHitsTheIoTimeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     server.signal(SIGSTOP);  // alive but silent: only the timeout can tell
   });
-  const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
-                      "--trials", "100000000", "--timer-trials", "1000", "--io-timeout", "3"});
+  const auto o =
+      run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port, "--trials",
+           "100000000", "--rse-target", "0", "--timer-trials", "1000", "--io-timeout", "3"});
   stopper.join();
   server.signal(SIGCONT);
   EXPECT_EQ(o.exit_code, 3) << o.err;

@@ -102,9 +102,32 @@ TEST(LatencyOnVirtualNetwork, FixedNppIsUsedAndCountersAreExact) {
   ASSERT_EQ(r.points.size(), 1u);
   EXPECT_EQ(r.points[0].npp_used, 3u);
   EXPECT_EQ(r.points[0].npp_calculated, 1u);
-  // npp estimate: 5 loops x 10 ping-pongs; trials: 40 x 3; plus the npp value itself.
-  EXPECT_EQ(r.counters.messages, 5u * 10 + 40u * 3 + 1);
-  EXPECT_EQ(r.counters.bytes, (5u * 10 + 40u * 3) * 8 + 8);
+  // npp estimate: 5 loops x 10 ping-pongs (one chunk: with npp given, the source stops the
+  // estimate after it) and its stop value; the npp value; trials: 40 x 3 (one batch: the cap is
+  // below min_trials) and its stop value.
+  EXPECT_EQ(r.counters.messages, 5u * 10 + 1 + 1 + 40u * 3 + 1);
+  EXPECT_EQ(r.counters.bytes, (5u * 10 + 40u * 3) * 8 + 3 * 8);
+}
+
+TEST(LatencyOnVirtualNetwork, ExactTimesStopAtTheFewestTrials) {
+  // Every trial equal: the median's interval collapses, so each size stops at min_trials.
+  net::VirtualNetwork net(loggp_link());
+  net::VirtualClock clock;
+  const TimerCharacterization timer = characterize_timer(clock, TimerOptions{1000});
+  LatencyOptions options;
+  options.sizes = {8, 4096};
+  options.min_trials = 60;
+  LatencyResult r;
+  net.run([&](net::Transport& t) {
+    if (auto x = measure_latency(t, options, timer, nullptr)) r = std::move(*x);
+  });
+  for (const auto& p : r.points) {
+    EXPECT_EQ(p.stats.count, 60u);
+    EXPECT_TRUE(p.reached_target);
+    EXPECT_LT(p.median_rse, 1e-9);
+    EXPECT_DOUBLE_EQ(p.p50_us, p.stats.median);
+    EXPECT_DOUBLE_EQ(p.p99_us, p.stats.max);
+  }
 }
 
 TEST(LatencyOptions, RejectBadValues) {
