@@ -375,8 +375,10 @@ struct ProbeSample {
 };
 
 // The probe at several sizes, `reps` times each, all trials in a random order.
+// `delays_us` per size; empty: `delay_us` for all.
 std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t>& sizes,
-                               std::uint32_t reps, double delay_us) {
+                               std::uint32_t reps, double delay_us,
+                               const std::vector<double>& delays_us = {}) {
   std::vector<std::size_t> cells;  // size index, + sizes.size() for the ping-pong
   for (std::uint32_t k = 0; k < reps; ++k) {
     for (std::size_t i = 0; i < 2 * sizes.size(); ++i)
@@ -387,7 +389,8 @@ std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t
   for (std::size_t c : cells) {
     const std::size_t i = c % sizes.size();
     if (c < sizes.size()) {
-      plan.push_back({PrttKind::late_receiver, 1, sizes[i], delay_us});
+      plan.push_back(
+          {PrttKind::late_receiver, 1, sizes[i], delays_us.empty() ? delay_us : delays_us[i]});
     } else {
       plan.push_back({PrttKind::client_delay, 1, sizes[i], 0});
     }
@@ -738,6 +741,43 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   }
 }
 
+// The late-receiver probe at every size of the sweep (7 trials each, interleaved with
+// ping-pongs; about 14 messages of each size): a rendezvous switch between neighbouring sizes
+// that the curves' noise hid from the late-receive jump test becomes a candidate here.
+void scan_for_handshakes(Session& session, LoggpResult& r) {
+  auto& pts = r.points;
+  if (pts.size() < 2) return;
+  std::vector<std::uint64_t> sizes;
+  std::vector<double> delays;
+  for (const auto& p : pts) {
+    sizes.push_back(p.bytes);
+    delays.push_back(1.5 * p.prtt1.median_us + 10);  // an eager message has arrived by then
+  }
+  if (!session.may_spend(probe_cost(sizes, kProbeReps))) return;
+  const auto v = probe(session, sizes, kProbeReps, 0, delays);
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    if (!separation(v[i - 1], v[i]).separated) continue;
+    // The same bracket only: a candidate one bracket away is another switch (or a false one).
+    auto near = std::find(r.changes.begin(), r.changes.end(), i);
+    if (near != r.changes.end()) {
+      LoggpSwitch& sw = r.switches[static_cast<std::size_t>(near - r.changes.begin())];
+      if (!sw.rendezvous) sw.found_by += "; the probe scan sees a hand-shake";
+      sw.rendezvous = true;
+      continue;
+    }
+    const auto at = std::upper_bound(r.changes.begin(), r.changes.end(), i);
+    const auto k = static_cast<std::size_t>(at - r.changes.begin());
+    LoggpSwitch sw;
+    sw.first_bytes = pts[i].bytes;
+    sw.below_bytes = pts[i - 1].bytes;
+    sw.rendezvous = true;
+    sw.found_by = "probe scan";
+    sw.verdict = "not confirmed";
+    r.changes.insert(at, i);
+    r.switches.insert(r.switches.begin() + static_cast<std::ptrdiff_t>(k), sw);
+  }
+}
+
 }  // namespace
 
 std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& o,
@@ -782,6 +822,7 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   choose_delays(session, r.points);
   run_rounds(session, r.points, r);
   analyse_loggp(r, o, true);
+  scan_for_handshakes(session, r);
   std::vector<std::string> notes;
   confirm_switches(session, r, notes);
   summarise_points(r.points, o);
