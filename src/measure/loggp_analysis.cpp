@@ -619,22 +619,33 @@ std::string why_open(const std::string& parameter, bool rendezvous) {
 
 }  // namespace
 
-void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
-  auto pts = curve_points(r.points, o.n);
-  // Eq. (5): PRTT(n,0,s)'s cycle max(o_s, g + (s-1)G, o_r) bounds both overheads. A PRTT(n,d,s)
-  // or server-delay PRTT implying more (a side descheduled inside its calls under load) is
-  // contaminated: its standard error is at least that excess, in PRTT units.
+namespace {
+
+// The points as the calibrated fit (and each of its bootstrap refits) reads them: each point
+// counts by its share of the size axis (the bisection's clusters near a switch do not outweigh
+// whole octaves of the sweep); and by eq. (5), PRTT(n,0,s)'s cycle max(o_s, g + (s-1)G, o_r)
+// bounds both overheads, so a PRTT(n,d,s) or server-delay PRTT implying more (a side
+// descheduled inside its calls under load) is contaminated: its standard error is at least that
+// excess, in PRTT units.
+std::vector<model::PrttCurvePoint> fit_points(const std::vector<LoggpPoint>& points,
+                                              const LoggpOptions& o) {
+  auto pts = curve_points(points, o.n);
+  model::weigh_by_size_axis(pts, 1 / o.points_per_octave);
+  const double nm1 = static_cast<double>(o.n - 1);
   for (std::size_t i = 0; i < pts.size(); ++i) {
-    const auto& p = r.points[i];
-    const double nm1 = static_cast<double>(o.n - 1);
+    const auto& p = points[i];
     const double excess_s = p.o_s_us - p.g_all_us - 2 * combined(p.o_s_noise, p.g_all_noise, 1);
     const double excess_r = p.o_r_us - p.g_all_us - 2 * combined(p.o_r_noise, p.g_all_noise, 1);
     if (excess_s > 0) pts[i].noise_us[2] = std::max(pts[i].noise_us[2], excess_s * nm1);
     if (excess_r > 0) pts[i].noise_us[3] = std::max(pts[i].noise_us[3], excess_r * nm1);
   }
-  // Each point counts by its share of the size axis: the bisection's clusters near a switch do
-  // not outweigh whole octaves of the sweep.
-  model::weigh_by_size_axis(pts, 1 / o.points_per_octave);
+  return pts;
+}
+
+}  // namespace
+
+void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
+  const auto pts = fit_points(r.points, o);
   r.seed_check = check_curves(r.seed_link, r.points, o.n);
   if (!o.calibrate) {
     r.link = r.seed_link;
@@ -718,8 +729,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
       }
     }
     summarise_points(copy, o);
-    const auto fit =
-        model::calibrate(c.link, curve_points(copy, o.n), model::Structure::loggps, bo);
+    const auto fit = model::calibrate(c.link, fit_points(copy, o), model::Structure::loggps, bo);
     latency.push_back(fit.link.latency_us);
     for (std::size_t k = 0; k < ranges; ++k) {
       const auto v = parameters_of(fit.link.ranges[k]);
