@@ -462,6 +462,23 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
 
 namespace {
 
+// One bootstrap resample: each point's rounds drawn with replacement, the four PRTTs of a round
+// kept together (they were measured close in time).
+void resample_rounds(std::vector<LoggpPoint>& points, std::mt19937_64& rng) {
+  for (auto& p : points) {
+    const RoundValues orig = p.rounds;
+    if (orig.size() == 0) continue;
+    std::uniform_int_distribution<std::size_t> pick(0, orig.size() - 1);
+    for (std::size_t k = 0; k < orig.size(); ++k) {
+      const std::size_t i = pick(rng);
+      p.rounds.prtt1[k] = orig.prtt1[i];
+      p.rounds.prtt_n0[k] = orig.prtt_n0[i];
+      p.rounds.prtt_nd[k] = orig.prtt_nd[i];
+      p.rounds.prtt_nr[k] = orig.prtt_nr[i];
+    }
+  }
+}
+
 std::array<double, 6> parameters_of(const model::LinkRange& p) {
   return {p.send_overhead_us,          p.recv_overhead_us, p.send_overhead_per_byte_us,
           p.recv_overhead_per_byte_us, p.gap_us,           p.gap_per_byte_us};
@@ -528,20 +545,7 @@ void bootstrap_intervals(LoggpResult& r, const LoggpOptions& o) {
   copy.switches = r.switches;
   for (std::uint32_t b = 0; b < o.bootstrap; ++b) {
     copy.points = r.points;
-    for (auto& p : copy.points) {
-      const RoundValues& orig = p.rounds;
-      const std::size_t n = orig.size();
-      std::uniform_int_distribution<std::size_t> pick(0, n - 1);
-      RoundValues re;
-      for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t i = pick(rng);  // one round: its four PRTTs stay together
-        re.prtt1.push_back(orig.prtt1[i]);
-        re.prtt_n0.push_back(orig.prtt_n0[i]);
-        re.prtt_nd.push_back(orig.prtt_nd[i]);
-        re.prtt_nr.push_back(orig.prtt_nr[i]);
-      }
-      p.rounds = std::move(re);
-    }
+    resample_rounds(copy.points, rng);
     summarise_points(copy.points, o);
     analyse_loggp(copy, o, false);
     if (copy.ranges.size() != ranges) continue;
@@ -716,18 +720,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   std::vector<LoggpPoint> copy;
   for (std::uint32_t b = 0; b < resamples; ++b) {
     copy = r.points;
-    for (auto& p : copy) {
-      const RoundValues orig = p.rounds;
-      std::uniform_int_distribution<std::size_t> pick(0, orig.size() - 1);
-      RoundValues& re = p.rounds;
-      for (std::size_t k = 0; k < orig.size(); ++k) {
-        const std::size_t i = pick(rng);
-        re.prtt1[k] = orig.prtt1[i];
-        re.prtt_n0[k] = orig.prtt_n0[i];
-        re.prtt_nd[k] = orig.prtt_nd[i];
-        re.prtt_nr[k] = orig.prtt_nr[i];
-      }
-    }
+    resample_rounds(copy, rng);
     summarise_points(copy, o);
     const auto fit = model::calibrate(c.link, fit_points(copy, o), model::Structure::loggps, bo);
     latency.push_back(fit.link.latency_us);

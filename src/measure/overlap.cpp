@@ -301,7 +301,12 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   }
   t.send_value(static_cast<std::uint64_t>(Experiment::done));
   if (progress) progress->done();
-  const double small = r.points.front().one_way_us;
+  // The small-message one-way time the hand-shake is compared with: the least measured at any
+  // size (one median inflated by a burst of load must not raise the threshold above every
+  // rendezvous wait).
+  double small = r.points.front().one_way_us;
+  for (const auto& p : r.points)
+    small = std::min(small, p.one_way_us);
   for (auto& p : r.points)
     classify(p, small, o.comp_us);
   // S: the first size of the last run of synchronizing sizes.
