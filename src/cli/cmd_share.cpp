@@ -225,10 +225,10 @@ void add_share_command(CLI::App& app, Action& action) {
         f->share.emulated = !f->share.rank_nodes.empty();
         try {
           r = measure::run_share(*group, s, f->share);
-        } catch (const InputError& e) {
-          // The same input on every rank: rank 0 says it, all exit.
-          if (group->rank() == 0) throw;
-          return 2;
+        } catch (const InputError&) {
+          // The same input on every rank: main reports it once (the primary prints, the others
+          // wait for the launcher to end the job).
+          throw;
         } catch (const std::exception& e) {
           net::abort_mpi_group(e.what());
           throw;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <span>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -461,8 +462,10 @@ Separation separation(const ProbeSample& below, const ProbeSample& above) {
   }
   s.below_us = stats::median(below.late);
   s.above_us = stats::median(above.late);
-  const double one_way_below = stats::median(below.one_way);
-  const double one_way_above = stats::median(above.one_way);
+  // The least of the ping-pongs: a loaded machine only ever adds time to a round trip (a
+  // descheduled side), and the medians of 7 single round trips were seen inflated 40-fold.
+  const double one_way_below = *std::min_element(below.one_way.begin(), below.one_way.end());
+  const double one_way_above = *std::min_element(above.one_way.begin(), above.one_way.end());
   s.threshold = (s.below_us + s.above_us) / 2;
   s.share_below = share_above(below.late, s.threshold);
   s.share_above = share_above(above.late, s.threshold);
@@ -473,6 +476,10 @@ Separation separation(const ProbeSample& below, const ProbeSample& above) {
 }
 
 constexpr std::uint32_t kProbeReps = 7;
+// Bisection: a midpoint is placed when one side is 199 times likelier than the other (a wrong
+// step about once in 200); a midpoint is re-probed up to 8 times (load can blur the trials).
+constexpr double kSideLogOdds = 5.293;  // ln 199
+constexpr int kBisectAttempts = 8;
 
 // How long the probe's receiver computes before it posts: long enough for an eager message of
 // the size to have arrived (1.5 round trips), and at least 1 ms, so that on a loaded machine a
@@ -492,9 +499,10 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
          static_cast<double>(hi - lo) > o.refine_tolerance * static_cast<double>(lo)) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
     bool decided = false;
-    // Up to 3 attempts; their trials are pooled (a burst of load blurs a few trials, not all).
+    // Attempts whose trials are pooled (a burst of load blurs a few trials, not all) until a
+    // sequential likelihood-ratio test places the midpoint.
     std::vector<ProbeSample> pooled(3);
-    for (int attempt = 0; attempt < 5 && !decided; ++attempt) {
+    for (int attempt = 0; attempt < kBisectAttempts && !decided; ++attempt) {
       const std::vector<std::uint64_t> sizes = {lo, mid, hi};
       if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
         stop = "the budget ran out";
@@ -505,19 +513,21 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
         pooled[i].add(v[i]);
       const Separation s = separation(pooled[0], pooled[2]);
       if (!s.separated) continue;
-      // The midpoint joins the side whose share it is nearest, if clearly nearer.
-      const double f = share_above(pooled[1].late, s.threshold);
-      const double gap = s.share_above - s.share_below;
-      if (f - s.share_below <= 0.25 * gap) {
+      const double llr = detail::side_log_likelihood_ratio(
+          count_above(pooled[0].late, s.threshold), pooled[0].late.size(),
+          count_above(pooled[1].late, s.threshold), pooled[1].late.size(),
+          count_above(pooled[2].late, s.threshold), pooled[2].late.size());
+      if (llr <= -kSideLogOdds) {
         lo = mid;
         decided = true;
-      } else if (s.share_above - f <= 0.25 * gap) {
+      } else if (llr >= kSideLogOdds) {
         hi = mid;
         decided = true;
       }
     }
     if (!decided) {
-      if (stop.empty()) stop = "the probe did not place the midpoint in 5 attempts";
+      if (stop.empty())
+        stop = fmt::format("the probe did not place the midpoint in {} attempts", kBisectAttempts);
       break;
     }
     session.report(fmt::format("loggp: switch in ({}, {}] B", lo, hi), 0.8);
@@ -557,6 +567,9 @@ bool split_needed(const LoggpResult& r, std::size_t k, const LoggpOptions& o) {
                                        pts.begin() + static_cast<std::ptrdiff_t>(last) + 1);
   const auto curves = curve_points(around, o.n);
   // Starts: the seeds' estimators of the two ranges (from the analysis with the candidate).
+  if (r.seed_link.ranges.size() < r.changes.size() + 1) {
+    throw std::logic_error("loggp: the seeds' ranges do not match the candidate switches");
+  }
   model::LinkParams two;
   two.latency_us = r.seed_link.latency_us;
   two.ranges = {r.seed_link.ranges[k], r.seed_link.ranges[k + 1]};
@@ -700,6 +713,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // Pass 1: the probe classifies every candidate, and the rendezvous ones are bisected with it
   // (cheap: one message per trial; no points are inserted, so indices stay).
   std::vector<bool> curve_only(r.changes.size(), false);
+  std::vector<bool> drop(r.changes.size(), false);
   for (std::size_t k = r.changes.size(); k-- > 0;) {
     const std::size_t c = r.changes[k];
     LoggpSwitch& sw = r.switches[k];
@@ -722,7 +736,15 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     }
     const bool conclusive = rendezvous || separation(pooled[0], pooled[1]).clearly_not;
     const bool scan_only = sw.found_by == "probe scan";
-    if (!conclusive && !scan_only) {
+    if (scan_only && !rendezvous) {
+      // The curves never saw it and the probe does not confirm it: no switch.
+      drop[k] = true;
+      notes.push_back(fmt::format(
+          "a candidate switch in ({}, {}] B (probe scan) was dropped: the probe {}", lo, hi,
+          conclusive ? "finds no hand-shake there" : "was inconclusive there (load)"));
+      continue;
+    }
+    if (!conclusive) {
       // The probe could not tell (the sender was descheduled in most trials): the curves'
       // reading stands. (A candidate only the scan's single probe saw needs the probe's yes.)
       rendezvous = sw.rendezvous;
@@ -741,6 +763,15 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       curve_only[k] = true;
     }
   }
+  for (std::size_t k = r.changes.size(); k-- > 0;) {
+    if (!drop[k]) continue;
+    r.changes.erase(r.changes.begin() + static_cast<std::ptrdiff_t>(k));
+    r.switches.erase(r.switches.begin() + static_cast<std::ptrdiff_t>(k));
+    curve_only.erase(curve_only.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  // The seeds' estimators per range again: the scan may have added ranges, and pass 2 starts
+  // its fits from them.
+  analyse_loggp(r, session.options(), false);
   // Pass 2: the switches seen in the curves only, each with an equal share of what is left
   // (a full point per bisection step costs about 50 messages per size and round).
   std::size_t pending =

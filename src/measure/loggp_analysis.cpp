@@ -71,6 +71,18 @@ bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_
          (share_above - share_below > 0.4 && share_above > 0.6);
 }
 
+double side_log_likelihood_ratio(std::size_t slow_below, std::size_t n_below, std::size_t slow_mid,
+                                 std::size_t n_mid, std::size_t slow_above, std::size_t n_above) {
+  const auto share = [](std::size_t k, std::size_t n) {
+    return (static_cast<double>(k) + 0.5) / (static_cast<double>(n) + 1);
+  };
+  const double p_below = share(slow_below, n_below);
+  const double p_above = share(slow_above, n_above);
+  const auto k = static_cast<double>(slow_mid);
+  const auto rest = static_cast<double>(n_mid - slow_mid);
+  return k * std::log(p_above / p_below) + rest * std::log((1 - p_above) / (1 - p_below));
+}
+
 bool late_receive_jump(const std::vector<LoggpPoint>& pts, std::size_t i) {
   if (i == 0 || i >= pts.size()) return false;
   const LoggpPoint& a = pts[i - 1];

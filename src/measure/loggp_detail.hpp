@@ -38,6 +38,14 @@ bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
                      double one_way_above_us, double margin_us);
 
+/// Bisection's midpoint test: of a binomial count `slow_mid` of `n_mid` trials, the log of how
+/// much likelier it is under the share of slow trials above the switch than under the share
+/// below it (each share estimated from its side's counts with a half-trial continuity
+/// correction, so no count of 0 or n makes a side impossible). Positive: the midpoint is on
+/// the rendezvous side.
+double side_log_likelihood_ratio(std::size_t slow_below, std::size_t n_below, std::size_t slow_mid,
+                                 std::size_t n_mid, std::size_t slow_above, std::size_t n_above);
+
 /// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
 std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);
 std::vector<double> sizes_of(const std::vector<LoggpPoint>& points);

@@ -247,7 +247,8 @@ void TraceTest::trace_and_replay_hpcc(int ranks) {
   const fs::path link = dir_ / "link.json";
   auto loggp = mpirun(2);
   loggp.insert(loggp.end(), {"loggp", "--max-size", "64KiB", "--json", link.string()});
-  ASSERT_EQ(run(loggp).exit_code, 0);
+  const Outcome measured = run(loggp);
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
   const Outcome sim = run({commgauge(), "simulate", (dir_ / "trace").string(), "--profile",
                            link.string(), "--model", "all", "--compare"});
   ASSERT_EQ(sim.exit_code, 0) << sim.err << sim.out;
