@@ -1,9 +1,11 @@
 #include "measure/overlap.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -276,6 +278,96 @@ void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& logg
   }
 }
 
+// S: the first size of the last run of synchronizing sizes (0: none).
+void find_switch(OverlapResult& r) {
+  r.switch_bytes = 0;
+  for (std::size_t i = r.points.size(); i-- > 0;) {
+    if (!r.points[i].synchronizing) break;
+    r.switch_bytes = r.points[i].bytes;
+  }
+}
+
+// Whether loggp's S (0: none) lies between the last eager size overlap measured and its S.
+bool agrees(const OverlapResult& r, std::uint64_t loggp_s) {
+  if (loggp_s == 0 || r.switch_bytes == 0) return (loggp_s == 0) == (r.switch_bytes == 0);
+  std::uint64_t before = 0;
+  for (const auto& p : r.points) {
+    if (p.bytes < r.switch_bytes) before = p.bytes;
+  }
+  return loggp_s > before && loggp_s <= r.switch_bytes;
+}
+
+constexpr int kResolveAttempts = 3;
+
+// loggp and overlap disagree on S: the sizes on both sides of either method's S (loggp's S - 1
+// and S, overlap's S and the size below it) are measured again, in alternating order, up to
+// kResolveAttempts times; each size's protocol is the majority of all its measurements (ties:
+// the latest), so one trial blurred by load cannot flip it. Either the two agree, or the note
+// reports both figures unresolved.
+void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
+                          double small_one_way) {
+  const std::uint64_t loggp_s = *r.loggp_switch_bytes;
+  const std::uint64_t first_s = r.switch_bytes;
+  std::vector<std::uint64_t> sizes;
+  auto add = [&](std::uint64_t s) {
+    if (s >= 1 && std::find(sizes.begin(), sizes.end(), s) == sizes.end()) sizes.push_back(s);
+  };
+  if (loggp_s > 0) {
+    add(loggp_s - 1);
+    add(loggp_s);
+  }
+  if (first_s > 0) {
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+      if (r.points[i].bytes == first_s && i > 0) add(r.points[i - 1].bytes);
+    }
+    add(first_s);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  // Votes per size: [eager, synchronizing]; the sweep's own measurement counts once.
+  std::map<std::uint64_t, std::array<int, 2>> votes;
+  for (const auto& p : r.points) {
+    if (std::find(sizes.begin(), sizes.end(), p.bytes) != sizes.end())
+      ++votes[p.bytes][p.synchronizing ? 1 : 0];
+  }
+  int attempt = 0;
+  while (attempt < kResolveAttempts && !*r.agrees_with_loggp) {
+    ++attempt;
+    // Alternate the direction: drift falls on both ends alike.
+    std::vector<std::uint64_t> order = sizes;
+    if (attempt % 2 == 0) std::reverse(order.begin(), order.end());
+    for (std::uint64_t s : order) {
+      OverlapPoint p = measure_point(t, s, o);
+      classify(p, small_one_way, o.comp_us);
+      auto& v = votes[s];
+      ++v[p.synchronizing ? 1 : 0];
+      const bool majority = v[1] != v[0] ? v[1] > v[0] : p.synchronizing;
+      auto at = std::find_if(r.points.begin(), r.points.end(),
+                             [&](const OverlapPoint& q) { return q.bytes >= s; });
+      if (at != r.points.end() && at->bytes == s) {
+        // The latest measurement of the majority's protocol stands for the size.
+        if (p.synchronizing == majority) *at = p;
+        at->synchronizing = majority;
+      } else if (p.synchronizing == majority) {
+        r.points.insert(at, p);
+      }
+    }
+    find_switch(r);
+    r.agrees_with_loggp = agrees(r, loggp_s);
+  }
+  std::string tally;
+  for (std::uint64_t s : sizes) {
+    const auto& v = votes[s];
+    tally += fmt::format("{}{} B {} of {}", tally.empty() ? "" : ", ", s, v[1], v[0] + v[1]);
+  }
+  const auto name = [](std::uint64_t s) { return s ? fmt::format("{} B", s) : "none"; };
+  r.resolution = fmt::format(
+      "{} after re-measuring {} sizes {} time(s) (synchronizing: {}): loggp's S {}, overlap's S {} "
+      "(first sweep: {})",
+      *r.agrees_with_loggp ? "resolved" : "unresolved", sizes.size(), attempt, tally, name(loggp_s),
+      name(r.switch_bytes), name(first_s));
+  r.notes.push_back(r.resolution);
+}
+
 }  // namespace
 
 std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOptions& o,
@@ -299,8 +391,6 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     }
     r.points.push_back(measure_point(t, sizes[i], o));
   }
-  t.send_value(static_cast<std::uint64_t>(Experiment::done));
-  if (progress) progress->done();
   // The small-message one-way time the hand-shake is compared with: the least measured at any
   // size (one median inflated by a burst of load must not raise the threshold above every
   // rendezvous wait).
@@ -309,25 +399,14 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     small = std::min(small, p.one_way_us);
   for (auto& p : r.points)
     classify(p, small, o.comp_us);
-  // S: the first size of the last run of synchronizing sizes.
-  for (std::size_t i = r.points.size(); i-- > 0;) {
-    if (!r.points[i].synchronizing) break;
-    r.switch_bytes = r.points[i].bytes;
-  }
+  find_switch(r);
   if (loggp_link) {
-    const std::uint64_t s = loggp_link->rendezvous_threshold_bytes();
-    r.loggp_switch_bytes = s;
-    if (s > 0 && r.switch_bytes > 0) {
-      // Agreement: loggp's S lies between the last eager size overlap measured and its S.
-      std::uint64_t before = 0;
-      for (const auto& p : r.points) {
-        if (p.bytes < r.switch_bytes) before = p.bytes;
-      }
-      r.agrees_with_loggp = s > before && s <= r.switch_bytes;
-    } else {
-      r.agrees_with_loggp = (s == 0) == (r.switch_bytes == 0);
-    }
+    r.loggp_switch_bytes = loggp_link->rendezvous_threshold_bytes();
+    r.agrees_with_loggp = agrees(r, *r.loggp_switch_bytes);
+    if (!*r.agrees_with_loggp) resolve_disagreement(t, o, r, small);
   }
+  t.send_value(static_cast<std::uint64_t>(Experiment::done));
+  if (progress) progress->done();
   build_ranges(r, loggp_link);
   r.source_counters = t.counters();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -82,6 +82,9 @@ struct OverlapResult {
                                    ///< synchronizing sizes); 0: none
   std::optional<std::uint64_t> loggp_switch_bytes;  ///< S from loggp, if one was given
   std::optional<bool> agrees_with_loggp;
+  /// Where the first sweep disagreed with loggp: what re-measuring both sides found (resolved
+  /// or unresolved, with both figures); empty if they agreed at once.
+  std::string resolution;
   net::Counters source_counters;
   double seconds = 0;
   std::vector<std::string> notes;

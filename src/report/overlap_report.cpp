@@ -32,6 +32,7 @@ nlohmann::json overlap_profile_section(const measure::OverlapResult& r) {
   }
   nlohmann::json out = {{"S_bytes", r.switch_bytes}, {"ranges", ranges}};
   if (r.agrees_with_loggp) out["agrees_with_loggp"] = *r.agrees_with_loggp;
+  if (!r.resolution.empty()) out["resolution"] = r.resolution;
   return out;
 }
 
@@ -114,7 +115,7 @@ std::string overlap_table(const measure::OverlapResult& r) {
     out +=
         fmt::format("; loggp's S: {}; {}",
                     *r.loggp_switch_bytes ? std::to_string(*r.loggp_switch_bytes) + " B" : "none",
-                    r.agrees_with_loggp && *r.agrees_with_loggp ? "they agree" : "they DISAGREE");
+                    r.resolution.empty() ? "they agree" : r.resolution);
   }
   out += "\n";
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {

@@ -1,6 +1,7 @@
 // The machine profile: schema, semantic checks, examples, and the round trip
 // virtual network -> loggp + overlap -> profile -> prediction.
 
+#include <algorithm>
 #include <filesystem>
 
 #include <gmock/gmock.h>
@@ -153,6 +154,37 @@ void round_trip_through_profile(model::Progress progress) {
   EXPECT_NEAR(model::to_microseconds(predicted.receiver_done),
               model::to_microseconds(exact.receiver_done),
               0.02 * model::to_microseconds(exact.receiver_done));
+}
+
+// loggp's S claimed at 20000 B where the virtual network switches at 12289 B: overlap's sweep
+// (powers of 2) sees 16384 B synchronizing and 8192 B eager, re-measures 19999, 20000, 8192 and
+// 16384 B three times, and reports the disagreement unresolved with both figures.
+TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
+  const auto truth = commgauge::testing::loggps_link(model::Progress::dependent);
+  model::LinkParams claimed = truth;
+  claimed.ranges[1].from_bytes = 20000;
+  net::VirtualNetwork net(truth);
+  measure::OverlapResult overlap;
+  net.run([&](net::Transport& t) {
+    if (auto r = measure::measure_overlap(t, {}, claimed, nullptr)) overlap = *r;
+  });
+  EXPECT_EQ(overlap.switch_bytes, 16384u);
+  EXPECT_FALSE(overlap.agrees_with_loggp.value_or(true));
+  EXPECT_EQ(overlap.resolution,
+            "unresolved after re-measuring 4 sizes 3 time(s) (synchronizing: 8192 B 0 of 4, "
+            "16384 B 4 of 4, 19999 B 3 of 3, 20000 B 3 of 3): loggp's S 20000 B, overlap's S "
+            "16384 B (first sweep: 16384 B)");
+  // The re-measured sizes joined the points, in order.
+  ASSERT_TRUE(std::is_sorted(overlap.points.begin(), overlap.points.end(),
+                             [](const auto& a, const auto& b) { return a.bytes < b.bytes; }));
+  EXPECT_TRUE(std::any_of(overlap.points.begin(), overlap.points.end(),
+                          [](const auto& p) { return p.bytes == 19999 && p.synchronizing; }));
+  // Told the truth, the first sweep agrees and nothing is re-measured.
+  net.run([&](net::Transport& t) {
+    if (auto r = measure::measure_overlap(t, {}, truth, nullptr)) overlap = *r;
+  });
+  EXPECT_TRUE(overlap.agrees_with_loggp.value_or(false));
+  EXPECT_TRUE(overlap.resolution.empty());
 }
 
 TEST(ProfileRoundTrip, DependentProgress) {
