@@ -18,6 +18,7 @@
 #include "measure/prtt.hpp"
 #include "stats/change_detection.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/floor_shift.hpp"
 
 namespace commgauge::measure {
 
@@ -118,7 +119,11 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
 
 namespace {
 
+using detail::count_above;
 using detail::kRelativeFloor;
+using detail::ProbeSample;
+using detail::Separation;
+using detail::separation;
 
 // ---------------------------------------------------------------------------------------------
 // A session: the source's side of one run, with its budgets and its random order.
@@ -365,18 +370,6 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
 // ---------------------------------------------------------------------------------------------
 // Confirmation and bisection of switches
 
-// The late-receiver probe at one size: late receives and, interleaved with them, PRTT(1,0,s)
-// halves (the one-way time the late receive is compared with), both in microseconds.
-struct ProbeSample {
-  std::vector<double> late, one_way;
-  std::uint32_t invalid = 0;  ///< late receives left out (the sender was late)
-  void add(const ProbeSample& o) {
-    late.insert(late.end(), o.late.begin(), o.late.end());
-    one_way.insert(one_way.end(), o.one_way.begin(), o.one_way.end());
-    invalid += o.invalid;
-  }
-};
-
 // The probe at several sizes, `reps` times each, all trials in a random order.
 // `delays_us` per size; empty: `delay_us` for all.
 std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t>& sizes,
@@ -430,55 +423,14 @@ Cost probe_cost(const std::vector<std::uint64_t>& sizes, std::uint32_t reps) {
   return cost_of(plan, 1);
 }
 
-std::size_t count_above(const std::vector<double>& v, double threshold) {
-  return static_cast<std::size_t>(
-      std::count_if(v.begin(), v.end(), [&](double x) { return x > threshold; }));
-}
-
-// Whether the late receive at `above` pays a hand-shake that it does not pay at `below`: the
-// probe's medians pass detail::hand_shake_jump, and the share of late-receive trials above the
-// midpoint between the medians (the threshold) differs between the sides by at least 0.6. Load
-// lifts some eager trials (a descheduled sender's data arrives late), but both sides are
-// measured alternately and see the same load, so shares are compared, not fixed counts.
-struct Separation {
-  bool separated = false;
-  bool clearly_not = false;  ///< the late receive moves by less than a quarter of the one-way time
-  double threshold = 0;
-  double below_us = 0, above_us = 0;
-  double share_below = 0, share_above = 0;  ///< trials above the threshold
-};
-
-double share_above(const std::vector<double>& v, double threshold) {
-  return v.empty() ? 0
-                   : static_cast<double>(count_above(v, threshold)) / static_cast<double>(v.size());
-}
-
-Separation separation(const ProbeSample& below, const ProbeSample& above) {
-  Separation s;
-  // Too few valid trials on a side: inconclusive (neither separated nor clearly not).
-  if (below.late.size() < 3 || above.late.size() < 3 || below.one_way.empty() ||
-      above.one_way.empty()) {
-    return s;
-  }
-  s.below_us = stats::median(below.late);
-  s.above_us = stats::median(above.late);
-  // The least of the ping-pongs: a loaded machine only ever adds time to a round trip (a
-  // descheduled side), and the medians of 7 single round trips were seen inflated 40-fold.
-  const double one_way_below = *std::min_element(below.one_way.begin(), below.one_way.end());
-  const double one_way_above = *std::min_element(above.one_way.begin(), above.one_way.end());
-  s.threshold = (s.below_us + s.above_us) / 2;
-  s.share_below = share_above(below.late, s.threshold);
-  s.share_above = share_above(above.late, s.threshold);
-  s.separated = detail::hand_shake_jump(s.below_us, s.above_us, one_way_below, one_way_above, 0) &&
-                s.share_above - s.share_below >= 0.6;
-  s.clearly_not = s.above_us - s.below_us < 0.25 * one_way_below;
-  return s;
-}
-
 constexpr std::uint32_t kProbeReps = 7;
-// Bisection: a midpoint is placed when one side is 199 times likelier than the other (a wrong
-// step about once in 200); a midpoint is re-probed up to 8 times (load can blur the trials).
-constexpr double kSideLogOdds = 5.293;  // ln 199
+// A switch is confirmed, a bisection's ends separated and the verdict given at a false-alarm
+// rate of 1e-3 per test; the scan over all neighbouring sizes proposes candidates at 1e-2
+// (each is then confirmed at 1e-3 with fresh trials).
+constexpr double kConfirmAlpha = 1e-3;
+constexpr double kScanAlpha = 1e-2;
+// Bisection: a midpoint is re-probed up to 8 times, the trials pooled, until it is placed
+// (detail::place_midpoint at kConfirmAlpha).
 constexpr int kBisectAttempts = 8;
 
 // How long the probe's receiver computes before it posts: long enough for an eager message of
@@ -498,11 +450,15 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
   while (o.refine && hi - lo > 1 &&
          static_cast<double>(hi - lo) > o.refine_tolerance * static_cast<double>(lo)) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    bool decided = false;
-    // Attempts whose trials are pooled (a burst of load blurs a few trials, not all) until a
-    // sequential likelihood-ratio test places the midpoint.
+    // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
+    // midpoint lies clearly on one side.
     std::vector<ProbeSample> pooled(3);
-    for (int attempt = 0; attempt < kBisectAttempts && !decided; ++attempt) {
+    LoggpSwitch::Step step;
+    step.below_bytes = lo;
+    step.mid_bytes = mid;
+    step.above_bytes = hi;
+    auto placement = detail::Placement::undecided;
+    for (int attempt = 0; attempt < kBisectAttempts; ++attempt) {
       const std::vector<std::uint64_t> sizes = {lo, mid, hi};
       if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
         stop = "the budget ran out";
@@ -511,23 +467,31 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
       const auto v = probe(session, sizes, kProbeReps, delay_us);
       for (std::size_t i = 0; i < 3; ++i)
         pooled[i].add(v[i]);
-      const Separation s = separation(pooled[0], pooled[2]);
-      if (!s.separated) continue;
-      const double llr = detail::side_log_likelihood_ratio(
-          count_above(pooled[0].late, s.threshold), pooled[0].late.size(),
-          count_above(pooled[1].late, s.threshold), pooled[1].late.size(),
-          count_above(pooled[2].late, s.threshold), pooled[2].late.size());
-      if (llr <= -kSideLogOdds) {
-        lo = mid;
-        decided = true;
-      } else if (llr >= kSideLogOdds) {
-        hi = mid;
-        decided = true;
-      }
+      step.attempts = static_cast<std::uint32_t>(attempt + 1);
+      placement = detail::place_midpoint(pooled[0], pooled[1], pooled[2], kConfirmAlpha);
+      if (placement != detail::Placement::undecided) break;
     }
-    if (!decided) {
-      if (stop.empty())
-        stop = fmt::format("the probe did not place the midpoint in {} attempts", kBisectAttempts);
+    if (!pooled[0].late.empty() && !pooled[1].late.empty() && !pooled[2].late.empty()) {
+      step.below_us = stats::floor_of(pooled[0].late);
+      step.mid_us = stats::floor_of(pooled[1].late);
+      step.above_us = stats::floor_of(pooled[2].late);
+    }
+    step.placement = placement == detail::Placement::eager        ? "eager"
+                     : placement == detail::Placement::rendezvous ? "rendezvous"
+                     : placement == detail::Placement::between    ? "between"
+                                                                  : "undecided";
+    sw.steps.push_back(step);
+    if (placement == detail::Placement::eager) {
+      lo = mid;
+    } else if (placement == detail::Placement::rendezvous) {
+      hi = mid;
+    } else {
+      if (stop.empty()) {
+        stop = placement == detail::Placement::between
+                   ? fmt::format("the late receive at {} B lies between both sides", mid)
+                   : fmt::format("the probe did not place the midpoint in {} attempts",
+                                 kBisectAttempts);
+      }
       break;
     }
     session.report(fmt::format("loggp: switch in ({}, {}] B", lo, hi), 0.8);
@@ -535,16 +499,25 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
   sw.below_bytes = lo;
   sw.first_bytes = hi;
   sw.exact = hi - lo == 1;
-  // The verdict: both sides alternately, 2 x kProbeReps trials.
-  if (session.may_spend(probe_cost({lo, hi}, kProbeReps))) {
+  // The verdict: both sides alternately, kProbeReps trials each, pooled over up to 3 attempts
+  // until they separate (a burst of load can lift a whole attempt's trials on one side).
+  std::vector<ProbeSample> pooled(2);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
     const auto v = probe(session, {lo, hi}, kProbeReps, delay_us);
-    const Separation s = separation(v[0], v[1]);
+    pooled[0].add(v[0]);
+    pooled[1].add(v[1]);
+    const Separation s = separation(pooled[0], pooled[1], kConfirmAlpha);
     sw.late_recv_below_us = s.below_us;
     sw.late_recv_above_us = s.above_us;
-    sw.confirmation_trials = 2 * kProbeReps;
-    sw.confirmations = static_cast<std::uint32_t>(kProbeReps - count_above(v[0].late, s.threshold) +
-                                                  count_above(v[1].late, s.threshold));
     sw.confirmed = s.separated;
+    // On its side: an eager trial at or below the threshold, a rendezvous trial above it.
+    sw.confirmation_trials =
+        static_cast<std::uint32_t>(pooled[0].late.size() + pooled[1].late.size());
+    sw.confirmations = static_cast<std::uint32_t>(pooled[0].late.size() -
+                                                  count_above(pooled[0].late, s.threshold) +
+                                                  count_above(pooled[1].late, s.threshold));
+    if (s.separated) break;
   }
   sw.verdict =
       fmt::format("{}: {} of {} alternating late-receiver trials on their side; {}{}",
@@ -728,13 +701,14 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       const auto v = probe(session, {lo, hi}, kProbeReps, delay);
       for (std::size_t i = 0; i < 2; ++i)
         pooled[i].add(v[i]);
-      const Separation s = separation(pooled[0], pooled[1]);
+      const Separation s = separation(pooled[0], pooled[1], kConfirmAlpha);
       rendezvous = s.separated;
       sw.late_recv_below_us = s.below_us;
       sw.late_recv_above_us = s.above_us;
       if (s.separated || s.clearly_not) break;
     }
-    const bool conclusive = rendezvous || separation(pooled[0], pooled[1]).clearly_not;
+    const bool conclusive =
+        rendezvous || separation(pooled[0], pooled[1], kConfirmAlpha).clearly_not;
     const bool scan_only = sw.found_by == "probe scan";
     if (scan_only && !rendezvous) {
       // The curves never saw it and the probe does not confirm it: no switch.
@@ -815,7 +789,7 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
   if (!session.may_spend(probe_cost(sizes, kProbeReps))) return;
   const auto v = probe(session, sizes, kProbeReps, 0, delays);
   for (std::size_t i = 1; i < pts.size(); ++i) {
-    if (!separation(v[i - 1], v[i]).separated) continue;
+    if (!separation(v[i - 1], v[i], kScanAlpha).separated) continue;
     // The same bracket only: a candidate one bracket away is another switch (or a false one).
     auto near = std::find(r.changes.begin(), r.changes.end(), i);
     if (near != r.changes.end()) {

@@ -134,13 +134,24 @@ struct LoggpSwitch {
   std::uint64_t below_bytes = 0;  ///< the largest size known to lie in the range below
   bool rendezvous = false;        ///< the late receive pays a hand-shake from here on
   std::string found_by;           ///< "late-receive jump", "joint segmentation" or both
-  /// Late-receive probe at below_bytes and first_bytes (medians, us) and how many of the
-  /// alternating confirmation trials agreed on each side.
+  /// Late-receive probe at below_bytes and first_bytes (undisturbed: a low order statistic of
+  /// the trials, us) and how many of the alternating confirmation trials lay on their side of
+  /// the threshold between them.
   double late_recv_below_us = 0, late_recv_above_us = 0;
   std::uint32_t confirmations = 0, confirmation_trials = 0;
   bool confirmed = false;  ///< the last alternating trials still separated the sides
   bool exact = false;      ///< bracketed to one byte
   std::string verdict;     ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
+  /// One bisection step of a rendezvous switch: the bracket, how many attempts of the probe it
+  /// took, the low ends of the late receives (stats::floor_of, us) and where the midpoint went
+  /// (eager, rendezvous, between or undecided).
+  struct Step {
+    std::uint64_t below_bytes = 0, mid_bytes = 0, above_bytes = 0;
+    std::uint32_t attempts = 0;
+    double below_us = 0, mid_us = 0, above_us = 0;
+    std::string placement;
+  };
+  std::vector<Step> steps;
 };
 
 /// How well one parameter set reproduces the curves it came from, at every size (the closed

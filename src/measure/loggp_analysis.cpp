@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "measure/prtt.hpp"
 #include "net/virtual_network.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/floor_shift.hpp"
 #include "stats/median_ci.hpp"
 
 namespace commgauge::measure {
@@ -71,16 +73,45 @@ bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_
          (share_above - share_below > 0.4 && share_above > 0.6);
 }
 
-double side_log_likelihood_ratio(std::size_t slow_below, std::size_t n_below, std::size_t slow_mid,
-                                 std::size_t n_mid, std::size_t slow_above, std::size_t n_above) {
-  const auto share = [](std::size_t k, std::size_t n) {
-    return (static_cast<double>(k) + 0.5) / (static_cast<double>(n) + 1);
-  };
-  const double p_below = share(slow_below, n_below);
-  const double p_above = share(slow_above, n_above);
-  const auto k = static_cast<double>(slow_mid);
-  const auto rest = static_cast<double>(n_mid - slow_mid);
-  return k * std::log(p_above / p_below) + rest * std::log((1 - p_above) / (1 - p_below));
+void ProbeSample::add(const ProbeSample& other) {
+  late.insert(late.end(), other.late.begin(), other.late.end());
+  one_way.insert(one_way.end(), other.one_way.begin(), other.one_way.end());
+  invalid += other.invalid;
+}
+
+std::size_t count_above(const std::vector<double>& v, double threshold) {
+  return static_cast<std::size_t>(
+      std::count_if(v.begin(), v.end(), [&](double x) { return x > threshold; }));
+}
+
+Separation separation(const ProbeSample& below, const ProbeSample& above, double alpha) {
+  Separation s;
+  if (below.late.size() < 3 || above.late.size() < 3 || below.one_way.empty() ||
+      above.one_way.empty()) {
+    return s;
+  }
+  s.below_us = stats::floor_of(below.late);
+  s.above_us = stats::floor_of(above.late);
+  // The least of the ping-pongs, for the same reason: the medians of 7 single round trips were
+  // seen inflated 40-fold under load.
+  const double one_way_below = *std::min_element(below.one_way.begin(), below.one_way.end());
+  const double one_way_above = *std::min_element(above.one_way.begin(), above.one_way.end());
+  s.threshold = std::sqrt(std::max(s.below_us, 1e-12) * std::max(s.above_us, 1e-12));
+  s.p_value = stats::floor_shift_p_value(below.late, above.late);
+  s.separated = s.p_value <= alpha &&
+                hand_shake_jump(s.below_us, s.above_us, one_way_below, one_way_above, 0);
+  s.clearly_not = s.above_us - s.below_us < 0.25 * one_way_below;
+  return s;
+}
+
+Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& mid,
+                         const ProbeSample& rendezvous_end, double alpha) {
+  const bool above_eager = separation(eager_end, mid, alpha).separated;
+  const bool below_rendezvous = separation(mid, rendezvous_end, alpha).separated;
+  if (above_eager && below_rendezvous) return Placement::between;
+  if (above_eager) return Placement::rendezvous;
+  if (below_rendezvous) return Placement::eager;
+  return Placement::undecided;
 }
 
 bool late_receive_jump(const std::vector<LoggpPoint>& pts, std::size_t i) {

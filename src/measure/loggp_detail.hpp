@@ -3,6 +3,7 @@
 // (loggp_analysis.cpp). Not a public interface.
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "measure/loggp.hpp"
@@ -38,13 +39,44 @@ bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
                      double one_way_above_us, double margin_us);
 
-/// Bisection's midpoint test: of a binomial count `slow_mid` of `n_mid` trials, the log of how
-/// much likelier it is under the share of slow trials above the switch than under the share
-/// below it (each share estimated from its side's counts with a half-trial continuity
-/// correction, so no count of 0 or n makes a side impossible). Positive: the midpoint is on
-/// the rendezvous side.
-double side_log_likelihood_ratio(std::size_t slow_below, std::size_t n_below, std::size_t slow_mid,
-                                 std::size_t n_mid, std::size_t slow_above, std::size_t n_above);
+/// The late-receiver probe at one size: late receives and, interleaved with them, PRTT(1,0,s)
+/// halves (the one-way time the late receive is compared with), both in microseconds.
+struct ProbeSample {
+  std::vector<double> late, one_way;
+  std::uint32_t invalid = 0;  ///< late receives left out (the sender was late)
+  void add(const ProbeSample& other);
+};
+
+/// Whether the late receive at `above` pays a hand-shake that it does not pay at `below`.
+/// Each side is read at its low end (stats::floor_of): load only ever adds time to a trial, so
+/// the low end is the protocol's cost; the median is not: on this 2-core machine with both
+/// cores kept busy, a quarter to a half of the late receives were lifted, and the eager side's
+/// median reached the rendezvous side's low end (docs/loggp.md, "The probe under load").
+struct Separation {
+  bool separated = false;    ///< significant (p_value <= alpha) and a hand-shake's size
+  bool clearly_not = false;  ///< the low ends differ by less than a quarter of a one-way time
+  double threshold = 0;      ///< between the low ends (their geometric mean)
+  double below_us = 0, above_us = 0;  ///< the low end of each side's late receives
+  double p_value = 1;                 ///< stats::floor_shift_p_value(below, above)
+};
+
+/// The probe's verdict on two sides measured alternately: `above` must lie above `below`
+/// (stats::floor_shift_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
+/// low ends, against the least one-way times). Fewer than 3 valid late receives on a side is
+/// inconclusive (neither separated nor clearly not).
+Separation separation(const ProbeSample& below, const ProbeSample& above, double alpha);
+
+/// How many of `values` lie above `threshold`.
+std::size_t count_above(const std::vector<double>& values, double threshold);
+
+/// Bisection's midpoint test on the probe at the bracket's ends and its midpoint, measured
+/// alternately: the midpoint is rendezvous when it pays a hand-shake that the eager end does
+/// not (separation) and the rendezvous end pays none that it does not; eager in the mirror
+/// case; `between` when both hold (a third level: the curve allows no finer bracket);
+/// undecided otherwise (more trials).
+enum class Placement : std::uint8_t { undecided, eager, rendezvous, between };
+Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& midpoint,
+                         const ProbeSample& rendezvous_end, double alpha);
 
 /// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
 std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);

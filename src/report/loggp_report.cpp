@@ -116,6 +116,17 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 
   nlohmann::json switches = nlohmann::json::array();
   for (const auto& sw : r.switches) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& st : sw.steps) {
+      steps.push_back({{"below_bytes", st.below_bytes},
+                       {"mid_bytes", st.mid_bytes},
+                       {"above_bytes", st.above_bytes},
+                       {"attempts", st.attempts},
+                       {"late_receive_below_us", st.below_us},
+                       {"late_receive_mid_us", st.mid_us},
+                       {"late_receive_above_us", st.above_us},
+                       {"placement", st.placement}});
+    }
     switches.push_back({{"first_bytes", sw.first_bytes},
                         {"below_bytes", sw.below_bytes},
                         {"rendezvous", sw.rendezvous},
@@ -126,7 +137,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                         {"late_receive_above_us", sw.late_recv_above_us},
                         {"confirmations", sw.confirmations},
                         {"confirmation_trials", sw.confirmation_trials},
-                        {"verdict", sw.verdict}});
+                        {"verdict", sw.verdict},
+                        {"bisection", steps}});
   }
   doc["switches"] = switches;
   nlohmann::json loggps_ranges = nlohmann::json::array();

@@ -32,19 +32,6 @@ void expect_rel(double got, double want, double tol, const char* what) {
   EXPECT_NEAR(got, want, tol * std::abs(want)) << what;
 }
 
-// Bisection's midpoint test, by hand: 1 of 7 slow below gives the share 1.5/8 = 0.1875, 6 of 7
-// above 6.5/8 = 0.8125; each slow midpoint trial adds ln(0.8125/0.1875) = 1.466337, each fast
-// one subtracts ln(0.8125/0.1875) as well (the shares are symmetric).
-TEST(LoggpBisection, MidpointLikelihoodRatioByHand) {
-  const double step = std::log(0.8125 / 0.1875);
-  EXPECT_NEAR(detail::side_log_likelihood_ratio(1, 7, 7, 7, 6, 7), 7 * step, 1e-12);
-  EXPECT_NEAR(detail::side_log_likelihood_ratio(1, 7, 0, 7, 6, 7), -7 * step, 1e-12);
-  EXPECT_NEAR(detail::side_log_likelihood_ratio(1, 7, 4, 7, 6, 7), step, 1e-12);
-  // No count of 0 or n makes a side impossible: 0 of 14 below, 14 of 14 above, a midpoint of
-  // 13 slow and 1 fast is still finite (13 ln(14.5/0.5) + ln(0.5/14.5) = 12 ln 29).
-  EXPECT_NEAR(detail::side_log_likelihood_ratio(0, 14, 13, 14, 14, 14), 12 * std::log(29.0), 1e-12);
-}
-
 TEST(LoggpOnVirtualNetwork, RecoversPlainLogGP) {
   const double L = 5, o = 1.5, g = 4, G = 0.001;
   const LoggpResult r = run(loggp_link(L, o, g, G));
