@@ -423,7 +423,12 @@ Cost probe_cost(const std::vector<std::uint64_t>& sizes, std::uint32_t reps) {
   return cost_of(plan, 1);
 }
 
-constexpr std::uint32_t kProbeReps = 7;
+// Trials per size and probe attempt. With 10 against 10 the precedence test can reach 1e-3 in
+// one clean attempt (its least p-value is 1 / C(20, 10) = 5.4e-6); in 2000 simulated draws like
+// the loaded machine's, 3 attempts of 10 separated a 4 KiB switch in 99.9 %, 3 of 7 in 92.4 %.
+constexpr std::uint32_t kProbeReps = 10;
+// Attempts pooled to confirm a switch or give its verdict.
+constexpr int kConfirmAttempts = 5;
 // A switch is confirmed, a bisection's ends separated and the verdict given at a false-alarm
 // rate of 1e-3 per test; the scan over all neighbouring sizes proposes candidates at 1e-2
 // (each is then confirmed at 1e-3 with fresh trials).
@@ -432,6 +437,9 @@ constexpr double kScanAlpha = 1e-2;
 // Bisection: a midpoint is re-probed up to 8 times, the trials pooled, until it is placed
 // (detail::place_midpoint at kConfirmAlpha).
 constexpr int kBisectAttempts = 8;
+// Probe attempts a bisection may spend in all, going back included (a clean bisection of a
+// bracket of 1000 B takes about 12).
+constexpr int kBisectBudget = 60;
 
 // How long the probe's receiver computes before it posts: long enough for an eager message of
 // the size to have arrived (1.5 round trips), and at least 1 ms, so that on a loaded machine a
@@ -440,15 +448,82 @@ double probe_delay_us(const LoggpPoint& p) {
   return std::max(1.5 * p.prtt1.median_us + 10, 1000.0);
 }
 
+const char* placement_name(detail::Placement p) {
+  switch (p) {
+    case detail::Placement::eager:
+      return "eager";
+    case detail::Placement::rendezvous:
+      return "rendezvous";
+    case detail::Placement::between:
+      return "between";
+    case detail::Placement::undecided:
+      break;
+  }
+  return "undecided";
+}
+
 // A rendezvous switch between sizes lo (eager) and hi: bisection with the late-receiver probe,
-// each step measuring lo, the midpoint and hi alternately, down to one byte (or the tolerance);
-// then lo and hi alternately once more for the verdict.
+// each step measuring lo, the midpoint and hi alternately, down to one byte (or the tolerance),
+// then lo and hi alternately for the verdict. A step whose ends no longer separate, or a
+// verdict that does not confirm, means an earlier step went wrong (load can lift every trial
+// of one size in an attempt): the bisection goes back to the bracket before and measures again,
+// within kBisectBudget attempts in all.
 void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
                        double delay_us) {
   const LoggpOptions& o = session.options();
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> brackets = {{lo, hi}};
+  int budget = kBisectBudget;
   std::string stop;
-  while (o.refine && hi - lo > 1 &&
-         static_cast<double>(hi - lo) > o.refine_tolerance * static_cast<double>(lo)) {
+  const auto narrow_enough = [&] {
+    return !o.refine || !stop.empty() || hi - lo <= 1 ||
+           static_cast<double>(hi - lo) <= o.refine_tolerance * static_cast<double>(lo);
+  };
+  const auto back = [&](const std::string& why) {
+    if (brackets.size() < 2) return false;
+    brackets.pop_back();
+    std::tie(lo, hi) = brackets.back();
+    LoggpSwitch::Step step;
+    step.below_bytes = lo;
+    step.above_bytes = hi;
+    step.placement = "back: " + why;
+    sw.steps.push_back(step);
+    return true;
+  };
+  for (;;) {
+    if (narrow_enough()) {
+      // The verdict: both sides alternately, kProbeReps trials each, pooled over up to
+      // kConfirmAttempts
+      // attempts until they separate.
+      std::vector<ProbeSample> pooled(2);
+      Separation s;
+      for (int attempt = 0; attempt < kConfirmAttempts && budget > 0; ++attempt, --budget) {
+        if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) {
+          stop = "the budget ran out";
+          break;
+        }
+        const auto v = probe(session, {lo, hi}, kProbeReps, delay_us);
+        pooled[0].add(v[0]);
+        pooled[1].add(v[1]);
+        s = separation(pooled[0], pooled[1], kConfirmAlpha);
+        // The hand-shake's size was shown on the bracket the bisection started from; here the
+        // ends must still lie apart in the same direction.
+        s.separated = detail::ends_apart(pooled[0], pooled[1], kConfirmAlpha);
+        if (s.separated) break;
+      }
+      sw.late_recv_below_us = s.below_us;
+      sw.late_recv_above_us = s.above_us;
+      sw.confirmed = s.separated;
+      // On its side: an eager trial at or below the threshold, a rendezvous trial above it.
+      sw.confirmation_trials =
+          static_cast<std::uint32_t>(pooled[0].late.size() + pooled[1].late.size());
+      sw.confirmations = static_cast<std::uint32_t>(pooled[0].late.size() -
+                                                    count_above(pooled[0].late, s.threshold) +
+                                                    count_above(pooled[1].late, s.threshold));
+      if (s.separated || !stop.empty() || budget <= 0 ||
+          !back(fmt::format("({}, {}] B did not separate", lo, hi))) {
+        break;
+      }
+    }
     const std::uint64_t mid = lo + (hi - lo) / 2;
     // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
     // midpoint lies clearly on one side.
@@ -458,7 +533,7 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
     step.mid_bytes = mid;
     step.above_bytes = hi;
     auto placement = detail::Placement::undecided;
-    for (int attempt = 0; attempt < kBisectAttempts; ++attempt) {
+    for (int attempt = 0; attempt < kBisectAttempts && budget > 0; ++attempt, --budget) {
       const std::vector<std::uint64_t> sizes = {lo, mid, hi};
       if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
         stop = "the budget ran out";
@@ -471,54 +546,40 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
       placement = detail::place_midpoint(pooled[0], pooled[1], pooled[2], kConfirmAlpha);
       if (placement != detail::Placement::undecided) break;
     }
+    step.trials = {static_cast<std::uint32_t>(pooled[0].late.size()),
+                   static_cast<std::uint32_t>(pooled[1].late.size()),
+                   static_cast<std::uint32_t>(pooled[2].late.size())};
     if (!pooled[0].late.empty() && !pooled[1].late.empty() && !pooled[2].late.empty()) {
       step.below_us = stats::floor_of(pooled[0].late);
       step.mid_us = stats::floor_of(pooled[1].late);
       step.above_us = stats::floor_of(pooled[2].late);
     }
-    step.placement = placement == detail::Placement::eager        ? "eager"
-                     : placement == detail::Placement::rendezvous ? "rendezvous"
-                     : placement == detail::Placement::between    ? "between"
-                                                                  : "undecided";
+    step.placement = placement_name(placement);
     sw.steps.push_back(step);
     if (placement == detail::Placement::eager) {
       lo = mid;
     } else if (placement == detail::Placement::rendezvous) {
       hi = mid;
+    } else if (placement == detail::Placement::undecided && stop.empty() && budget > 0 &&
+               !detail::ends_apart(pooled[0], pooled[2], kConfirmAlpha) &&
+               back(fmt::format("({}, {}] B did not separate", lo, hi))) {
+      continue;
     } else {
       if (stop.empty()) {
         stop = placement == detail::Placement::between
                    ? fmt::format("the late receive at {} B lies between both sides", mid)
-                   : fmt::format("the probe did not place the midpoint in {} attempts",
-                                 kBisectAttempts);
+               : budget <= 0 ? fmt::format("{} probe attempts spent", kBisectBudget)
+                             : fmt::format("the probe did not place the midpoint in {} attempts",
+                                           kBisectAttempts);
       }
-      break;
+      continue;  // the verdict on the bracket reached
     }
+    brackets.push_back({lo, hi});
     session.report(fmt::format("loggp: switch in ({}, {}] B", lo, hi), 0.8);
   }
   sw.below_bytes = lo;
   sw.first_bytes = hi;
   sw.exact = hi - lo == 1;
-  // The verdict: both sides alternately, kProbeReps trials each, pooled over up to 3 attempts
-  // until they separate (a burst of load can lift a whole attempt's trials on one side).
-  std::vector<ProbeSample> pooled(2);
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
-    const auto v = probe(session, {lo, hi}, kProbeReps, delay_us);
-    pooled[0].add(v[0]);
-    pooled[1].add(v[1]);
-    const Separation s = separation(pooled[0], pooled[1], kConfirmAlpha);
-    sw.late_recv_below_us = s.below_us;
-    sw.late_recv_above_us = s.above_us;
-    sw.confirmed = s.separated;
-    // On its side: an eager trial at or below the threshold, a rendezvous trial above it.
-    sw.confirmation_trials =
-        static_cast<std::uint32_t>(pooled[0].late.size() + pooled[1].late.size());
-    sw.confirmations = static_cast<std::uint32_t>(pooled[0].late.size() -
-                                                  count_above(pooled[0].late, s.threshold) +
-                                                  count_above(pooled[1].late, s.threshold));
-    if (s.separated) break;
-  }
   sw.verdict =
       fmt::format("{}: {} of {} alternating late-receiver trials on their side; {}{}",
                   sw.confirmed ? "confirmed" : "not confirmed at the end (load?)", sw.confirmations,
@@ -688,25 +749,50 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   std::vector<bool> curve_only(r.changes.size(), false);
   std::vector<bool> drop(r.changes.size(), false);
   for (std::size_t k = r.changes.size(); k-- > 0;) {
-    const std::size_t c = r.changes[k];
     LoggpSwitch& sw = r.switches[k];
+    // Up to kConfirmAttempts attempts whose trials are pooled: a burst of load lifts a few
+    // trials, not all.
+    const auto probe_bracket = [&](std::size_t c, std::vector<ProbeSample>& pooled) {
+      const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
+      pooled.assign(2, ProbeSample{});
+      Separation s;
+      for (int attempt = 0; attempt < kConfirmAttempts; ++attempt) {
+        if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
+        const auto v = probe(session, {lo, hi}, kProbeReps, probe_delay_us(pts[c]));
+        for (std::size_t i = 0; i < 2; ++i)
+          pooled[i].add(v[i]);
+        s = separation(pooled[0], pooled[1], kConfirmAlpha);
+        if (s.separated || s.clearly_not) break;
+      }
+      return s;
+    };
+    std::vector<ProbeSample> pooled;
+    Separation found = probe_bracket(r.changes[k], pooled);
+    // The detectors merge a late-receive jump and a joint split at neighbouring sizes into one
+    // candidate: where the probe finds no hand-shake in its bracket, it looks in the brackets
+    // on either side (not another candidate's) before the candidate counts as eager.
+    if (!found.separated) {
+      for (const std::size_t c : {r.changes[k] + 1, r.changes[k] - 1}) {
+        if (c < 1 || c >= pts.size()) continue;
+        if (std::find(r.changes.begin(), r.changes.end(), c) != r.changes.end()) continue;
+        std::vector<ProbeSample> there;
+        const Separation s = probe_bracket(c, there);
+        if (!s.separated) continue;
+        sw.found_by += fmt::format("; the probe finds the hand-shake in ({}, {}] B, next to it",
+                                   pts[c - 1].bytes, pts[c].bytes);
+        r.changes[k] = c;
+        pooled = std::move(there);
+        found = s;
+        break;
+      }
+    }
+    const std::size_t c = r.changes[k];
     const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
     const double one_way_lo = pts[c - 1].prtt1.median_us / 2;
     const double delay = probe_delay_us(pts[c]);
-    // Up to 3 attempts whose trials are pooled: a burst of load blurs a few trials, not all.
-    bool rendezvous = false;
-    std::vector<ProbeSample> pooled(2);
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
-      const auto v = probe(session, {lo, hi}, kProbeReps, delay);
-      for (std::size_t i = 0; i < 2; ++i)
-        pooled[i].add(v[i]);
-      const Separation s = separation(pooled[0], pooled[1], kConfirmAlpha);
-      rendezvous = s.separated;
-      sw.late_recv_below_us = s.below_us;
-      sw.late_recv_above_us = s.above_us;
-      if (s.separated || s.clearly_not) break;
-    }
+    bool rendezvous = found.separated;
+    sw.late_recv_below_us = found.below_us;
+    sw.late_recv_above_us = found.above_us;
     const bool conclusive =
         rendezvous || separation(pooled[0], pooled[1], kConfirmAlpha).clearly_not;
     const bool scan_only = sw.found_by == "probe scan";
@@ -774,8 +860,8 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   }
 }
 
-// The late-receiver probe at every size of the sweep (7 trials each, interleaved with
-// ping-pongs; about 14 messages of each size): a rendezvous switch between neighbouring sizes
+// The late-receiver probe at every size of the sweep (10 trials each, interleaved with
+// ping-pongs; about 20 messages of each size): a rendezvous switch between neighbouring sizes
 // that the curves' noise hid from the late-receive jump test becomes a candidate here.
 void scan_for_handshakes(Session& session, LoggpResult& r) {
   auto& pts = r.points;

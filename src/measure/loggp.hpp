@@ -143,11 +143,13 @@ struct LoggpSwitch {
   bool exact = false;      ///< bracketed to one byte
   std::string verdict;     ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
   /// One bisection step of a rendezvous switch: the bracket, how many attempts of the probe it
-  /// took, the low ends of the late receives (stats::floor_of, us) and where the midpoint went
-  /// (eager, rendezvous, between or undecided).
+  /// took, the valid late receives pooled at each size, their low ends (stats::floor_of, us)
+  /// and where the midpoint went (eager, rendezvous, between or undecided); or a step back to
+  /// the bracket before ("back: ..." with that bracket), where a step went wrong.
   struct Step {
     std::uint64_t below_bytes = 0, mid_bytes = 0, above_bytes = 0;
     std::uint32_t attempts = 0;
+    std::array<std::uint32_t, 3> trials{};
     double below_us = 0, mid_us = 0, above_us = 0;
     std::string placement;
   };

@@ -97,7 +97,7 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
   const double one_way_below = *std::min_element(below.one_way.begin(), below.one_way.end());
   const double one_way_above = *std::min_element(above.one_way.begin(), above.one_way.end());
   s.threshold = std::sqrt(std::max(s.below_us, 1e-12) * std::max(s.above_us, 1e-12));
-  s.p_value = stats::floor_shift_p_value(below.late, above.late);
+  s.p_value = stats::precedence_p_value(below.late, above.late);
   s.separated = s.p_value <= alpha &&
                 hand_shake_jump(s.below_us, s.above_us, one_way_below, one_way_above, 0);
   s.clearly_not = s.above_us - s.below_us < 0.25 * one_way_below;
@@ -106,12 +106,25 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
 
 Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& mid,
                          const ProbeSample& rendezvous_end, double alpha) {
-  const bool above_eager = separation(eager_end, mid, alpha).separated;
-  const bool below_rendezvous = separation(mid, rendezvous_end, alpha).separated;
-  if (above_eager && below_rendezvous) return Placement::between;
-  if (above_eager) return Placement::rendezvous;
-  if (below_rendezvous) return Placement::eager;
+  if (eager_end.late.size() < 3 || mid.late.size() < 3 || rendezvous_end.late.size() < 3) {
+    return Placement::undecided;
+  }
+  const double lo = stats::floor_of(eager_end.late);
+  const double at = stats::floor_of(mid.late);
+  const double hi = stats::floor_of(rendezvous_end.late);
+  if (!(hi > lo)) return Placement::undecided;
+  const double x = (at - lo) / (hi - lo);  // where the midpoint's low end lies in the gap
+  const bool above_eager = stats::precedence_p_value(eager_end.late, mid.late) <= alpha;
+  const bool below_rendezvous = stats::precedence_p_value(mid.late, rendezvous_end.late) <= alpha;
+  if (above_eager && below_rendezvous && x > 0.25 && x < 0.75) return Placement::between;
+  if (below_rendezvous && x < 0.5) return Placement::eager;
+  if (above_eager && x > 0.5) return Placement::rendezvous;
   return Placement::undecided;
+}
+
+bool ends_apart(const ProbeSample& eager_end, const ProbeSample& rendezvous_end, double alpha) {
+  return eager_end.late.size() >= 3 && rendezvous_end.late.size() >= 3 &&
+         stats::precedence_p_value(eager_end.late, rendezvous_end.late) <= alpha;
 }
 
 bool late_receive_jump(const std::vector<LoggpPoint>& pts, std::size_t i) {

@@ -57,23 +57,29 @@ struct Separation {
   bool clearly_not = false;  ///< the low ends differ by less than a quarter of a one-way time
   double threshold = 0;      ///< between the low ends (their geometric mean)
   double below_us = 0, above_us = 0;  ///< the low end of each side's late receives
-  double p_value = 1;                 ///< stats::floor_shift_p_value(below, above)
+  double p_value = 1;                 ///< stats::precedence_p_value(below, above)
 };
 
 /// The probe's verdict on two sides measured alternately: `above` must lie above `below`
-/// (stats::floor_shift_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
+/// (stats::precedence_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
 /// low ends, against the least one-way times). Fewer than 3 valid late receives on a side is
 /// inconclusive (neither separated nor clearly not).
 Separation separation(const ProbeSample& below, const ProbeSample& above, double alpha);
+
+/// Whether the rendezvous end's late receives lie above the eager end's (the precedence test
+/// at `alpha`): a bracket whose ends do not is no longer a bracket of the switch.
+bool ends_apart(const ProbeSample& eager_end, const ProbeSample& rendezvous_end, double alpha);
 
 /// How many of `values` lie above `threshold`.
 std::size_t count_above(const std::vector<double>& values, double threshold);
 
 /// Bisection's midpoint test on the probe at the bracket's ends and its midpoint, measured
-/// alternately: the midpoint is rendezvous when it pays a hand-shake that the eager end does
-/// not (separation) and the rendezvous end pays none that it does not; eager in the mirror
-/// case; `between` when both hold (a third level: the curve allows no finer bracket);
-/// undecided otherwise (more trials).
+/// alternately. The ends were shown to differ by a hand-shake when the switch was confirmed;
+/// the midpoint joins the end it resembles: eager when the rendezvous end lies above it
+/// (stats::precedence_p_value at most `alpha`) and its low end lies in the lower half of the
+/// gap between the ends' low ends, rendezvous in the mirror case; `between` when it lies
+/// clearly above the eager end and below the rendezvous end, in the middle half of the gap (a
+/// third level: the curve allows no finer bracket); undecided otherwise (more trials).
 enum class Placement : std::uint8_t { undecided, eager, rendezvous, between };
 Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& midpoint,
                          const ProbeSample& rendezvous_end, double alpha);

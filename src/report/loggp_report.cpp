@@ -122,6 +122,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                        {"mid_bytes", st.mid_bytes},
                        {"above_bytes", st.above_bytes},
                        {"attempts", st.attempts},
+                       {"trials", st.trials},
                        {"late_receive_below_us", st.below_us},
                        {"late_receive_mid_us", st.mid_us},
                        {"late_receive_above_us", st.above_us},

@@ -1,9 +1,10 @@
 #include "stats/floor_shift.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
-#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sf_gamma.h>
 
 namespace commgauge::stats {
 
@@ -18,18 +19,23 @@ double floor_of(std::vector<double> v) {
   return v[static_cast<std::size_t>(k)];
 }
 
-double floor_shift_p_value(const std::vector<double>& below, const std::vector<double>& above) {
+double precedence_p_value(const std::vector<double>& below, const std::vector<double>& above) {
   if (below.empty() || above.empty()) {
-    throw std::invalid_argument("floor_shift_p_value: an empty sample");
+    throw std::invalid_argument("precedence_p_value: an empty sample");
   }
-  const double floor_above = floor_of(above);
-  const auto reach = static_cast<double>(
-      std::count_if(below.begin(), below.end(), [&](double x) { return x >= floor_above; }));
-  const double q = (reach + 0.5) / (static_cast<double>(below.size()) + 1);
-  const auto n = static_cast<unsigned>(above.size());
-  const auto at_or_above = static_cast<unsigned>(above.size() - floor_rank(above.size()));
-  // P(X >= m) = P(X > m - 1); at_or_above >= 1 for any non-empty sample.
-  return gsl_cdf_binomial_Q(at_or_above - 1, q, n);
+  const double order_statistic = floor_of(above);
+  const auto n1 = static_cast<unsigned>(below.size());
+  const auto n2 = static_cast<unsigned>(above.size());
+  const unsigned r = static_cast<unsigned>(floor_rank(above.size())) + 1;
+  const auto before = static_cast<unsigned>(
+      std::count_if(below.begin(), below.end(), [&](double x) { return x < order_statistic; }));
+  const double log_total = gsl_sf_lnchoose(n1 + n2, n1);
+  double p = 0;
+  for (unsigned k = before; k <= n1; ++k) {
+    p += std::exp(gsl_sf_lnchoose(k + r - 1, k) + gsl_sf_lnchoose(n1 - k + n2 - r, n1 - k) -
+                  log_total);
+  }
+  return std::min(1.0, p);
 }
 
 }  // namespace commgauge::stats

@@ -23,24 +23,44 @@ TEST(FloorShift, FloorIsTheLeastOfFewerThanTenAndAboutTheTenthPercentileOfMore) 
   EXPECT_THROW(stats::floor_of({}), std::invalid_argument);
 }
 
-// By hand: above's floor is 4; 4 of below's 7 values reach it, q = 4.5 / 8 = 0.5625; all 7 of
-// above's values are at or above its floor: p = 0.5625^7.
-TEST(FloorShift, PValueByHand) {
+// By hand. 7 against 7, r = 1 (the least of above): all 7 of below before it has chance
+// 1 / C(14, 7) = 1 / 3432; 6 or 7 before it: (C(6, 6) C(7, 1) + 1) / 3432 = 8 / 3432.
+TEST(FloorShift, PrecedencePValueByHand) {
   const std::vector<double> below = {1, 2, 3, 4, 5, 6, 7};
-  const std::vector<double> above = {4, 5, 6, 7, 8, 9, 10};
-  EXPECT_NEAR(stats::floor_shift_p_value(below, above), std::pow(0.5625, 7), 1e-12);
-  // Nothing of below reaches: q = 0.5 / 8, p = q^7.
-  EXPECT_NEAR(stats::floor_shift_p_value(below, {8, 9, 10, 11, 12, 13, 14}), std::pow(1.0 / 16, 7),
+  EXPECT_NEAR(stats::precedence_p_value(below, {8, 9, 10, 11, 12, 13, 14}), 1.0 / 3432, 1e-15);
+  EXPECT_NEAR(stats::precedence_p_value(below, {6.5, 9, 10, 11, 12, 13, 14}), 8.0 / 3432, 1e-15);
+  // A tie with the order statistic does not count as before it: as if 6 came before.
+  EXPECT_NEAR(stats::precedence_p_value(below, {7, 9, 10, 11, 12, 13, 14}), 8.0 / 3432, 1e-15);
+  // 7 against 10: r = 2 (floor rank 1). All 7 before the second least of above:
+  // sum over k = 7 of C(k + 1, k) C(7 - k + 8, 7 - k) / C(17, 7) = 8 / 19448.
+  EXPECT_NEAR(stats::precedence_p_value(below, {8, 9, 10, 11, 12, 13, 14, 15, 16, 17}), 8.0 / 19448,
               1e-15);
-  // 10 values above, floor rank 1: floor 9; below has none at or above 9 (q = 1/16); at least
-  // 9 of 10 at or above it: p = 10 q^9 (1 - q) + q^10.
-  const std::vector<double> ten = {8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
-  const double q = 1.0 / 16;
-  EXPECT_NEAR(stats::floor_shift_p_value(below, ten),
-              10 * std::pow(q, 9) * (1 - q) + std::pow(q, 10), 1e-18);
-  // The same sample against itself is no shift.
-  EXPECT_GT(stats::floor_shift_p_value(below, below), 0.5);
-  EXPECT_THROW(stats::floor_shift_p_value({}, below), std::invalid_argument);
+  // One sample against one: before with chance 1/2.
+  EXPECT_NEAR(stats::precedence_p_value({1}, {2}), 0.5, 1e-15);
+  EXPECT_NEAR(stats::precedence_p_value({2}, {1}), 1.0, 1e-15);
+  EXPECT_THROW(stats::precedence_p_value({}, below), std::invalid_argument);
+}
+
+// The test keeps its level: two samples drawn alike (with bursts that lift whole stretches,
+// as long as both were measured alternately in a random order) are called shifted at most
+// about as often as the level says.
+TEST(FloorShift, PrecedenceTestKeepsItsLevel) {
+  std::mt19937_64 rng(11);
+  std::exponential_distribution<double> noise(1);
+  std::bernoulli_distribution burst(0.2);
+  int rejected = 0;
+  constexpr int kRuns = 20000;
+  for (int run = 0; run < kRuns; ++run) {
+    std::vector<double> a, b;
+    const double level = burst(rng) ? 5 : 1;  // a slow stretch lifts both alike
+    for (int i = 0; i < 7; ++i) {
+      a.push_back(level * (1 + noise(rng)));
+      b.push_back(level * (1 + noise(rng)));
+    }
+    if (stats::precedence_p_value(a, b) <= 1e-2) ++rejected;
+  }
+  // The exact level at 1e-2 is P(K >= 7) + P(K = 6) = 8 / 3432 = 0.23 %.
+  EXPECT_LE(rejected, kRuns * 0.0023 * 1.5 + 10);
 }
 
 // Late receives as measured over Open MPI's shared memory with both cores kept busy by other
@@ -61,7 +81,8 @@ measure::detail::ProbeSample draw(const Side& side, std::size_t trials, double l
   return s;
 }
 
-// How often the probe separates the sides, pooling up to `attempts` attempts of 7 trials.
+// How often the probe separates the sides, pooling up to `attempts` attempts of 10 trials (as
+// loggp does).
 double separated_share(const Side& below, const Side& above, int attempts, double lifted,
                        double extra_us) {
   std::mt19937_64 rng(20261125);
@@ -70,8 +91,8 @@ double separated_share(const Side& below, const Side& above, int attempts, doubl
   for (int run = 0; run < kRuns; ++run) {
     measure::detail::ProbeSample b, a;
     for (int k = 0; k < attempts; ++k) {
-      b.add(draw(below, 7, lifted, extra_us, rng));
-      a.add(draw(above, 7, lifted, extra_us, rng));
+      b.add(draw(below, 10, lifted, extra_us, rng));
+      a.add(draw(above, 10, lifted, extra_us, rng));
       if (measure::detail::separation(b, a, 1e-3).separated) {
         ++separated;
         break;
@@ -87,8 +108,8 @@ TEST(ProbeSeparation, FindsAHandShakeUnderLoadWithinThreeAttempts) {
   const Side eager{0.4, 0.8}, rendezvous{2.5, 1.5};
   EXPECT_GE(separated_share(eager, rendezvous, 3, 0.45, 4), 0.995);
   EXPECT_GE(separated_share(eager, rendezvous, 3, 0.1, 1), 0.999);  // a quiet machine
-  // (The median-based test this replaced separates the loaded case within three attempts in
-  // 86.6 % of 2000 such draws: a simulation of both rules, docs/loggp.md.)
+  // (The median-based test this replaced separated the loaded case within 3 attempts of 7
+  // trials in 86.6 % of 2000 such draws: a simulation of both rules, docs/loggp.md.)
 }
 
 TEST(ProbeSeparation, NoHandShakeBetweenTwoEagerSizesUnderLoad) {
@@ -112,9 +133,9 @@ TEST(ProbeBisection, MidpointPlacedOnItsSideUnderLoad) {
       measure::detail::ProbeSample lo, mid, hi;
       auto placed = Placement::undecided;
       for (int attempt = 0; attempt < 8 && placed == Placement::undecided; ++attempt) {
-        lo.add(draw(eager, 7, 0.45, 4, rng));
-        mid.add(draw(mid_is_rendezvous ? rendezvous : eager, 7, 0.45, 4, rng));
-        hi.add(draw(rendezvous, 7, 0.45, 4, rng));
+        lo.add(draw(eager, 10, 0.45, 4, rng));
+        mid.add(draw(mid_is_rendezvous ? rendezvous : eager, 10, 0.45, 4, rng));
+        hi.add(draw(rendezvous, 10, 0.45, 4, rng));
         placed = measure::detail::place_midpoint(lo, mid, hi, 1e-3);
       }
       const auto want = mid_is_rendezvous ? Placement::rendezvous : Placement::eager;
