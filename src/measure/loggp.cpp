@@ -937,15 +937,24 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   const std::uint64_t smallest = r.points.front().bytes, largest = r.points.back().bytes;
   const PrttSpec warm[] = {{PrttKind::client_delay, o.n, smallest, 0},
                            {PrttKind::client_delay, 1, largest, 0}};
+  auto phase_start = std::chrono::steady_clock::now();
+  const auto phase = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    r.phase_seconds.emplace_back(name, std::chrono::duration<double>(now - phase_start).count());
+    phase_start = now;
+  };
   session.run(warm, 3);
   choose_delays(session, r.points);
   run_rounds(session, r.points, r);
   analyse_loggp(r, o, true);
+  phase("rounds");
   scan_for_handshakes(session, r);
+  phase("scan");
   std::vector<std::string> notes;
   confirm_switches(session, r, notes);
   summarise_points(r.points, o);
   analyse_loggp(r, o, false);
+  phase("confirmation");
   r.notes.insert(r.notes.end(), notes.begin(), notes.end());
   if (progress) progress->done();
   const net::Counters dest = finish_prtt(t);
@@ -961,7 +970,9 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   r.stable_points = static_cast<std::uint32_t>(
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.converged; }));
   bootstrap_intervals(r, o);
+  phase("bootstrap");
   calibrate_loggp(r, o);
+  phase("calibration");
   return r;
 }
 

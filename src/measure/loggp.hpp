@@ -199,7 +199,10 @@ struct LoggpResult {
   CurveCheck seed_check, calibrated_check;
   net::Counters source_counters;
   net::Counters total_counters;  ///< both directions
-  double seconds = 0;
+  double seconds = 0;  ///< measuring (source's clock), the analysis after it not included
+  /// Wall seconds per phase in order: warm-up and rounds, scan, confirmation, bootstrap,
+  /// calibration.
+  std::vector<std::pair<std::string, double>> phase_seconds;
   std::uint64_t seed = 0;    ///< the order of the cells was drawn from this
   std::uint32_t rounds = 0;  ///< rounds run (the most any size got)
   std::uint32_t stable_points = 0;

@@ -196,6 +196,10 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   doc["source_messages"] = r.source_counters.messages;
   doc["source_bytes"] = r.source_counters.bytes;
   doc["seconds"] = r.seconds;
+  nlohmann::json phases = nlohmann::json::object();
+  for (const auto& [name, seconds] : r.phase_seconds)
+    phases[name] = seconds;
+  doc["phase_seconds"] = phases;
   doc["budget_exhausted"] = r.budget_exhausted;
   doc["seed"] = r.seed;
   doc["rounds"] = r.rounds;
@@ -304,6 +308,12 @@ std::string loggp_table(const measure::LoggpResult& r) {
       r.rounds, r.seed, r.stable_points, r.points.size(), r.total_counters.messages,
       static_cast<double>(r.total_counters.bytes) / 1e9, r.seconds,
       r.budget_exhausted ? " (a budget cut extra rounds short)" : "");
+  if (!r.phase_seconds.empty()) {
+    out += "wall seconds by phase:";
+    for (const auto& [name, seconds] : r.phase_seconds)
+      out += fmt::format(" {} {:.2f}", name, seconds);
+    out += "\n";
+  }
   return out;
 }
 

@@ -61,7 +61,8 @@ TEST(LoggpCli, MpiSharedMemory) {
   const auto plot = temp_file("shm.png");
   const auto csv = temp_file("shm.csv");
   const auto o = run(with(mpirun(2), {"loggp", "--max-size", "64KiB", "--json", json.string(),
-                                      "--plot", plot.string(), "--csv", csv.string()}));
+                                      "--plot", plot.string(), "--csv", csv.string()}),
+                     kMeasuringLimit);
   expect_sane_loggp(o, json);
   EXPECT_THAT(read_json(json)["context"]["mpi_library"].get<std::string>(), HasSubstr("Open MPI"));
   EXPECT_GT(std::filesystem::file_size(plot), 1000u);
@@ -71,7 +72,8 @@ TEST(LoggpCli, MpiSharedMemory) {
 TEST(LoggpCli, TcpTransport) {
   const auto json = temp_file("tcp.json");
   const auto o = run({commgauge(), "loggp", "--transport", "tcp", "--max-size", "64KiB", "--json",
-                      json.string(), "--timer-trials", "1000"});
+                      json.string(), "--timer-trials", "1000"},
+                     kMeasuringLimit);
   expect_sane_loggp(o, json);
 }
 
@@ -85,7 +87,7 @@ void expect_rendezvous_switch(const std::vector<std::string>& mca,
   std::vector<std::string> args = {"loggp"};
   args.insert(args.end(), sweep.begin(), sweep.end());
   args.insert(args.end(), {"--json", json.string(), "--timer-trials", "1000"});
-  const auto o = run(with(mpirun(2, mca), args));
+  const auto o = run(with(mpirun(2, mca), args), kMeasuringLimit);
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto j = read_json(json);
   if (!pml.empty()) {

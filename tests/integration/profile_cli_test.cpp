@@ -39,8 +39,9 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   std::filesystem::remove(prof);
   const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self"}),
                           {"profile", "-o", prof.string(), "--max-size", "256KiB",
-                           "--latency-trials", "300", "--timer-trials", "10000"}));
-  ASSERT_EQ(o.exit_code, 0) << o.err;
+                           "--latency-trials", "300", "--timer-trials", "10000"}),
+                     kMeasuringLimit);
+  ASSERT_EQ(o.exit_code, 0) << (o.timed_out ? "timed out; " : "") << o.err;
   const auto p = read_json(prof);
   const auto& cls = p["link_classes"]["intra_node"];
   EXPECT_EQ(cls["source"]["link"], "local");

@@ -46,8 +46,8 @@ class SimulateCli : public ::testing::Test {
     const fs::path link = dir_ / "link.json";
     auto argv = mpirun(2);
     argv.insert(argv.end(), {"loggp", "--max-size", "64KiB", "--json", link.string()});
-    const Outcome o = run(argv);
-    EXPECT_EQ(o.exit_code, 0) << o.err;
+    const Outcome o = run(argv, kMeasuringLimit);
+    EXPECT_EQ(o.exit_code, 0) << (o.timed_out ? "timed out; " : "") << o.err;
     return link;
   }
   nlohmann::json read(const fs::path& p) {
