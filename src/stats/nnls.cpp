@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit.h>
 
 namespace commgauge::stats {
@@ -63,6 +64,36 @@ std::vector<double> gradient(std::span<const double> a, std::size_t rows, std::s
   return w;
 }
 
+// Lawson and Hanson's iteration on (a, b) as given.
+NnlsResult lawson_hanson(std::span<const double> a, std::size_t rows, std::size_t cols,
+                         std::span<const double> b);
+
+// A = QR (Householder, GSL): min ||A x - b|| and min ||R x - Q^T b|| (first cols rows) differ by
+// a constant, so they share the solution and the gradient A^T (b - A x) = R^T (Q^T b - R x).
+// Returns false where the reduction does not pay (rows <= cols) or GSL refuses.
+bool reduce_by_qr(std::span<const double> a, std::size_t rows, std::size_t cols,
+                  std::span<const double> b, std::vector<double>& r, std::vector<double>& qtb) {
+  if (rows <= cols) return false;
+  std::unique_ptr<gsl_matrix, MatrixDeleter> m(gsl_matrix_alloc(rows, cols));
+  std::unique_ptr<gsl_vector, VectorDeleter> tau(gsl_vector_alloc(cols));
+  std::unique_ptr<gsl_vector, VectorDeleter> y(gsl_vector_alloc(rows));
+  for (std::size_t i = 0; i < rows; ++i) {
+    gsl_vector_set(y.get(), i, b[i]);
+    for (std::size_t j = 0; j < cols; ++j)
+      gsl_matrix_set(m.get(), i, j, a[i * cols + j]);
+  }
+  if (gsl_linalg_QR_decomp(m.get(), tau.get()) != GSL_SUCCESS) return false;
+  if (gsl_linalg_QR_QTvec(m.get(), tau.get(), y.get()) != GSL_SUCCESS) return false;
+  r.assign(cols * cols, 0.0);
+  qtb.resize(cols);
+  for (std::size_t i = 0; i < cols; ++i) {
+    qtb[i] = gsl_vector_get(y.get(), i);
+    for (std::size_t j = i; j < cols; ++j)
+      r[i * cols + j] = gsl_matrix_get(m.get(), i, j);
+  }
+  return true;
+}
+
 }  // namespace
 
 NnlsResult nnls(std::span<const double> a, std::size_t rows, std::size_t cols,
@@ -71,6 +102,28 @@ NnlsResult nnls(std::span<const double> a, std::size_t rows, std::size_t cols,
     throw std::invalid_argument("nnls: the matrix and vector sizes do not match");
   }
   gsl_set_error_handler_off();
+  // Tall problems (the calibration's: about 150 rows, at most 19 columns) are reduced to their
+  // square R first; every inner least-squares solve then works on cols rows instead of rows.
+  // benchmarks/calibration_benchmark.cpp, medians of 5 interleaved runs: the main fit 3174 ->
+  // 982 ms, a bootstrap refit 25.3 -> 12.6 ms.
+  std::vector<double> r, qtb;
+  NnlsResult out = reduce_by_qr(a, rows, cols, b, r, qtb) ? lawson_hanson(r, cols, cols, qtb)
+                                                          : lawson_hanson(a, rows, cols, b);
+  double r2 = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    double res = b[i];
+    for (std::size_t j = 0; j < cols; ++j)
+      res -= a[i * cols + j] * out.x[j];
+    r2 += res * res;
+  }
+  out.residual_norm = std::sqrt(r2);
+  return out;
+}
+
+namespace {
+
+NnlsResult lawson_hanson(std::span<const double> a, std::size_t rows, std::size_t cols,
+                         std::span<const double> b) {
   NnlsResult out;
   out.x.assign(cols, 0.0);
   std::vector<bool> in_passive(cols, false);
@@ -129,15 +182,9 @@ NnlsResult nnls(std::span<const double> a, std::size_t rows, std::size_t cols,
       }
     }
   }
-  double r2 = 0;
-  for (std::size_t i = 0; i < rows; ++i) {
-    double r = b[i];
-    for (std::size_t j = 0; j < cols; ++j)
-      r -= a[i * cols + j] * x[j];
-    r2 += r * r;
-  }
-  out.residual_norm = std::sqrt(r2);
   return out;
 }
+
+}  // namespace
 
 }  // namespace commgauge::stats

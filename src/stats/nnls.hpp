@@ -3,7 +3,9 @@
 // Lawson and Hanson (Solving Least Squares Problems, 1974, ch. 23). Hand-written because no
 // Debian library offers it (GSL has no bound-constrained linear least squares; Eigen 3.4's NNLS
 // module is not in Debian's package); the unconstrained subproblems are GSL's truncated-SVD
-// least squares, so rank-deficient columns (parameters the data cannot separate) are handled.
+// least squares, so rank-deficient columns (parameters the data cannot separate) are handled;
+// a tall problem is first reduced to its square R factor (GSL's Householder QR), which has the
+// same solution.
 
 #include <cstddef>
 #include <span>

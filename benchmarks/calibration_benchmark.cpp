@@ -1,0 +1,95 @@
+// The calibrated fit (model::calibrate), which dominates a loggp run's analysis: one call with
+// the identifiability profiles (the main fit) and one without (each bootstrap refit), on curves
+// shaped like this machine's shared memory (three ranges, the last rendezvous; values from a
+// measured profile) with seeded 3 % noise, 2 points per octave from 1 B to 256 KiB.
+
+#include <cmath>
+#include <random>
+
+#include <benchmark/benchmark.h>
+
+#include "model/calibration.hpp"
+#include "model/closed_forms.hpp"
+
+namespace {
+
+using namespace commgauge;
+
+model::LinkParams vader_like() {
+  model::LinkParams link;
+  link.latency_us = 0.06;
+  model::LinkRange a;
+  a.from_bytes = 1;
+  a.send_overhead_us = 0.14;
+  a.recv_overhead_us = 0.19;
+  a.gap_per_byte_us = 0.0004;
+  model::LinkRange b = a;
+  b.from_bytes = 257;
+  b.send_overhead_us = 0.63;
+  b.recv_overhead_us = 0.05;
+  b.send_overhead_per_byte_us = 0.00015;
+  b.gap_per_byte_us = 0.0001;
+  model::LinkRange c = b;
+  c.from_bytes = 4041;
+  c.send_overhead_us = 0.70;
+  c.recv_overhead_us = 0.03;
+  c.send_overhead_per_byte_us = 0.00006;
+  c.gap_per_byte_us = 0.00005;
+  c.rendezvous = true;
+  link.ranges = {a, b, c};
+  return link;
+}
+
+std::vector<model::PrttCurvePoint> noisy_points(const model::LinkParams& link) {
+  const model::CostModel cost(link);
+  std::mt19937_64 rng(42);
+  std::lognormal_distribution<double> noise(0, 0.03);
+  std::vector<model::PrttCurvePoint> pts;
+  for (double s = 1; s <= 262144; s *= std::sqrt(2.0)) {
+    model::PrttCurvePoint p;
+    p.bytes = static_cast<std::uint64_t>(std::llround(s));
+    p.delay_us = model::to_microseconds(model::prtt(cost, 1, 0, p.bytes));
+    p.measured_us = model::prtt_curves(cost, p);
+    for (std::size_t k = 0; k < 4; ++k) {
+      p.measured_us[k] *= noise(rng);
+      p.noise_us[k] = 0.03 * p.measured_us[k];
+    }
+    pts.push_back(p);
+  }
+  return pts;
+}
+
+model::LinkParams start_of(model::LinkParams link) {
+  link.latency_us *= 1.5;
+  for (auto& r : link.ranges) {
+    r.send_overhead_us *= 1.3;
+    r.recv_overhead_us *= 0.7;
+    r.gap_per_byte_us *= 1.2;
+  }
+  return link;
+}
+
+void BM_CalibrateWithProfiles(benchmark::State& state) {
+  const auto pts = noisy_points(vader_like());
+  const auto start = start_of(vader_like());
+  for (auto _ : state) {
+    auto c = model::calibrate(start, pts, model::Structure::loggps);
+    benchmark::DoNotOptimize(c);
+  }
+}
+BENCHMARK(BM_CalibrateWithProfiles)->Unit(benchmark::kMillisecond);
+
+void BM_CalibrateBootstrapRefit(benchmark::State& state) {
+  const auto pts = noisy_points(vader_like());
+  const auto start = start_of(vader_like());
+  model::CalibrationOptions o;
+  o.identifiability = false;
+  o.extra_starts = false;
+  for (auto _ : state) {
+    auto c = model::calibrate(start, pts, model::Structure::loggps, o);
+    benchmark::DoNotOptimize(c);
+  }
+}
+BENCHMARK(BM_CalibrateBootstrapRefit)->Unit(benchmark::kMillisecond);
+
+}  // namespace
