@@ -770,8 +770,9 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     Separation found = probe_bracket(r.changes[k], pooled);
     // The detectors merge a late-receive jump and a joint split at neighbouring sizes into one
     // candidate: where the probe finds no hand-shake in its bracket, it looks in the brackets
-    // on either side (not another candidate's) before the candidate counts as eager.
-    if (!found.separated) {
+    // on either side (not another candidate's) before the candidate counts as eager. (The
+    // scan's candidates come from probing every bracket already.)
+    if (!found.separated && sw.found_by != "probe scan") {
       for (const std::size_t c : {r.changes[k] + 1, r.changes[k] - 1}) {
         if (c < 1 || c >= pts.size()) continue;
         if (std::find(r.changes.begin(), r.changes.end(), c) != r.changes.end()) continue;

@@ -69,8 +69,10 @@ bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_
   const double jump = late_above_us - late_below_us;
   const double share_below = late_below_us / one_way_below_us;
   const double share_above = (late_above_us - margin_us) / one_way_above_us;
+  // An eager late receive is the copy-out alone (T3), less than the one-way time T1 + T2 + T3:
+  // a side whose late receive already holds the whole one-way time pays the hand-shake already.
   return jump > one_way_below_us + margin_us ||
-         (share_above - share_below > 0.4 && share_above > 0.6);
+         (share_above - share_below > 0.4 && share_above > 0.6 && share_below < 1);
 }
 
 void ProbeSample::add(const ProbeSample& other) {

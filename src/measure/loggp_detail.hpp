@@ -34,8 +34,8 @@ bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
 /// request and then waits for the whole transfer (seed 004's T5 + T1 + T2 + T3); an eager one
 /// only copies out data that has arrived (T3). So either the late receive jumps by more than the
 /// one-way time below (the hand-shake dominates, as over shared memory), or its share of the
-/// one-way time rises by more than 0.4 to above 0.6 (the transfer dominates: now the late
-/// receive holds nearly all of the one-way time, where it held only the copy-out).
+/// one-way time rises by more than 0.4 to above 0.6 from below 1 (the transfer dominates: now
+/// the late receive holds nearly all of the one-way time, where it held only the copy-out).
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
                      double one_way_above_us, double margin_us);
 
