@@ -750,13 +750,13 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   std::vector<bool> drop(r.changes.size(), false);
   for (std::size_t k = r.changes.size(); k-- > 0;) {
     LoggpSwitch& sw = r.switches[k];
-    // Up to kConfirmAttempts attempts whose trials are pooled: a burst of load lifts a few
-    // trials, not all.
+    // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
+    // probe separates the sides or clearly does not: up to 2 kConfirmAttempts.
     const auto probe_bracket = [&](std::size_t c, std::vector<ProbeSample>& pooled) {
       const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
       pooled.assign(2, ProbeSample{});
       Separation s;
-      for (int attempt = 0; attempt < kConfirmAttempts; ++attempt) {
+      for (int attempt = 0; attempt < 2 * kConfirmAttempts; ++attempt) {
         if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
         const auto v = probe(session, {lo, hi}, kProbeReps, probe_delay_us(pts[c]));
         for (std::size_t i = 0; i < 2; ++i)
@@ -877,11 +877,30 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
   const auto v = probe(session, sizes, kProbeReps, 0, delays);
   for (std::size_t i = 1; i < pts.size(); ++i) {
     if (!separation(v[i - 1], v[i], kScanAlpha).separated) continue;
-    // The same bracket only: a candidate one bracket away is another switch (or a false one).
+    // A candidate of the curves in this bracket or the next one on either side is this one:
+    // the curves can place a switch one size off (the late receive's noise, the segmentation's
+    // look-ahead), the probe cannot; it is moved here.
     auto near = std::find(r.changes.begin(), r.changes.end(), i);
+    for (const std::size_t j : {i + 1, i - 1}) {
+      if (near != r.changes.end()) break;
+      near = std::find(r.changes.begin(), r.changes.end(), j);
+      if (near != r.changes.end() &&
+          r.switches[static_cast<std::size_t>(near - r.changes.begin())].found_by == "probe scan") {
+        near = r.changes.end();  // the scan's own candidates stay where the scan saw them
+      }
+    }
     if (near != r.changes.end()) {
-      LoggpSwitch& sw = r.switches[static_cast<std::size_t>(near - r.changes.begin())];
-      if (!sw.rendezvous) sw.found_by += "; the probe scan sees a hand-shake";
+      const auto k = static_cast<std::size_t>(near - r.changes.begin());
+      LoggpSwitch& sw = r.switches[k];
+      if (r.changes[k] != i) {
+        const bool free = std::find(r.changes.begin(), r.changes.end(), i) == r.changes.end();
+        if (!free) continue;
+        sw.found_by += fmt::format("; the probe scan sees the hand-shake in ({}, {}] B, next to it",
+                                   pts[i - 1].bytes, pts[i].bytes);
+        r.changes[k] = i;
+      } else if (!sw.rendezvous) {
+        sw.found_by += "; the probe scan sees a hand-shake";
+      }
       sw.rendezvous = true;
       continue;
     }
