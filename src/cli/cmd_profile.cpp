@@ -211,7 +211,8 @@ void add_profile_command(CLI::App& app, Action& action) {
       if (!loggp) return 0;
       const nlohmann::json context = report::run_context(transport_context, timer);
       const auto [cls, carried] = link_class_of(f->link_class, f->link_label, topts, context);
-      const model::LinkParams link = measure::merge_overlap(loggp->link, *overlap);
+      measure::adopt_overlap(*loggp, lo, *overlap);
+      const model::LinkParams& link = loggp->link;
       nlohmann::json source = {{"kind", "measured"},
                                {"method", "loggp + overlap + latency"},
                                {"transport", context.value("transport", "?")},
@@ -234,7 +235,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                                               {"npp_used", p.npp_used}});
       }
       profile::LinkClass lc{link,
-                            measure::merge_overlap(loggp->seed_link, *overlap),
+                            loggp->seed_link,
                             source,
                             report::overlap_profile_section(*overlap),
                             latency_section,

@@ -428,4 +428,13 @@ model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResu
   return out;
 }
 
+void adopt_overlap(LoggpResult& loggp, const LoggpOptions& options, const OverlapResult& r) {
+  loggp.seed_link = merge_overlap(loggp.seed_link, r);
+  if (options.calibrate) {
+    calibrate_loggp(loggp, options);
+  } else {
+    loggp.link = loggp.seed_link;
+  }
+}
+
 }  // namespace commgauge::measure

@@ -120,12 +120,17 @@ TEST(Profile, PredictionInputCanBeASingleLink) {
 // loggp and overlap on a virtual network with a rendezvous range, merged into a profile link:
 // predict matches the virtual network's own round-trip times within 2 %, and overlap classifies
 // the progress mode.
-void round_trip_through_profile(model::Progress progress) {
-  const auto truth = commgauge::testing::loggps_link(progress);
+void round_trip_through_profile(model::Progress progress, double control_us = -1) {
+  auto truth = commgauge::testing::loggps_link(progress);
+  // A rendezvous request cheaper than a message's overhead (O' below o): loggp's curves alone
+  // cannot tell O' from o, overlap measures it, and the calibrated set is fitted again with it.
+  truth.ranges[1].control_send_us = control_us;
+  truth.ranges[1].control_recv_us = control_us;
   net::VirtualNetwork net(truth);
   measure::LoggpResult loggp;
+  const measure::LoggpOptions lo;
   net.run([&](net::Transport& t) {
-    if (auto r = measure::measure_loggp(t, {}, nullptr)) loggp = *r;
+    if (auto r = measure::measure_loggp(t, lo, nullptr)) loggp = *r;
   });
   measure::OverlapResult overlap;
   net.run([&](net::Transport& t) {
@@ -138,7 +143,13 @@ void round_trip_through_profile(model::Progress progress) {
                                              ? model::TransferMechanism::RAT
                                              : model::TransferMechanism::RTA);
   EXPECT_TRUE(overlap.agrees_with_loggp.value_or(false));
-  const model::LinkParams profiled = measure::merge_overlap(loggp.link, overlap);
+  measure::adopt_overlap(loggp, lo, overlap);
+  const model::LinkParams& profiled = loggp.link;
+  if (control_us >= 0) {
+    EXPECT_NEAR(profiled.ranges[1].control_send_us, control_us, 0.02 * control_us);
+  }
+  // The calibrated set still reproduces the curves it came from.
+  EXPECT_LT(loggp.calibrated_check.max_abs_all, 0.02);
   const model::CostModel truth_cost(truth);
   for (const char* name : {"loggps", "loggpo"}) {
     const model::CommModel m = model::make_model(name, profiled);
@@ -192,6 +203,9 @@ TEST(ProfileRoundTrip, DependentProgress) {
 }
 TEST(ProfileRoundTrip, IndependentProgress) {
   round_trip_through_profile(model::Progress::independent);
+}
+TEST(ProfileRoundTrip, ARequestCheaperThanAMessage) {
+  round_trip_through_profile(model::Progress::dependent, 0.4);
 }
 
 }  // namespace
