@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/options.hpp"
+#include "cli/trace_boundary.hpp"
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
 #include "report/simulation_report.hpp"
@@ -89,9 +90,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
     bool critical_path = false;
     bool denoise = false;
     std::string noise;
+    bool no_check = false;
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("trace", f->trace, "trace directory or container file")->required();
+  add_no_check_flag(*cmd, f->no_check);
   cmd->add_option("--profile", f->profile,
                   "machine profile (commgauge profile) or a single link-parameter file "
                   "(commgauge loggp --json); needed unless --model none");
@@ -191,6 +194,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       };
 
       const trace::TraceReader trace(f->trace);
+      if (!trace_passes_check(trace, f->no_check)) return 1;
       const auto recorded = sim::recorded_placement(trace.index(), trace.ranks());
       const sim::Cluster cluster =
           f->cluster.empty() ? sim::cluster_of_placement(recorded) : sim::read_cluster(f->cluster);

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "cli/options.hpp"
+#include "cli/trace_boundary.hpp"
 #include "collectives/algorithms.hpp"
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
@@ -355,26 +356,13 @@ void add_trace_check_command(CLI::App& app, Action& action) {
       const trace::CheckResult r = trace::check_trace(trace, flags->max_issues);
       nlohmann::json issues = nlohmann::json::array();
       for (const auto& i : r.issues) {
-        const char* severity =
-            i.severity == trace::CheckIssue::Severity::error ? "error" : "warning";
-        std::string place = i.rank >= 0 ? fmt::format("rank {}", i.rank) : "trace";
-        if (i.event >= 0) place += fmt::format(" event {}", i.event);
-        std::printf("%s: %s: %s\n", place.c_str(), severity, i.message.c_str());
         issues.push_back(
-            {{"severity", severity}, {"rank", i.rank}, {"event", i.event}, {"message", i.message}});
+            {{"severity", i.severity == trace::CheckIssue::Severity::error ? "error" : "warning"},
+             {"rank", i.rank},
+             {"event", i.event},
+             {"message", i.message}});
       }
-      if (r.errors + r.warnings > r.issues.size())
-        std::printf("... and %llu more\n",
-                    static_cast<unsigned long long>(r.errors + r.warnings - r.issues.size()));
-      std::printf(
-          "trace-check: %u ranks, %llu events, %llu messages matched, %llu requests completed, "
-          "%llu collective calls checked, %llu communicators: %s (%llu errors, %llu warnings)\n",
-          trace.ranks(), static_cast<unsigned long long>(r.events),
-          static_cast<unsigned long long>(r.messages_matched),
-          static_cast<unsigned long long>(r.requests_completed),
-          static_cast<unsigned long long>(r.collectives_checked),
-          static_cast<unsigned long long>(r.communicators), r.ok() ? "OK" : "FAILED",
-          static_cast<unsigned long long>(r.errors), static_cast<unsigned long long>(r.warnings));
+      std::fputs(trace::check_report(r, trace.ranks()).c_str(), stdout);
       if (!flags->json.empty())
         profile::write_json_file(flags->json, {{"ok", r.ok()},
                                                {"ranks", trace.ranks()},
@@ -410,8 +398,10 @@ void add_trace_export_command(CLI::App& app, Action& action) {
     double bandwidth = 1.25e9;
     double latency = 1e-6;
     std::vector<std::string> algorithms;
+    bool no_check = false;
   };
   auto flags = std::make_shared<Flags>();
+  add_no_check_flag(*cmd, flags->no_check);
   cmd->add_option("--format", flags->format, "output format")
       ->check(CLI::IsMember({"simgrid-ti"}))
       ->capture_default_str();
@@ -453,6 +443,7 @@ void add_trace_export_command(CLI::App& app, Action& action) {
         options.algorithms[*op] = *algorithm;
       }
       const trace::TraceReader trace(flags->dir);
+      if (!trace_passes_check(trace, flags->no_check)) return 1;
       const auto r = trace::export_simgrid_ti(trace, flags->out, options);
       std::printf(
           "trace-export: %u ranks on %llu hosts, %llu actions (%llu messages, %llu collectives "

@@ -899,6 +899,20 @@ void recursive_doubling_reduce_scatter_block(Builder& b) {
 
 }  // namespace
 
+bool rooted(Operation op) {
+  switch (op) {
+    case Operation::bcast:
+    case Operation::reduce:
+    case Operation::gather:
+    case Operation::gatherv:
+    case Operation::scatter:
+    case Operation::scatterv:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string_view to_string(Operation op) {
   switch (op) {
     case Operation::barrier:

@@ -72,6 +72,10 @@ enum class Algorithm {
   butterfly,          ///< reduce_scatter(_block): Traff's butterfly, doubling distances
 };
 
+/// Whether the operation has a root (bcast, reduce, gather(v), scatter(v)); a root recorded
+/// for any other operation means nothing and is ignored by every reader.
+bool rooted(Operation op);
+
 std::string_view to_string(Operation op);
 std::string_view to_string(Algorithm a);
 std::optional<Operation> parse_operation(std::string_view name);

@@ -55,6 +55,7 @@ struct ProbeSample {
 struct Separation {
   bool separated = false;    ///< significant (p_value <= alpha) and a hand-shake's size
   bool clearly_not = false;  ///< the low ends differ by less than a quarter of a one-way time
+                             ///< and by less than a factor of 2
   double threshold = 0;      ///< between the low ends (their geometric mean)
   double below_us = 0, above_us = 0;  ///< the low end of each side's late receives
   double p_value = 1;                 ///< stats::precedence_p_value(below, above)

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "model/models.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/floor_shift.hpp"
 
 namespace commgauge::measure {
 
@@ -76,6 +77,7 @@ enum class Experiment : std::uint64_t {
 struct SideTimes {
   double call_us = 0;  // inside the nonblocking call (or the one-way time for ping-pong)
   double wait_us = 0;  // inside the wait
+  double call_floor_us = 0, wait_floor_us = 0;  // the low ends of the trials
 };
 
 // One trial of an experiment on either side; returns this side's times.
@@ -122,7 +124,7 @@ SideTimes medians(std::vector<SideTimes>& v) {
     a.push_back(x.call_us);
     b.push_back(x.wait_us);
   }
-  return {stats::median(a), stats::median(b)};
+  return {stats::median(a), stats::median(b), stats::floor_of(a), stats::floor_of(b)};
 }
 
 // Both sides run `reps` trials; the dest sends its medians to the source.
@@ -133,13 +135,13 @@ std::pair<SideTimes, SideTimes> run_experiment(net::Transport& t, Experiment e, 
     m = trial(t, e, k, comp_us);
   SideTimes local = medians(mine);
   if (t.role() == net::Role::dest) {
-    t.send_value(std::bit_cast<std::uint64_t>(local.call_us));
-    t.send_value(std::bit_cast<std::uint64_t>(local.wait_us));
+    for (double v : {local.call_us, local.wait_us, local.call_floor_us, local.wait_floor_us})
+      t.send_value(std::bit_cast<std::uint64_t>(v));
     return {};
   }
   SideTimes remote;
-  remote.call_us = std::bit_cast<double>(t.recv_value());
-  remote.wait_us = std::bit_cast<double>(t.recv_value());
+  for (double* v : {&remote.call_us, &remote.wait_us, &remote.call_floor_us, &remote.wait_floor_us})
+    *v = std::bit_cast<double>(t.recv_value());
   return {local, remote};
 }
 
@@ -166,16 +168,22 @@ OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOpti
     command(t, e, k, comp);
     return run_experiment(t, e, k, comp, o.repetitions);
   };
-  p.one_way_us = run(Experiment::pingpong, 0).first.call_us;
+  const SideTimes ping = run(Experiment::pingpong, 0).first;
+  p.one_way_us = ping.call_us;
+  p.floors.one_way_us = ping.call_floor_us;
   p.comp_us = std::max(o.min_comp_us, 4 * p.one_way_us);
   const auto [s1, r1] = run(Experiment::both_compute, p.comp_us);
   p.isend_us = s1.call_us;
   p.sender_wait_us = s1.wait_us;
   p.irecv_us = r1.call_us;
   p.receiver_wait_us = r1.wait_us;
+  p.floors.sender_wait_us = s1.wait_floor_us;
+  p.floors.receiver_wait_us = r1.wait_floor_us;
   const auto [s2, r2] = run(Experiment::no_compute, 0);
   p.sender_wait_nocomp_us = s2.wait_us;
   p.receiver_wait_nocomp_us = r2.wait_us;
+  p.floors.sender_wait_nocomp_us = s2.wait_floor_us;
+  p.floors.receiver_wait_nocomp_us = r2.wait_floor_us;
   const auto [s3, r3] = run(Experiment::receiver_late, p.comp_us);
   (void)s3;
   p.irecv_late_us = r3.call_us;
@@ -183,6 +191,7 @@ OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOpti
   const auto [s4, r4] = run(Experiment::sender_late, p.comp_us);
   p.sender_wait_sender_late_us = s4.wait_us;
   p.receiver_wait_sender_late_us = r4.wait_us;
+  p.floors.receiver_wait_sender_late_us = r4.wait_floor_us;
   return p;
 }
 
@@ -190,18 +199,22 @@ OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOpti
 void classify(OverlapPoint& p, double small_one_way, double rso_comp) {
   // A send that waits for the receiver (E2: the sender's Wait holds the hand-shake) is a
   // rendezvous; eager sends complete locally.
-  // The hand-shake costs about a small-message round trip (2 one-way times); an eager send's
-  // Wait has at most its own completion left to do.
-  p.synchronizing = p.sender_wait_nocomp_us > 2 * small_one_way;
+  // The hand-shake costs at least a small-message round trip (2 one-way times) before the data
+  // moves; an eager send's Wait has at most its own completion left to do (about nothing): the
+  // threshold is halfway, one small one-way time. Every comparison reads the low ends of the
+  // trials (see OverlapPoint::Floors): with them, a rendezvous Wait is the round trip plus the
+  // transfer, which a threshold at the round trip itself cut too finely over loopback TCP.
+  const auto& f = p.floors;
+  p.synchronizing = f.sender_wait_nocomp_us > small_one_way;
   if (p.synchronizing) {
     // ICP: the transfer completed while both sides computed outside the library (E1), so the
     // receiver's Wait is far shorter than without computation (E2).
-    const bool independent = p.receiver_wait_us < 0.5 * p.receiver_wait_nocomp_us &&
-                             p.sender_wait_us < 0.5 * std::max(p.sender_wait_nocomp_us, 1e-9);
+    const bool independent = f.receiver_wait_us < 0.5 * f.receiver_wait_nocomp_us &&
+                             f.sender_wait_us < 0.5 * std::max(f.sender_wait_nocomp_us, 1e-9);
     p.progress = independent ? model::Progress::independent : model::Progress::dependent;
     // E4: the receiver's Wait absorbs the sender's extra computation when the data moves only
     // in the sender's call (RAT); otherwise the receiver pulled it (RTA).
-    p.mechanism = p.receiver_wait_sender_late_us > 0.5 * p.comp_us ? model::TransferMechanism::RAT
+    p.mechanism = f.receiver_wait_sender_late_us > 0.5 * p.comp_us ? model::TransferMechanism::RAT
                                                                    : model::TransferMechanism::RTA;
   } else {
     p.mechanism = model::TransferMechanism::T;
@@ -394,9 +407,9 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   // The small-message one-way time the hand-shake is compared with: the least measured at any
   // size (one median inflated by a burst of load must not raise the threshold above every
   // rendezvous wait).
-  double small = r.points.front().one_way_us;
+  double small = r.points.front().floors.one_way_us;
   for (const auto& p : r.points)
-    small = std::min(small, p.one_way_us);
+    small = std::min(small, p.floors.one_way_us);
   for (auto& p : r.points)
     classify(p, small, o.comp_us);
   find_switch(r);

@@ -56,6 +56,13 @@ struct OverlapPoint {
   double receiver_wait_late_us = 0;         ///< E3
   double receiver_wait_sender_late_us = 0;  ///< E4
   double sender_wait_sender_late_us = 0;    ///< E4
+  /// The low ends of the trials (stats::floor_of) of what the classification compares: load
+  /// only adds time to a trial, and the medians of 11 were seen lifted past the thresholds.
+  struct Floors {
+    double one_way_us = 0, sender_wait_us = 0, receiver_wait_us = 0;
+    double sender_wait_nocomp_us = 0, receiver_wait_nocomp_us = 0;
+    double receiver_wait_sender_late_us = 0;
+  } floors;
   bool synchronizing = false;               ///< the send waits for the receiver: rendezvous
   std::optional<model::Progress> progress;  ///< rendezvous sizes only
   model::TransferMechanism mechanism = model::TransferMechanism::T;

@@ -374,21 +374,6 @@ SendMode send_mode(std::uint32_t function) {
   return SendMode::standard;
 }
 
-bool is_rooted(collectives::Operation op) {
-  using collectives::Operation;
-  switch (op) {
-    case Operation::bcast:
-    case Operation::reduce:
-    case Operation::gather:
-    case Operation::gatherv:
-    case Operation::scatter:
-    case Operation::scatterv:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 class Engine {
@@ -441,6 +426,8 @@ class Engine {
   void advance(std::uint32_t rank);
   bool load_next_call(Rank& r, std::int32_t me, Event& e);
   void start_call(Rank& r, std::int32_t me);
+  /// Throws TraceError when `peer` is no rank of the trace.
+  void check_peer(const Rank& r, std::int32_t me, std::int32_t peer) const;
   bool run_steps(Rank& r, std::int32_t me);
   bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
   void finish_call(Rank& r);
@@ -667,8 +654,21 @@ void Engine::release_if_finished(std::uint32_t id) {
 
 // ---- point-to-point (the same semantics as net/virtual_network.cpp) ------------------------
 
+void Engine::check_peer(const Rank& r, std::int32_t me, std::int32_t peer) const {
+  // The replay indexes ranks by the trace's peers: one out of range is a damaged trace (which
+  // trace-check rejects), never an access past the ranks.
+  if (peer < 0 || static_cast<std::size_t>(peer) >= ranks_.size()) {
+    throw trace::TraceError(fmt::format(
+        "{}: rank {} event {} ({}): peer {} is not a rank of this {}-rank trace (trace-check "
+        "rejects it)",
+        r.reader->file_name(), me, r.reader->event_count() - 1, trace::function_name(r.ev.function),
+        peer, ranks_.size()));
+  }
+}
+
 std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
                                 std::uint64_t comm, std::uint64_t bytes, SendMode mode) {
+  check_peer(r, me, dest);
   const std::uint32_t id = alloc_op();
   {
     Op& s = ops_[id];
@@ -715,6 +715,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
 
 std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
                                 std::uint64_t comm, std::uint64_t bytes, bool resolved) {
+  if (resolved) check_peer(r, me, source);
   const std::uint32_t id = alloc_op();
   Op& o = ops_[id];
   o.owner = me;
@@ -1004,7 +1005,7 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
     return static_cast<std::size_t>(it - members.begin());
   };
   const std::size_t my_index = index_of(me);
-  const std::size_t root_index = is_rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
+  const std::size_t root_index = collectives::rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
   // The communicator's member list is lent to the scratch collective, not copied.
   auto& shared = const_cast<std::vector<std::int32_t>&>(members);
   scratch_.members.swap(shared);
@@ -1294,8 +1295,10 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     }
     case CallKind::irecv:
       if (e.peer != trace::kProcNull) {
-        const bool wildcard =
-            e.peer < 0 || e.flag(trace::kWildcardSource) || e.flag(trace::kWildcardTag);
+        // MPI_ANY_TAG is -1: a negative tag asks for any tag, flagged or not (as trace-check
+        // reads it).
+        const bool wildcard = e.peer < 0 || e.tag < 0 || e.flag(trace::kWildcardSource) ||
+                              e.flag(trace::kWildcardTag);
         add_request(r, e.request, post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard));
       }
       break;

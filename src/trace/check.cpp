@@ -92,6 +92,9 @@ struct RankState {
   std::unordered_map<std::uint64_t, ProbedMessage> messages;
   std::map<std::uint64_t, std::uint64_t> collective_counts;  ///< per communicator
   std::set<std::uint64_t> comms{0, 1};
+  bool initialized = false;  ///< MPI_Init or MPI_Init_thread seen
+  bool finalized = false;    ///< MPI_Finalize or MPI_Abort seen
+  bool reported_order = false;
 };
 
 struct CollectiveEntry {
@@ -228,6 +231,10 @@ void Checker::post_send(const Site& s, std::uint64_t comm, std::int32_t dest, st
   if (dest == kProcNull) return;
   if (dest < 0 || static_cast<std::uint32_t>(dest) >= ranks_.size()) {
     error(s, fmt::format("send to rank {}, which does not exist", dest));
+    return;
+  }
+  if (tag < 0) {
+    error(s, fmt::format("send with tag {} (a send's tag is 0 or more)", tag));
     return;
   }
   const Channel ch{comm, static_cast<std::int32_t>(s.rank), dest, tag};
@@ -410,6 +417,16 @@ void Checker::process(std::uint32_t r, const Event& e) {
     return;
   }
   const std::string_view p = info->pattern;
+  // The replay needs MPI_Init first and MPI_Finalize (or MPI_Abort) last: a call outside them
+  // is an error here, so that what the check accepts, the replay replays.
+  if (p == "init" || p == "init_thread") {
+    rs.initialized = true;
+  } else if ((!rs.initialized || rs.finalized) && !rs.reported_order) {
+    rs.reported_order = true;
+    error(s, fmt::format("{} {} MPI_{}", info->name, rs.finalized ? "after" : "before",
+                         rs.finalized ? "Finalize" : "Init"));
+  }
+  if (p == "finalize" || p == "abort") rs.finalized = true;
   using Kind = RequestState::Kind;
   auto add_request = [&](Kind kind, std::int32_t peer, std::int32_t tag, std::uint64_t bytes) {
     if (!e.has(kRequest) || e.request == 0) return;
@@ -423,7 +440,9 @@ void Checker::process(std::uint32_t r, const Event& e) {
     post_send(s, e.comm, e.peer, e.tag, e.bytes, start_ns);
     add_request(Kind::send, e.peer, e.tag, e.bytes);
   } else if (p == "recv") {
-    if (!e.completions.empty())
+    if (e.completions.empty())
+      error(s, "a blocking receive without its status (the tracer records one)");
+    else
       post_recv(s, e.comm, e.completions.front(), e.bytes, e.peer, e.tag, end_ns);
   } else if (p == "irecv") {
     add_request(Kind::recv, e.peer, e.flag(kWildcardTag) ? -1 : e.tag, e.bytes);
@@ -437,6 +456,8 @@ void Checker::process(std::uint32_t r, const Event& e) {
       start_persistent(r, s, e.requests[i], e.request + i, start_ns);
   } else if (p == "sendrecv" || p == "sendrecv_replace") {
     post_send(s, e.comm, e.peer, e.tag, e.bytes, start_ns);
+    if (e.completions.empty())
+      error(s, "a send-receive without its status (the tracer records one)");
     if (!e.completions.empty())
       post_recv(s, e.comm, e.completions.front(), e.recv_bytes, e.root,
                 e.flag(kWildcardTag) ? -1 : e.completions.front().tag, end_ns);
@@ -477,10 +498,10 @@ void Checker::process(std::uint32_t r, const Event& e) {
   } else if (info->function_class == FunctionClass::opaque) {
     add_request(Kind::other, 0, 0, 0);
   }
-  for (const Completion& c : e.completions)
-    if (p != "recv" && p != "sendrecv" && p != "sendrecv_replace" && p != "mprobe" &&
-        p != "improbe" && p != "mrecv" && p != "probe" && p != "iprobe")
+  if (completes_requests(p)) {
+    for (const Completion& c : e.completions)
       complete(r, s, c, end_ns);
+  }
 }
 
 void Checker::finish() {
@@ -492,6 +513,9 @@ void Checker::finish() {
       issue(CheckIssue::Severity::error, r, static_cast<std::int64_t>(rs.reader->event_count()),
             "truncated: the rank's data ends without an end record (the run did not reach "
             "MPI_Finalize on this rank)");
+    else if (!rs.failed && !rs.finalized)
+      issue(CheckIssue::Severity::error, r, static_cast<std::int64_t>(rs.reader->event_count()),
+            "ends without MPI_Finalize or MPI_Abort (the replay cannot end this rank)");
     for (const auto& [id, req] : rs.requests) {
       const std::string m =
           fmt::format("request {} (created at {}) was never completed", id, where(req.site));
@@ -542,6 +566,24 @@ void Checker::finish() {
 CheckResult check_trace(const TraceReader& trace, std::size_t max_issues) {
   Checker checker(trace, max_issues);
   return checker.run();
+}
+
+std::string check_report(const CheckResult& r, std::uint32_t ranks) {
+  std::string out;
+  for (const auto& i : r.issues) {
+    std::string place = i.rank >= 0 ? fmt::format("rank {}", i.rank) : "trace";
+    if (i.event >= 0) place += fmt::format(" event {}", i.event);
+    out += fmt::format("{}: {}: {}\n", place,
+                       i.severity == CheckIssue::Severity::error ? "error" : "warning", i.message);
+  }
+  if (r.errors + r.warnings > r.issues.size())
+    out += fmt::format("... and {} more\n", r.errors + r.warnings - r.issues.size());
+  out += fmt::format(
+      "trace-check: {} ranks, {} events, {} messages matched, {} requests completed, {} "
+      "collective calls checked, {} communicators: {} ({} errors, {} warnings)\n",
+      ranks, r.events, r.messages_matched, r.requests_completed, r.collectives_checked,
+      r.communicators, r.ok() ? "OK" : "FAILED", r.errors, r.warnings);
+  return out;
 }
 
 }  // namespace commgauge::trace

@@ -38,4 +38,9 @@ struct CheckResult {
 
 CheckResult check_trace(const TraceReader& trace, std::size_t max_issues = 50);
 
+/// What trace-check prints for a result: a line per listed issue ("rank 3 event 17: error:
+/// ..."), "... and N more" when not all are listed, then its summary line. simulate and
+/// trace-export print the same when they refuse a trace (the boundary is one check).
+std::string check_report(const CheckResult& result, std::uint32_t ranks);
+
 }  // namespace commgauge::trace

@@ -227,7 +227,8 @@ collectives::Collective RankExporter::view(const Event& e, Operation op) const {
   const auto me = std::find(c.members.begin(), c.members.end(), static_cast<std::int32_t>(rank_));
   if (me == c.members.end()) fail("this rank is not a member of the collective's communicator");
   c.me = static_cast<std::size_t>(me - c.members.begin());
-  if (e.has(kRoot) && e.root >= 0) {
+  // A root on an operation without one is ignored, as the replay and trace-check ignore it.
+  if (e.has(kRoot) && e.root >= 0 && collectives::rooted(op)) {
     const auto root = std::find(c.members.begin(), c.members.end(), e.root);
     if (root == c.members.end()) fail("the collective's root is not a member");
     c.root = static_cast<std::size_t>(root - c.members.begin());
@@ -492,6 +493,12 @@ void RankExporter::process(const Event& e) {
     return;
   }
   if (info->function_class == FunctionClass::opaque) {
+    // A request an unmodeled call creates (MPI_File_iwrite...) completes with nothing to replay.
+    if (e.has(kRequest) && e.request != 0) {
+      ExportRequest& r = requests_[e.request];
+      r = ExportRequest{};
+      r.kind = ExportRequest::Kind::none;
+    }
     compute(e.end_tick - e.start_tick);
     note("unmodeled MPI calls are replayed as computation of their recorded duration");
     return;
@@ -515,6 +522,7 @@ void RankExporter::process(const Event& e) {
       new_request(K::none);
     }
   } else if (p == "recv") {
+    if (e.completions.empty()) fail("a blocking receive without its status");
     const Completion& c = e.completions.front();
     if (c.source != kProcNull)
       push(Item::message(Item::Kind::recv, c.source, Key{e.comm, c.tag}, c.bytes));
@@ -545,6 +553,7 @@ void RankExporter::process(const Event& e) {
       }
     }
   } else if (p == "sendrecv" || p == "sendrecv_replace") {
+    if (e.completions.empty()) fail("a send-receive without its status");
     const Completion& c = e.completions.front();
     const std::uint64_t id = (1ULL << 63) | (reader_->event_count() - 1);
     if (c.source != kProcNull) {
@@ -577,12 +586,11 @@ void RankExporter::process(const Event& e) {
     } else {
       collective(e);
     }
-  } else if (e.has(kRequest) && e.request != 0) {
-    new_request(K::none);  // Comm_idup and the like: completions carry nothing to replay
+  } else if (p == "comm_idup" && e.has(kRequest) && e.request != 0) {
+    new_request(K::none);  // its completion carries nothing to replay
   }
   // Completions (the Wait/Test family, Request_free of an active request).
-  if (p != "recv" && p != "sendrecv" && p != "sendrecv_replace" && p != "probe" && p != "iprobe" &&
-      p != "mprobe" && p != "improbe" && p != "mrecv")
+  if (completes_requests(p))
     for (const Completion& c : e.completions)
       complete(c);
   flush();

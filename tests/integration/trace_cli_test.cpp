@@ -247,8 +247,8 @@ void TraceTest::trace_and_replay_hpcc(int ranks) {
   const fs::path link = dir_ / "link.json";
   auto loggp = mpirun(2);
   loggp.insert(loggp.end(), {"loggp", "--max-size", "64KiB", "--json", link.string()});
-  const Outcome measured = run(loggp);
-  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  const Outcome measured = run(loggp, kMeasuringLimit);
+  ASSERT_EQ(measured.exit_code, 0) << (measured.timed_out ? "timed out; " : "") << measured.err;
   const Outcome sim = run({commgauge(), "simulate", (dir_ / "trace").string(), "--profile",
                            link.string(), "--model", "all", "--compare"});
   ASSERT_EQ(sim.exit_code, 0) << sim.err << sim.out;
@@ -299,6 +299,16 @@ TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {
   EXPECT_EQ(c.exit_code, 1);
   EXPECT_THAT(c.out, HasSubstr("truncated"));
   EXPECT_THAT(c.out, HasSubstr("600 messages matched"));
+  // One validation at the boundary: simulate and trace-export refuse the trace with
+  // trace-check's own report and exit status, before reading anything else.
+  const Outcome sim = run({commgauge(), "simulate", (dir_ / "trace").string(), "--model", "none"});
+  EXPECT_EQ(sim.exit_code, 1) << sim.err;
+  EXPECT_THAT(sim.out, HasSubstr(c.out)) << sim.out;
+  const Outcome exported =
+      run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "sg").string()});
+  EXPECT_EQ(exported.exit_code, 1) << exported.err;
+  EXPECT_EQ(exported.out, c.out);
+  EXPECT_FALSE(fs::exists(dir_ / "sg" / "trace.txt"));
 }
 
 TEST_F(TraceTest, SigkillLosesAtMostTheLastBlock) {

@@ -109,9 +109,13 @@ class TraceCheck : public ::testing::Test {
       BlockEncoder encoder(r, file);
       encoder.write_header(
           nlohmann::json{{"version", kVersion}, {"rank", r}, {"size", ranks.size()}}.dump());
+      // Every rank opens with MPI_Init (event 0) and a finished one ends with MPI_Finalize,
+      // as the replay needs: the events given are events 1, 2, ...
+      encoder.append(call(fn::Init, 0));
       for (const Event& e : ranks[r].events)
         encoder.append(e);
       if (ranks[r].finished) {
+        encoder.append(call(fn::Finalize, 900'000));
         Event end;
         end.kind = RecordKind::end;
         end.start_tick = end.end_tick = 1'000'000;
@@ -157,21 +161,21 @@ TEST_F(TraceCheck, AnUnreceivedSendIsAnError) {
   EXPECT_EQ(r.errors, 1u);
   ASSERT_FALSE(r.issues.empty());
   EXPECT_EQ(r.issues[0].rank, 0);
-  EXPECT_EQ(r.issues[0].event, 1);  // the second send: MPI's order matches the first
+  EXPECT_EQ(r.issues[0].event, 2);  // the second send: MPI's order matches the first
   EXPECT_THAT(r.issues[0].message, HasSubstr("was never received"));
 }
 
 TEST_F(TraceCheck, SizesMustAgree) {
   const auto r = check({{{send(100, 1, 5, 800)}}, {{recv(200, 0, 5, 0, 8, 8)}}});
-  EXPECT_THAT(messages(r), HasSubstr("rank 1 event 0: error: received 8 bytes, but the matching "
-                                     "send (rank 0 event 0 (MPI_Send)) sent 800"));
+  EXPECT_THAT(messages(r), HasSubstr("rank 1 event 1: error: received 8 bytes, but the matching "
+                                     "send (rank 0 event 1 (MPI_Send)) sent 800"));
   EXPECT_THAT(messages(r), HasSubstr("truncation"));
 }
 
 TEST_F(TraceCheck, ARequestNeverCompletedIsAnError) {
   const auto r =
       check({{{with_request(send(100, 1, 1, 8, fn::Isend), 3)}}, {{recv(200, 0, 1, 0, 8, 8)}}});
-  EXPECT_THAT(messages(r), HasSubstr("request 3 (created at rank 0 event 0 (MPI_Isend)) was "
+  EXPECT_THAT(messages(r), HasSubstr("request 3 (created at rank 0 event 1 (MPI_Isend)) was "
                                      "never completed"));
   const auto twice = check({{{wait(100, {9, -1, -1, -1, 0, false})}}, {{}}});
   EXPECT_THAT(messages(twice), HasSubstr("completes request 9, which is not active"));
@@ -209,11 +213,24 @@ TEST_F(TraceCheck, AReceiveBeforeItsSendIsAWarning) {
   EXPECT_THAT(messages(r), HasSubstr("ended 10.900 us before its send"));
 }
 
+// What the replay needs of a rank's life: MPI_Init first, MPI_Finalize (or MPI_Abort) last.
+TEST_F(TraceCheck, CallsOutsideInitAndFinalizeAreErrors) {
+  const auto r = check({{{send(100, 1, 5, 8)}}, {{recv(200, 0, 5, 0, 8, 8)}}});
+  EXPECT_TRUE(r.ok()) << messages(r);
+  // A send after MPI_Finalize, and a rank whose data ends (complete) without it.
+  const auto late =
+      check({{{call(fn::Finalize, 50), send(100, 1, 5, 8)}}, {{recv(200, 0, 5, 0, 8, 8)}}});
+  EXPECT_THAT(messages(late), HasSubstr("rank 0 event 2: error: MPI_Send after MPI_Finalize"));
+  // A send's tag is 0 or more.
+  const auto tag = check({{{send(100, 1, -1, 8)}}, {{recv(200, 0, -1, 0, 8, 8)}}});
+  EXPECT_THAT(messages(tag), HasSubstr("send with tag -1"));
+}
+
 TEST_F(TraceCheck, TruncatedRanksAreErrorsAndTheirPartnersOnlyWarn) {
   Rank cut{{send(100, 1, 5, 8)}, false};
   const auto r = check({cut, {{recv(200, 0, 5, 0, 8, 8), recv(300, 0, 6, 0, 8, 8)}}});
   EXPECT_EQ(r.errors, 1u) << messages(r);
-  EXPECT_THAT(messages(r), HasSubstr("rank 0 event 1: error: truncated"));
+  EXPECT_THAT(messages(r), HasSubstr("rank 0 event 2: error: truncated"));
   EXPECT_THAT(messages(r), HasSubstr("warning: receive from rank 0 (tag 6"));
 }
 

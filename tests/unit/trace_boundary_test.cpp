@@ -1,0 +1,226 @@
+// One validation at the boundary, as a property: valid traces of every synthetic pattern are
+// mutated (ranks, tags, sizes, requests, communicators, functions, events dropped or swapped,
+// ranks cut short) and each mutant is read by the three readers: trace-check, the replay
+// (simulate) and the SimGrid exporter. What the check accepts, the exporter writes and the
+// replay replays (or diagnoses as a deadlock); what it rejects, the CLI refuses with the
+// check's own report, and read anyway (--no-check) the replay and the exporter end with a
+// clear error or a result, never a crash or an exception of another kind (the unit tests also
+// run under AddressSanitizer and UBSan).
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/error.hpp"
+#include "link_fixtures.hpp"
+#include "sim/cluster.hpp"
+#include "sim/network.hpp"
+#include "sim/simulator.hpp"
+#include "sim/synth.hpp"
+#include "trace/check.hpp"
+#include "trace/export_simgrid.hpp"
+#include "trace/functions.hpp"
+#include "trace/reader.hpp"
+#include "trace/writer.hpp"
+
+namespace commgauge {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RankData {
+  std::string header;
+  std::vector<trace::Event> events;
+};
+
+struct Trace {
+  std::vector<RankData> ranks;
+  std::string index;
+};
+
+Trace read_all(const fs::path& path) {
+  const trace::TraceReader reader(path);
+  Trace t;
+  t.index = reader.index().dump();
+  for (std::uint32_t r = 0; r < reader.ranks(); ++r) {
+    auto rank = reader.open_rank(r);
+    RankData d;
+    d.header = rank.header().dump();
+    trace::Event e;
+    while (rank.next(e))
+      d.events.push_back(e);
+    t.ranks.push_back(std::move(d));
+  }
+  return t;
+}
+
+void write_all(const Trace& t, const fs::path& path) {
+  trace::ContainerWriter out(path, static_cast<std::uint32_t>(t.ranks.size()));
+  for (std::uint32_t r = 0; r < t.ranks.size(); ++r) {
+    trace::BlockEncoder enc(r, out);
+    enc.write_header(t.ranks[r].header);
+    for (const auto& e : t.ranks[r].events)
+      enc.append(e);
+    enc.flush();
+  }
+  out.finish(t.index);
+}
+
+// One random change to one event (or to a rank's length), of the kinds a damaged or foreign
+// trace shows; returns what was done, for the failure message.
+std::string mutate(Trace& t, std::mt19937_64& rng) {
+  auto pick = [&](std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  };
+  const std::size_t r = pick(t.ranks.size());
+  auto& events = t.ranks[r].events;
+  if (events.size() < 3) return "nothing (rank too short)";
+  // Keep MPI_Init (the first event) so that most mutants get past the first check.
+  const std::size_t i = 1 + pick(events.size() - 1);
+  trace::Event& e = events[i];
+  const auto ranks = static_cast<std::int32_t>(t.ranks.size());
+  const std::int32_t wild[] = {ranks, ranks + 1, 1 << 30, -5, trace::kAnySource, trace::kProcNull};
+  const std::string at = " (rank " + std::to_string(r) + " event " + std::to_string(i) + ")";
+  switch (pick(12)) {
+    case 0:
+      e.peer = wild[pick(std::size(wild))];
+      e.set(trace::kPeer);
+      return "peer -> " + std::to_string(e.peer) + at;
+    case 1:
+      e.tag = static_cast<std::int32_t>(pick(5)) - 2;
+      e.set(trace::kTag);
+      return "tag -> " + std::to_string(e.tag) + at;
+    case 2:
+      e.bytes = std::uint64_t{1} << pick(63);
+      e.set(trace::kBytes);
+      return "bytes -> " + std::to_string(e.bytes) + at;
+    case 3:
+      e.request = pick(4);
+      e.set(trace::kRequest);
+      return "request -> " + std::to_string(e.request) + at;
+    case 4:
+      if (!e.completions.empty()) {
+        e.completions[pick(e.completions.size())].request = pick(6);
+        e.completions[0].source = wild[pick(std::size(wild))];
+      }
+      return "completion changed" + at;
+    case 5:
+      e.comm = pick(4);
+      e.set(trace::kComm);
+      return "comm -> " + std::to_string(e.comm) + at;
+    case 6:
+      e.root = wild[pick(std::size(wild))];
+      e.set(trace::kRoot);
+      return "root -> " + std::to_string(e.root) + at;
+    case 7:
+      events.erase(events.begin() + static_cast<std::ptrdiff_t>(i));
+      return "event dropped" + at;
+    case 8:
+      events.resize(i);  // cut short: no MPI_Finalize, no end record
+      return "rank cut short" + at;
+    case 9: {
+      const std::string was(trace::function_name(e.function));
+      e.function = static_cast<std::uint32_t>(pick(420));
+      return "function " + was + " -> " + std::string(trace::function_name(e.function)) + at;
+    }
+    case 10:
+      e.counts.assign(pick(6), std::uint64_t{1} << pick(40));
+      e.recv_counts = e.counts;
+      e.set(trace::kCounts);
+      e.set(trace::kRecvCounts);
+      return "counts resized" + at;
+    default:
+      std::swap(events[i], events[1 + pick(events.size() - 1)]);
+      return "two events swapped" + at;
+  }
+}
+
+enum class Outcome { completed, clear_error, deadlock };
+
+// Reads the trace through one reader; a clear error is one of commgauge's error types.
+template <typename F>
+Outcome read_with(F&& f, const std::string& what) {
+  const bool verbose = std::getenv("CG_BOUNDARY_VERBOSE") != nullptr;
+  try {
+    f();
+    return Outcome::completed;
+  } catch (const InputError& e) {  // TraceError is an InputError
+    if (verbose) std::printf("%s: %s\n", what.c_str(), e.what());
+    return Outcome::clear_error;
+  } catch (const sim::DeadlockError& e) {
+    if (verbose) std::printf("%s: deadlock: %.200s\n", what.c_str(), e.what());
+    return Outcome::deadlock;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": not a clear error: " << e.what();
+    return Outcome::clear_error;
+  }
+}
+
+TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
+  const fs::path dir = fs::temp_directory_path() / ("cg-boundary-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto link = commgauge::testing::loggps_link(model::Progress::dependent);
+  // CG_BOUNDARY_SEED explores other mutants (the test's own seed is fixed).
+  const char* seed = std::getenv("CG_BOUNDARY_SEED");
+  std::mt19937_64 rng(seed ? std::strtoull(seed, nullptr, 10) : 20261125);
+  int accepted = 0, rejected = 0, deadlocks = 0;
+  for (const char* pattern : {"ring", "halo2d", "allreduce", "alltoall", "master-worker"}) {
+    sim::SynthOptions so;
+    so.pattern = pattern;
+    so.ranks = std::string(pattern) == "halo2d" ? 4 : 3;
+    so.iterations = 2;
+    so.bytes = 2048;
+    so.compute_us = 5;
+    const fs::path valid = dir / (std::string(pattern) + ".cgtc");
+    sim::write_synthetic_trace(so, valid, true);
+    const Trace original = read_all(valid);
+    for (int m = 0; m < 200; ++m) {
+      Trace t = original;
+      const std::string what = std::string(pattern) + ": " + mutate(t, rng);
+      const fs::path path = dir / (std::string(pattern) + "-" + std::to_string(m) + ".cgtc");
+      write_all(t, path);
+      std::optional<trace::TraceReader> reader;
+      if (read_with([&] { reader.emplace(path); }, what) != Outcome::completed) continue;
+      bool ok = false;
+      read_with([&] { ok = trace::check_trace(*reader).ok(); }, what + " (check)");
+      (ok ? accepted : rejected) += 1;
+      const std::string verdict = ok ? " [check: OK]" : " [check: rejected]";
+      const Outcome replay = read_with(
+          [&] {
+            const auto placement = sim::recorded_placement(reader->index(), reader->ranks());
+            const sim::Network net("loggps", {{"intra_node", link}, {"inter_node", link}},
+                                   sim::cluster_of_placement(placement), placement);
+            sim::simulate(*reader, net, {});
+          },
+          what + " (simulate)" + verdict);
+      const Outcome exported =
+          read_with([&] { trace::export_simgrid_ti(*reader, dir / "export", {}); },
+                    what + " (export)" + verdict);
+      if (ok) {
+        // What the check accepts, the exporter writes and the replay replays - or diagnoses as
+        // a deadlock: the check reads a trace's structure, not its blocking behaviour (a Recv
+        // moved before the Send it waits for is consistent but cannot run).
+        EXPECT_EQ(exported, Outcome::completed) << what;
+        EXPECT_NE(replay, Outcome::clear_error) << what;
+        if (replay == Outcome::deadlock) ++deadlocks;
+      }
+    }
+  }
+  fs::remove_all(dir);
+  std::printf(
+      "mutants: %d accepted by trace-check, %d rejected; %d accepted ones replay into a "
+      "deadlock\n",
+      accepted, rejected, deadlocks);
+  EXPECT_GT(rejected, 100);  // the mutations are real damage, mostly caught
+}
+
+}  // namespace
+}  // namespace commgauge
