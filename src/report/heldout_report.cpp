@@ -8,14 +8,15 @@
 
 #include "report/text_table.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/prediction_error.hpp"
 
 namespace commgauge::report {
 
 namespace {
 
 std::optional<double> relative_error(const std::optional<double>& predicted, double measured) {
-  if (!predicted || !(measured > 0)) return std::nullopt;
-  return (*predicted - measured) / measured;
+  if (!predicted) return std::nullopt;
+  return stats::relative_error(*predicted, measured);
 }
 
 }  // namespace

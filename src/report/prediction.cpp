@@ -10,6 +10,7 @@
 #include "profile/json_file.hpp"
 #include "report/plot.hpp"
 #include "report/text_table.hpp"
+#include "stats/prediction_error.hpp"
 
 namespace commgauge::report {
 
@@ -54,13 +55,6 @@ std::vector<Measured> read_csv(const std::filesystem::path& path) {
   return out;
 }
 
-double e_abs(const std::vector<double>& errors) {
-  double sum = 0;
-  for (double e : errors)
-    sum += std::abs(e);
-  return sum / static_cast<double>(errors.size());
-}
-
 }  // namespace
 
 std::vector<Measured> read_measured(const std::filesystem::path& path) {
@@ -103,14 +97,16 @@ PingPongPrediction predict_pingpong(const model::CommModel& m,
     for (const auto& meas : measured) {
       if (meas.bytes != sizes[i]) continue;
       pt.measured_one_way_us = meas.one_way_us;
-      pt.e_rel_percent = 100 * (pt.one_way_us - meas.one_way_us) / meas.one_way_us;
+      const auto e = stats::relative_error(pt.one_way_us, meas.one_way_us);
+      if (!e) continue;
+      pt.e_rel_percent = 100 * *e;
       errors.push_back(*pt.e_rel_percent);
       if (S > 0 && sizes[i] >= S) above.push_back(*pt.e_rel_percent);
     }
     p.points.push_back(pt);
   }
-  if (!errors.empty()) p.e_abs_percent = e_abs(errors);
-  if (!above.empty()) p.e_abs_above_switch_percent = e_abs(above);
+  p.e_abs_percent = stats::mean_absolute_error(errors);
+  p.e_abs_above_switch_percent = stats::mean_absolute_error(above);
   return p;
 }
 

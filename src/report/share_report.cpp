@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
 #include "report/text_table.hpp"
+#include "stats/prediction_error.hpp"
 
 namespace commgauge::report {
 
@@ -55,12 +56,9 @@ std::vector<double> read_measured_penalties(const std::string& path, const model
 std::pair<std::vector<double>, double> errors(const std::vector<double>& predicted,
                                               const std::vector<double>& measured) {
   std::vector<double> e_rel;
-  double sum = 0;
-  for (std::size_t i = 0; i < predicted.size(); ++i) {
-    e_rel.push_back(100 * (predicted[i] - measured[i]) / measured[i]);  // seed 003 §VI-B
-    sum += std::abs(e_rel.back());
-  }
-  return {e_rel, sum / static_cast<double>(predicted.size())};
+  for (std::size_t i = 0; i < predicted.size(); ++i)
+    e_rel.push_back(100 * stats::relative_error(predicted[i], measured[i]).value_or(std::nan("")));
+  return {e_rel, stats::mean_absolute_error(e_rel).value_or(std::nan(""))};
 }
 
 std::string share_table(const model::Scheme& s, const std::optional<measure::ShareResult>& r,

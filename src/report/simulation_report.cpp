@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/text_table.hpp"
+#include "stats/prediction_error.hpp"
 #include "trace/functions.hpp"
 
 namespace commgauge::report {
@@ -15,8 +16,9 @@ namespace {
 double seconds(model::Picoseconds ps) {
   return static_cast<double>(ps) * 1e-12;
 }
+// E_rel in percent; NaN where there is no measurement (printed "n/a").
 double e_rel(double predicted, double measured) {
-  return measured > 0 ? (predicted - measured) / measured * 100.0 : std::nan("");
+  return 100.0 * stats::relative_error(predicted, measured).value_or(std::nan(""));
 }
 std::string time_text(double s) {
   if (s >= 1) return fmt::format("{:.4g} s", s);

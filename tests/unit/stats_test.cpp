@@ -9,6 +9,7 @@
 
 #include "stats/descriptive.hpp"
 #include "stats/filtering.hpp"
+#include "stats/prediction_error.hpp"
 #include "stats/tables.hpp"
 
 namespace commgauge::stats {
@@ -175,3 +176,17 @@ TEST(NiceBinWidth, PicksOneTwoFive) {
 
 }  // namespace
 }  // namespace commgauge::stats
+
+// seed 003 §VI-B's errors, by hand: predicted 0.0948 s against 0.0876 s measured is
+// E_rel = 0.0072 / 0.0876 = +8.219 %; E_abs of +10 %, -20 % and +30 % is 20 %.
+TEST(PredictionError, ByHand) {
+  EXPECT_NEAR(*commgauge::stats::relative_error(0.0948, 0.0876), 0.0072 / 0.0876, 1e-15);
+  EXPECT_NEAR(*commgauge::stats::relative_error(0.0876, 0.0876), 0.0, 0.0);
+  EXPECT_NEAR(*commgauge::stats::relative_error(1.0, 2.0), -0.5, 1e-15);
+  EXPECT_FALSE(commgauge::stats::relative_error(1.0, 0.0).has_value());
+  EXPECT_FALSE(commgauge::stats::relative_error(1.0, -1.0).has_value());
+  EXPECT_FALSE(commgauge::stats::relative_error(std::nan(""), 1.0).has_value());
+  const double e[] = {0.1, -0.2, 0.3};
+  EXPECT_NEAR(*commgauge::stats::mean_absolute_error(e), 0.2, 1e-15);
+  EXPECT_FALSE(commgauge::stats::mean_absolute_error({}).has_value());
+}
