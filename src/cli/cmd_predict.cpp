@@ -35,7 +35,7 @@ void add_common(CLI::App& cmd, PredictFlags& f) {
                  "calibrated (one set fitted to all of loggp's curves) or seeds (the seeds' "
                  "estimators: seed 000 eqs. (6), (7), §3.4)")
       ->capture_default_str();
-  cmd.add_option("--model", f.model, "loggp, loggps, loggpo or all")->capture_default_str();
+  cmd.add_option("--model", f.model, model::model_names(", ") + " or all")->capture_default_str();
   cmd.add_option("--sizes", f.sizes, "message sizes \"8,1KiB\" or \"MIN:MAX[:FACTOR]\"")
       ->capture_default_str();
   cmd.add_flag("--extrapolate", f.extrapolate,
@@ -46,7 +46,11 @@ void add_common(CLI::App& cmd, PredictFlags& f) {
 std::vector<model::CommModel> models_of(const PredictFlags& f, const model::LinkParams& link) {
   std::vector<model::CommModel> out;
   if (f.model != "all") {
-    out.push_back(model::make_model(f.model, link));
+    try {
+      out.push_back(model::make_model(f.model, link));
+    } catch (const InputError& e) {
+      throw InputError("--model", e.what());
+    }
     return out;
   }
   for (const auto& info : model::model_infos()) {
@@ -163,6 +167,30 @@ void add_predict_command(CLI::App& app, Action& action) {
         header["receiver_late_us"] = f->receiver_late_us;
         profile::write_json_file(f->json, report::overlap_prediction_json(preds, header));
       }
+      return 0;
+    };
+  });
+}
+
+void add_models_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "models", "List the communication models predict and simulate know (the model registry).");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "print the registry as JSON");
+  cmd->callback([&action, json] {
+    action = [json](int&, char**&) {
+      if (*json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& m : model::model_infos())
+          out.push_back(
+              {{"name", m.name}, {"description", m.description}, {"citation", m.citation}});
+        std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+      }
+      for (const auto& m : model::model_infos())
+        std::printf("%-7s %s\n        (%s)\n", m.name.c_str(), m.description.c_str(),
+                    m.citation.c_str());
+      std::printf("none    communication is free (simulate only: the baseline)\n");
       return 0;
     };
   });

@@ -13,6 +13,7 @@
 #include "cli/options.hpp"
 #include "cli/trace_boundary.hpp"
 #include "common/error.hpp"
+#include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "report/simulation_report.hpp"
 #include "report/timeline.hpp"
@@ -103,8 +104,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "curves) or seeds (the seeds' estimators)")
       ->capture_default_str();
   cmd->add_option("--model", f->model,
-                  "none (communication is free: the baseline), loggp, loggps, loggpo, or all "
-                  "(each side by side)")
+                  "none (communication is free: the baseline), " + model::model_names(", ") +
+                      ", or all (each side by side)")
       ->capture_default_str();
   cmd->add_option("--cluster", f->cluster,
                   "cluster file (JSON: nodes, cores_per_node, link_classes {same_node, "
@@ -166,9 +167,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
       } else {
         const auto names = sim::simulation_model_names();
         if (std::find(names.begin(), names.end(), f->model) == names.end())
-          throw InputError("--model", fmt::format("unknown model \"{}\" (none, loggp, loggps, "
-                                                  "loggpo, all)",
-                                                  f->model));
+          throw InputError("--model", fmt::format("unknown model \"{}\" (none, {}, all)", f->model,
+                                                  model::model_names(", ")));
         models = {f->model};
       }
       const bool needs_profile =

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   commgauge::cli::add_overlap_command(app, action);
   commgauge::cli::add_profile_command(app, action);
   commgauge::cli::add_predict_command(app, action);
+  commgauge::cli::add_models_command(app, action);
   commgauge::cli::add_share_command(app, action);
   commgauge::cli::add_share_fit_command(app, action);
   commgauge::cli::add_share_task_command(app, action);

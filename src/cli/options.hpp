@@ -40,6 +40,7 @@ void add_loggp_command(CLI::App& app, Action& action);
 void add_overlap_command(CLI::App& app, Action& action);
 void add_profile_command(CLI::App& app, Action& action);
 void add_predict_command(CLI::App& app, Action& action);
+void add_models_command(CLI::App& app, Action& action);
 void add_share_command(CLI::App& app, Action& action);
 void add_share_fit_command(CLI::App& app, Action& action);
 void add_share_task_command(CLI::App& app, Action& action);

@@ -89,53 +89,100 @@ LinkParams to_link(const LogGPO& p) {
   return link;
 }
 
+namespace {
+
+// ---- the registry: every model once, with its view of a link --------------------------------
+
+// loggp: plain LogGP (seed 000): the range's LoggpView where the link has one, no per-byte
+// overheads, no rendezvous hand-shake.
+LinkParams loggp_view(LinkParams view) {
+  for (auto& r : view.ranges) {
+    if (r.loggp.o_s_us >= 0) r.send_overhead_us = r.loggp.o_s_us;
+    if (r.loggp.o_r_us >= 0) r.recv_overhead_us = r.loggp.o_r_us;
+    if (r.loggp.g_us >= 0) r.gap_us = r.loggp.g_us;
+    if (r.loggp.G_us_per_byte >= 0) r.gap_per_byte_us = r.loggp.G_us_per_byte;
+    r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
+    r.rendezvous = false;
+    r.control_send_us = r.control_recv_us = -1;
+  }
+  return view;
+}
+
+// loggps: the link as it is, progress independent (LogGPS does not model overlap).
+LinkParams loggps_view(LinkParams view) {
+  for (auto& r : view.ranges)
+    r.progress = Progress::independent;
+  return view;
+}
+
+// loggpo: the link as it is, progress per range and the transfer mechanism it implies; only
+// seed 001's two combinations have formulas.
+LinkParams loggpo_view(LinkParams view) {
+  for (const auto& r : view.ranges) {
+    if (!r.rendezvous || r.transfer.empty()) continue;
+    const TransferMechanism tm = transfer_mechanism_from_string(r.transfer);
+    if (!loggpo_combination_supported(r.progress, tm)) {
+      throw InputError(
+          "model loggpo",
+          fmt::format("the rendezvous range from {} B was measured with Scp = {} and Tm = {}: "
+                      "seed 001 has formulas only for DCP with RAT and ICP with RTA, so LogGPO "
+                      "cannot model it",
+                      r.from_bytes, r.progress == Progress::dependent ? "DCP" : "ICP", r.transfer));
+    }
+  }
+  return view;
+}
+
+struct ModelEntry {
+  ModelInfo info;
+  LinkParams (*view)(LinkParams);
+};
+
+const std::vector<ModelEntry>& registry() {
+  static const std::vector<ModelEntry> entries = {
+      {{"loggp", "LogGP: constant overheads, gap and gap per byte; no protocol synchronisation",
+        "Alexandrov et al. 1995; parameters as in seed 000 (Hoefler et al.), Table 2"},
+       loggp_view},
+      {{"loggps",
+        "LogGPS: per-byte overheads, short/eager/rendezvous ranges, rendezvous hand-shake",
+        "seed 004 (Ino et al.), Tables 3-6"},
+       loggps_view},
+      {{"loggpo",
+        "LogGPO: LogGPS plus the progress strategy Scp and transfer mechanism Tm, which decide "
+        "how much of a transfer overlaps computation",
+        "seed 001 (LogGPO), §2.2"},
+       loggpo_view},
+  };
+  return entries;
+}
+
+}  // namespace
+
 const std::vector<ModelInfo>& model_infos() {
-  static const std::vector<ModelInfo> infos = {
-      {"loggp", "LogGP: constant overheads, gap and gap per byte; no protocol synchronisation",
-       "Alexandrov et al. 1995; parameters as in seed 000 (Hoefler et al.), Table 2"},
-      {"loggps", "LogGPS: per-byte overheads, short/eager/rendezvous ranges, rendezvous hand-shake",
-       "seed 004 (Ino et al.), Tables 3-6"},
-      {"loggpo",
-       "LogGPO: LogGPS plus the progress strategy Scp and transfer mechanism Tm, which "
-       "decide how much of a transfer overlaps computation",
-       "seed 001 (LogGPO), §2.2"}};
+  static const std::vector<ModelInfo> infos = [] {
+    std::vector<ModelInfo> out;
+    for (const auto& e : registry())
+      out.push_back(e.info);
+    return out;
+  }();
   return infos;
 }
 
-CommModel make_model(const std::string& name, const LinkParams& link) {
-  LinkParams view = link;
-  if (name == "loggp") {
-    for (auto& r : view.ranges) {
-      if (r.loggp.o_s_us >= 0) r.send_overhead_us = r.loggp.o_s_us;
-      if (r.loggp.o_r_us >= 0) r.recv_overhead_us = r.loggp.o_r_us;
-      if (r.loggp.g_us >= 0) r.gap_us = r.loggp.g_us;
-      if (r.loggp.G_us_per_byte >= 0) r.gap_per_byte_us = r.loggp.G_us_per_byte;
-      r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
-      r.rendezvous = false;
-      r.control_send_us = r.control_recv_us = -1;
-    }
-  } else if (name == "loggps") {
-    for (auto& r : view.ranges)
-      r.progress = Progress::independent;
-  } else if (name == "loggpo") {
-    for (const auto& r : view.ranges) {
-      if (!r.rendezvous || r.transfer.empty()) continue;
-      const TransferMechanism tm = transfer_mechanism_from_string(r.transfer);
-      if (!loggpo_combination_supported(r.progress, tm)) {
-        throw InputError(
-            "--model loggpo",
-            fmt::format("the rendezvous range from {} B was measured with Scp = {} and "
-                        "Tm = {}: seed 001 has formulas only for DCP with RAT and ICP "
-                        "with RTA, so LogGPO cannot model it",
-                        r.from_bytes, r.progress == Progress::dependent ? "DCP" : "ICP",
-                        r.transfer));
-      }
-    }
-  } else {
-    throw InputError("--model",
-                     fmt::format("unknown model \"{}\" (loggp, loggps or loggpo)", name));
+std::string model_names(std::string_view last_separator) {
+  std::string out;
+  const auto& entries = registry();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i > 0) out += i + 1 == entries.size() ? std::string(last_separator) : ", ";
+    out += entries[i].info.name;
   }
-  return CommModel(name, view);
+  return out;
+}
+
+CommModel make_model(const std::string& name, const LinkParams& link) {
+  for (const auto& e : registry()) {
+    if (e.info.name == name) return CommModel(name, e.view(link));
+  }
+  throw InputError(fmt::format("unknown model \"{}\" ({})", name, model_names(" or ")));
 }
 
 }  // namespace commgauge::model

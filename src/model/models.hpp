@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/closed_forms.hpp"
@@ -78,7 +79,12 @@ struct ModelInfo {
   std::string description;
   std::string citation;
 };
+/// The registry of models, in its order: name, description, citation. Every list of models
+/// (--help, errors, `--model all`, JSON, the README's table) is read from it.
 const std::vector<ModelInfo>& model_infos();
+
+/// "loggp, loggps or loggpo" (`last_separator` before the last name).
+std::string model_names(std::string_view last_separator = " or ");
 
 class CommModel {
  public:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -210,3 +211,37 @@ TEST(ProfileRoundTrip, ARequestCheaperThanAMessage) {
 
 }  // namespace
 }  // namespace commgauge::profile
+
+namespace commgauge::model {
+namespace {
+
+// The README's model table lists exactly the registry's models, in its order.
+TEST(ModelRegistry, TheReadmeTableIsTheRegistry) {
+  std::ifstream in(COMMGAUGE_SOURCE_DIR "/README.md");
+  std::string line;
+  bool in_section = false;
+  std::vector<std::string> names;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Models";
+    if (in_section && line.rfind("| `", 0) == 0)
+      names.push_back(line.substr(3, line.find('`', 3) - 3));
+  }
+  std::vector<std::string> registry;
+  for (const auto& m : model_infos())
+    registry.push_back(m.name);
+  EXPECT_EQ(names, registry);
+  EXPECT_EQ(model_names(), "loggp, loggps or loggpo");
+  // Every registered model makes a model of a link; an unknown name says which exist.
+  const auto link = commgauge::testing::loggp_link();
+  for (const auto& m : model_infos())
+    EXPECT_EQ(make_model(m.name, link).name(), m.name);
+  try {
+    make_model("logp", link);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "unknown model \"logp\" (loggp, loggps or loggpo)");
+  }
+}
+
+}  // namespace
+}  // namespace commgauge::model
