@@ -268,6 +268,48 @@ TEST_F(TraceTest, HpccOnFourOversubscribedRanksIsTracedCheckedAndReplayed) {
   trace_and_replay_hpcc(4);
 }
 
+// LAMMPS (Debian's package, molecular dynamics written by no one here) on a Lennard-Jones melt
+// the project writes (tests/tracer/lammps/in.melt: 6912 atoms, 300 steps): traced, checked,
+// exported to SimGrid and replayed under every model. Its halo exchanges are Irecv, Send, Wait
+// to the neighbours of a 3-d processor grid, messages of 10-90 KB (rendezvous over shared
+// memory); every step's thermodynamic output is an Allreduce.
+TEST_F(TraceTest, LammpsFromDebianIsTracedCheckedAndReplayed) {
+  ASSERT_TRUE(fs::exists("/usr/bin/lmp")) << "lammps is not installed (scripts/setup installs it)";
+  const Outcome o =
+      trace(2, {"lmp", "-in", std::string(COMMGAUGE_SOURCE_DIR) + "/tests/tracer/lammps/in.melt",
+                "-log", "none", "-echo", "none", "-screen", (dir_ / "lammps.out").string()},
+            {}, std::chrono::seconds(200));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream screen(dir_ / "lammps.out");
+  std::stringstream text;
+  text << screen.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("Loop time of"));  // LAMMPS finished its 300 steps
+  const auto s = summary();
+  EXPECT_EQ(s["complete"], true);
+  EXPECT_THAT(o.out, HasSubstr("MPI_Send"));
+  EXPECT_THAT(o.out, HasSubstr("MPI_Allreduce"));
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  const Outcome e =
+      run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "simgrid").string()});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  expect_replayed(replay_in_simgrid(dir_ / "simgrid", 2));
+  const std::string link =
+      std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  const fs::path json = dir_ / "lammps-sim.json";
+  const Outcome sim = run({commgauge(), "simulate", (dir_ / "trace").string(), "--profile", link,
+                           "--model", "all", "--compare", "--json", json.string()});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err << sim.out;
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc["models"].size(), 4u);
+  for (const auto& m : doc["models"]) {
+    EXPECT_GT(m["records"].get<std::uint64_t>(), 5000u) << "every model replays every record";
+    EXPECT_EQ(m["forced_completions"], 0);
+    EXPECT_GT(m["predicted_seconds"].get<double>(), 0);
+  }
+}
+
 TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {
   const Outcome o = trace(2, {TRACER_PROGRAM_THREADS}, {"--cpu-time"});
   ASSERT_EQ(o.exit_code, 0) << o.err;
