@@ -7,6 +7,7 @@
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
+#include "measure/poll.hpp"
 
 namespace commgauge::measure {
 
@@ -22,6 +23,10 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
     }
     if (job.method == "heldout") {
       measure_heldout(transport, job.params.get<HeldOutOptions>(), nullptr);
+      return;
+    }
+    if (job.method == "poll") {
+      measure_poll(transport, job.params.get<PollOptions>());
       return;
     }
     if (job.method == "loggp") {

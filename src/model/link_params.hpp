@@ -47,6 +47,9 @@ struct LinkRange {
 /// A link: latency plus its protocol ranges, sorted by from_bytes.
 struct LinkParams {
   double latency_us = 0;  ///< L; may be negative (o and L overlap on real hardware)
+  /// A failed poll (MPI_Test of a pending receive) on this link's node, measured by profile;
+  /// 0: not measured (the replay then charges failed polls nothing).
+  double poll_us = 0;
   std::vector<LinkRange> ranges;
 
   /// The range a message of `bytes` uses; size 0 uses the first range.

@@ -24,6 +24,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   link_params_schema().validate(document, where);
   model::LinkParams link;
   link.latency_us = document["L_us"].get<double>();
+  link.poll_us = document.value("poll_us", 0.0);
   const auto& ranges = document["ranges"];
   for (const auto& r : ranges) {
     model::LinkRange range;
@@ -73,6 +74,7 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
                         {"version", 1},
                         {"L_us", link.latency_us},
                         {"L_negative", link.latency_negative()}};
+  if (link.poll_us > 0) doc["poll_us"] = link.poll_us;
   nlohmann::json ranges = nlohmann::json::array();
   for (std::size_t i = 0; i < link.ranges.size(); ++i) {
     const auto& r = link.ranges[i];

@@ -36,6 +36,12 @@ Network::Network(const std::string& model_name,
   if (!any)
     throw InputError("--profile",
                      fmt::format("has neither link class \"{}\" nor \"{}\"", *names[0], *names[1]));
+  for (const auto& m : models_) {
+    if (m && m->link().poll_us > 0) {
+      failed_poll_ = model::to_picoseconds(m->link().poll_us);
+      break;
+    }
+  }
 }
 
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {

@@ -39,6 +39,9 @@ class Network {
     if (!models_[0] && !models_[1]) return none_cost(bytes);
     return model_for(source, destination).cost().message(bytes);
   }
+  /// What a failed poll (a Test/Probe call that finds nothing) costs: the profile's poll_us of
+  /// the same-node class (else the other class), 0 if not measured or under model none.
+  model::Picoseconds failed_poll() const { return failed_poll_; }
   /// The link class name used between the two ranks.
   const std::string& link_class(std::int32_t source, std::int32_t destination) const;
   /// The model of a class (nullptr for model none).
@@ -59,6 +62,7 @@ class Network {
   std::vector<std::uint32_t> node_of_rank_;
   std::optional<model::CommModel> models_[2];  ///< [0] same node, [1] different nodes
   std::string missing_[2];                     ///< why a class has no model (for the error)
+  model::Picoseconds failed_poll_ = 0;
 };
 
 /// The links of a profile file (every class) or of a single link-parameter document (used for

@@ -1237,7 +1237,12 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       fixed = static_cast<Picoseconds>(
           std::llround(static_cast<double>(fixed) * options_.compute_scale));
     r.poll_fixed = fixed;
-    r.poll_until = r.clock + fixed;
+    // Each failed call costs the profile's poll time, inside MPI (seed-independent: the
+    // profile measures it; 0 when it does not have it).
+    const auto polls = static_cast<Picoseconds>(std::min<std::uint64_t>(e.calls, 1ULL << 40));
+    const Picoseconds polling = polls * net_.failed_poll();
+    r.busy += polling;
+    r.poll_until = r.clock + fixed + polling;
     // Polled requests already complete in the simulation: the replay lags behind the trace.
     for (const std::uint64_t id : e.requests) {
       const std::uint32_t op = op_of_request(r, id, false);

@@ -54,6 +54,11 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   EXPECT_EQ(rndv["Tm"], "RAT");
   EXPECT_EQ(cls["overlap"]["S_bytes"], 65536);
   EXPECT_GT(cls["latency"]["results"].size(), 3u);
+  // A failed poll's cost, which simulate charges per failed Test/Probe call: a positive time,
+  // far below a message's.
+  const double poll_us = cls["link"]["poll_us"].get<double>();
+  EXPECT_GT(poll_us, 0);
+  EXPECT_LT(poll_us, cls["latency"]["results"][0]["median_us"].get<double>());
   // Both parameter sets, and the held-out validation: every measured cell predicted by loggp
   // and loggps with E_rel = (predicted - measured) / measured as printed.
   ASSERT_TRUE(cls.contains("seed_link"));

@@ -84,6 +84,39 @@ TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
   }
 }
 
+// A run of failed polls (the tracer folds N failed MPI_Test calls into one record): its time
+// outside MPI is computation, replayed as recorded, and every failed call costs the profile's
+// poll time inside MPI: N x poll_us, to the picosecond. Under model none it costs nothing, and
+// without a measured poll time (poll_us 0) nothing either.
+TEST(SimGolden, FailedPollsCostThePollTimeEach) {
+  constexpr std::uint64_t kCalls = 1000;
+  constexpr Picoseconds kOutside = 7'000'000;  // 7 us of computation between the polls
+  TraceBuilder b(1);
+  b.compute(0, 3'000'000);
+  b.call(0, trace::fn::Testany, [&](trace::Event& e) {
+    e.kind = trace::RecordKind::poll_run;
+    e.start_tick = 3'000'000;
+    e.end_tick = 3'000'000 + kOutside + 50'000'000;  // 50 us inside MPI on the traced machine
+    e.set(trace::kPoll);
+    e.calls = kCalls;
+    e.in_mpi_ticks = 50'000'000;
+  });
+  const auto path = b.write("polls");
+  auto l = link();
+  l.poll_us = 0.021;
+  const auto run = simulate(path, l, "loggps");
+  EXPECT_EQ(run.result.predicted_ps, 3'000'000 + kOutside + kCalls * 21'000);
+  EXPECT_EQ(run.result.per_rank[0].predicted.overhead, Picoseconds{kCalls * 21'000});
+  {
+    trace::TraceReader trace(path);
+    const std::vector<std::uint32_t> nodes = {0};
+    const sim::Network none("none", {}, sim::cluster_of_placement(nodes), nodes);
+    EXPECT_EQ(sim::simulate(trace, none, {}).predicted_ps, 3'000'000 + kOutside);
+  }
+  l.poll_us = 0;
+  EXPECT_EQ(simulate(path, l, "loggps").result.predicted_ps, 3'000'000 + kOutside);
+}
+
 // --critical-path on a ping-pong with computation on both sides: rank 0 computes C0 and sends,
 // rank 1 receives, computes C1 and answers. Every wait is for the partner, so the path to rank
 // 0's MPI_Finalize alternates: C0 on rank 0, one way (o_s + L + (k-1)G + o_r, from the send's
