@@ -12,7 +12,7 @@
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
-#include "measure/poll.hpp"
+#include "measure/call_costs.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
@@ -180,8 +180,8 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::optional<measure::OverlapResult> overlap;
       std::optional<measure::LatencyResult> latency;
       std::optional<measure::HeldOutResult> heldout;
-      std::optional<measure::PollResult> poll;
-      const measure::PollOptions po;
+      std::optional<measure::CallCosts> calls;
+      const measure::CallCostOptions co;
       // Held out: a ping-pong at the sizes the loggp sweep skips, and small collectives.
       measure::HeldOutOptions ho;
       ho.pingpong_sizes = measure::midpoints(lo.sweep_sizes());
@@ -211,8 +211,8 @@ void add_profile_command(CLI::App& app, Action& action) {
           if (auto r = measure::measure_heldout(t, ho, &progress)) heldout = std::move(r);
         });
         if (topts.kind != "virtual") {
-          runner->run({"poll", po}, [&](net::Transport& t) {
-            if (auto r = measure::measure_poll(t, po)) poll = std::move(r);
+          runner->run({"call-costs", co}, [&](net::Transport& t) {
+            if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
           });
         }
       });
@@ -220,7 +220,14 @@ void add_profile_command(CLI::App& app, Action& action) {
       const nlohmann::json context = report::run_context(transport_context, timer);
       const auto [cls, carried] = link_class_of(f->link_class, f->link_label, topts, context);
       measure::adopt_overlap(*loggp, lo, *overlap);
-      if (poll) loggp->link.poll_us = loggp->seed_link.poll_us = poll->per_call.median_us;
+      if (calls) {
+        loggp->link.poll_us = loggp->seed_link.poll_us = calls->poll.median_us;
+        if (calls->comm_create) {
+          loggp->link.comm_create_us = loggp->seed_link.comm_create_us =
+              calls->comm_create->median_us;
+          loggp->link.comm_free_us = loggp->seed_link.comm_free_us = calls->comm_free->median_us;
+        }
+      }
       const model::LinkParams& link = loggp->link;
       nlohmann::json source = {{"kind", "measured"},
                                {"method", "loggp + overlap + latency"},
@@ -264,12 +271,21 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
       std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
       std::fputs(("\n" + report::heldout_table(*heldout, predictions)).c_str(), stdout);
-      if (poll) {
+      if (calls) {
         std::printf(
             "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "
             "of a poll run): %.4g us [%.4g, %.4g], median of %u rounds of %u calls\n",
-            poll->per_call.median_us, poll->per_call.lower_us, poll->per_call.upper_us, po.rounds,
-            po.calls);
+            calls->poll.median_us, calls->poll.lower_us, calls->poll.upper_us, co.rounds,
+            co.poll_calls);
+        if (calls->comm_create) {
+          std::printf(
+              "communicator creation (MPI_Comm_dup less an MPI_Allreduce of 4 B; simulate "
+              "charges it per created communicator): %.4g us [%.4g, %.4g]; MPI_Comm_free: %.4g "
+              "us [%.4g, %.4g]\n",
+              calls->comm_create->median_us, calls->comm_create->lower_us,
+              calls->comm_create->upper_us, calls->comm_free->median_us,
+              calls->comm_free->lower_us, calls->comm_free->upper_us);
+        }
       }
       return 0;
     };

@@ -16,6 +16,14 @@ class InputError : public std::runtime_error {
       : std::runtime_error(where + ": " + message) {}
 };
 
+/// A time that does not fit the simulator's clock (integer picoseconds): a message so large, or a
+/// link so slow, that its cost or the simulated time would pass the range the clock holds.
+/// The trace may be well-formed; it is the prediction that cannot be represented.
+class TimeRangeError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 /// A communication failure: unreachable or dead peer, timeout, protocol violation.
 class TransportError : public std::runtime_error {
  public:

@@ -7,7 +7,7 @@
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
-#include "measure/poll.hpp"
+#include "measure/call_costs.hpp"
 
 namespace commgauge::measure {
 
@@ -25,8 +25,8 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
       measure_heldout(transport, job.params.get<HeldOutOptions>(), nullptr);
       return;
     }
-    if (job.method == "poll") {
-      measure_poll(transport, job.params.get<PollOptions>());
+    if (job.method == "call-costs") {
+      measure_call_costs(transport, job.params.get<CallCostOptions>());
       return;
     }
     if (job.method == "loggp") {

@@ -2,13 +2,33 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
 namespace commgauge::model {
 
 namespace {
-// Rounds n * per_byte_fs femtoseconds to the nearest picosecond (non-negative inputs).
-Picoseconds per_byte_ps(std::uint64_t n, std::int64_t per_byte_fs) {
-  const auto fs = static_cast<std::int64_t>(n) * per_byte_fs;
-  return (fs + 500) / 1000;
+[[noreturn]] void too_costly(std::uint64_t bytes) {
+  throw TimeRangeError(fmt::format(
+      "a message of {} bytes costs more than {:.0f} hours on this link, beyond the range of the "
+      "simulated clock",
+      bytes, static_cast<double>(kMaxMessageCostPs) / 3.6e15));
+}
+
+// Rounds n * per_byte_fs femtoseconds to the nearest picosecond (non-negative inputs). The
+// product is formed in 128 bits (n < 2^64, per_byte_fs <= 10^18 after validate), so a cost
+// past the bound is an error, never a wrapped time.
+Picoseconds per_byte_ps(std::uint64_t n, std::int64_t per_byte_fs, std::uint64_t bytes) {
+  std::int64_t fs = 0;
+  if (n <= static_cast<std::uint64_t>(INT64_MAX) &&
+      !__builtin_mul_overflow(static_cast<std::int64_t>(n), per_byte_fs, &fs) &&
+      fs <= INT64_MAX - 500)
+    return (fs + 500) / 1000;  // the usual case; below 2^63 fs the result is below the bound
+  __extension__ using Wide = unsigned __int128;
+  const Wide ps = (Wide{n} * static_cast<std::uint64_t>(per_byte_fs) + 500) / 1000;
+  if (ps > static_cast<Wide>(kMaxMessageCostPs)) too_costly(bytes);
+  return static_cast<Picoseconds>(ps);
 }
 }  // namespace
 
@@ -41,10 +61,10 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   c.bytes = bytes;
   c.rendezvous = r.rendezvous;
   c.progress = r.progress;
-  c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs);
-  c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs);
-  c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs);
-  c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs);
+  c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
+  c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);
+  c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, bytes);
+  c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
   c.latency = latency_;
   c.control_send = r.ctrl_s;
   c.control_recv = r.ctrl_r;

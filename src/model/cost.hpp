@@ -12,6 +12,13 @@ namespace commgauge::model {
 /// Simulated and virtual time: integer picoseconds.
 using Picoseconds = std::int64_t;
 
+/// The largest cost one message may have (2^56 ps, about 20 hours) and the largest simulated
+/// time (2^62 ps, about 53 days). With every cost below the first and every event time below the
+/// second, the few additions between two checks cannot pass 2^63: times never wrap; beyond
+/// either bound the replay stops with a TimeRangeError.
+inline constexpr Picoseconds kMaxMessageCostPs = Picoseconds{1} << 56;
+inline constexpr Picoseconds kMaxSimulatedTimePs = Picoseconds{1} << 62;
+
 Picoseconds to_picoseconds(double microseconds);
 double to_microseconds(Picoseconds ps);
 

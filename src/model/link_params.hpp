@@ -50,6 +50,10 @@ struct LinkParams {
   /// A failed poll (MPI_Test of a pending receive) on this link's node, measured by profile;
   /// 0: not measured (the replay then charges failed polls nothing).
   double poll_us = 0;
+  /// The library's local work to create a communicator, beyond the synchronisation the replay
+  /// charges as messages over the parent, and to free one; 0: not measured (charged nothing).
+  double comm_create_us = 0;
+  double comm_free_us = 0;
   std::vector<LinkRange> ranges;
 
   /// The range a message of `bytes` uses; size 0 uses the first range.

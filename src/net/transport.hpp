@@ -65,6 +65,13 @@ class Transport {
     (void)bytes;
     return false;
   }
+  /// `count` communicators made from the pair's (MPI_Comm_dup), held until comm_free_all frees
+  /// them (MPI_Comm_free); both ends call both. False where the transport has no communicators.
+  virtual bool comm_dup(std::uint32_t count) {
+    (void)count;
+    return false;
+  }
+  virtual bool comm_free_all() { return false; }
 
   /// Time on this transport's clock, microseconds.
   virtual double now_us() = 0;

@@ -25,6 +25,8 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   model::LinkParams link;
   link.latency_us = document["L_us"].get<double>();
   link.poll_us = document.value("poll_us", 0.0);
+  link.comm_create_us = document.value("comm_create_us", 0.0);
+  link.comm_free_us = document.value("comm_free_us", 0.0);
   const auto& ranges = document["ranges"];
   for (const auto& r : ranges) {
     model::LinkRange range;
@@ -75,6 +77,8 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
                         {"L_us", link.latency_us},
                         {"L_negative", link.latency_negative()}};
   if (link.poll_us > 0) doc["poll_us"] = link.poll_us;
+  if (link.comm_create_us > 0) doc["comm_create_us"] = link.comm_create_us;
+  if (link.comm_free_us > 0) doc["comm_free_us"] = link.comm_free_us;
   nlohmann::json ranges = nlohmann::json::array();
   for (std::size_t i = 0; i < link.ranges.size(); ++i) {
     const auto& r = link.ranges[i];

@@ -42,6 +42,13 @@ Network::Network(const std::string& model_name,
       break;
     }
   }
+  for (const auto& m : models_) {
+    if (m && (m->link().comm_create_us > 0 || m->link().comm_free_us > 0)) {
+      comm_creation_ = model::to_picoseconds(m->link().comm_create_us);
+      comm_release_ = model::to_picoseconds(m->link().comm_free_us);
+      break;
+    }
+  }
 }
 
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {

@@ -42,6 +42,11 @@ class Network {
   /// What a failed poll (a Test/Probe call that finds nothing) costs: the profile's poll_us of
   /// the same-node class (else the other class), 0 if not measured or under model none.
   model::Picoseconds failed_poll() const { return failed_poll_; }
+  /// The local work of making a communicator (comm_create_us, from the same class as the poll
+  /// cost), 0 if not measured or under model none.
+  model::Picoseconds comm_creation() const { return comm_creation_; }
+  /// Freeing one (comm_free_us), 0 if not measured or under model none.
+  model::Picoseconds comm_release() const { return comm_release_; }
   /// The link class name used between the two ranks.
   const std::string& link_class(std::int32_t source, std::int32_t destination) const;
   /// The model of a class (nullptr for model none).
@@ -63,6 +68,8 @@ class Network {
   std::optional<model::CommModel> models_[2];  ///< [0] same node, [1] different nodes
   std::string missing_[2];                     ///< why a class has no model (for the error)
   model::Picoseconds failed_poll_ = 0;
+  model::Picoseconds comm_creation_ = 0;
+  model::Picoseconds comm_release_ = 0;
 };
 
 /// The links of a profile file (every class) or of a single link-parameter document (used for

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
+
 #include "collectives/openmpi_tuned.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/huge_pages.hpp"
@@ -134,6 +136,8 @@ enum class CallKind : std::uint8_t {
   cancel,
   request_free,
   collective,
+  comm_creation,  // a communicator made collectively from a parent: see start_call
+  comm_free,      // local work only
   opaque,
 };
 
@@ -357,6 +361,15 @@ CallKind kind_of(const trace::FunctionInfo& f) {
       {"iprobe", CallKind::iprobe},       {"improbe", CallKind::iprobe},
       {"mrecv", CallKind::mrecv},         {"imrecv", CallKind::imrecv},
       {"cancel", CallKind::cancel},       {"request_free", CallKind::request_free},
+      // Collective over the parent communicator, blocking (Comm_idup, Comm_create_group and
+      // Intercomm_create involve other groups and stay free).
+      {"comm_dup", CallKind::comm_creation},  {"comm_dup_with_info", CallKind::comm_creation},
+      {"comm_split", CallKind::comm_creation}, {"comm_split_type", CallKind::comm_creation},
+      {"comm_create", CallKind::comm_creation}, {"cart_create", CallKind::comm_creation},
+      {"cart_sub", CallKind::comm_creation},   {"graph_create", CallKind::comm_creation},
+      {"dist_graph_create", CallKind::comm_creation},
+      {"dist_graph_create_adjacent", CallKind::comm_creation},
+      {"comm_free", CallKind::comm_free},
   };
   if (const auto it = by_pattern.find(p); it != by_pattern.end()) return it->second;
   // Collectives: the pattern names the recorder; the function names the operation.
@@ -559,12 +572,21 @@ void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
     ++clamped_events_;
     time = now_;
   }
+  if (time > model::kMaxSimulatedTimePs)
+    throw TimeRangeError(fmt::format("the simulated time passes {:.0f} days, beyond the range of "
+                                     "the simulated clock",
+                                     static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
   queue_.push({time, seq_++, target, kind});
 }
 
 Picoseconds Engine::ticks_to_ps(const Rank& r, std::int64_t ticks) const {
   if (ticks <= 0) return 0;
-  return static_cast<Picoseconds>(std::llround(r.duration_ns(ticks) * 1000.0));
+  const double ps = r.duration_ns(ticks) * 1000.0;
+  if (!(ps <= static_cast<double>(model::kMaxSimulatedTimePs)))
+    throw TimeRangeError(fmt::format("a recorded duration of {} ticks passes the range of the "
+                                     "simulated clock",
+                                     ticks));
+  return static_cast<Picoseconds>(std::llround(ps));
 }
 
 std::uint32_t Engine::alloc_op() {
@@ -1240,7 +1262,12 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     // Each failed call costs the profile's poll time, inside MPI (seed-independent: the
     // profile measures it; 0 when it does not have it).
     const auto polls = static_cast<Picoseconds>(std::min<std::uint64_t>(e.calls, 1ULL << 40));
-    const Picoseconds polling = polls * net_.failed_poll();
+    Picoseconds polling = 0;
+    if (__builtin_mul_overflow(polls, net_.failed_poll(), &polling) ||
+        polling > model::kMaxMessageCostPs)
+      throw TimeRangeError(fmt::format("rank {}: {} failed polls cost more than the simulated "
+                                       "clock holds",
+                                       me, e.calls));
     r.busy += polling;
     r.poll_until = r.clock + fixed + polling;
     // Polled requests already complete in the simulation: the replay lags behind the trace.
@@ -1393,6 +1420,33 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         release_if_finished(op);
       }
       break;
+    case CallKind::comm_free:
+      r.busy += net_.comm_release();
+      r.clock += net_.comm_release();
+      break;
+    case CallKind::comm_creation: {
+      // The library's local work (the profile's comm_create_us: context id, collective modules),
+      // then what the members must agree on over the parent: the split colours and keys (an
+      // allgather of two ints each, as Open MPI's ompi_comm_split does) and the context id
+      // (an allreduce of one int, ompi_comm_nextcid's first round).
+      const Picoseconds local = net_.comm_creation();
+      r.busy += local;
+      r.clock += local;
+      r.in_collective = true;
+      PendingCollective pc;
+      pc.comm = e.comm;
+      pc.element_bytes = 4;
+      const std::string_view name = trace::function_name(e.function);
+      if (name == "MPI_Comm_split" || name == "MPI_Comm_split_type") {
+        pc.op = collectives::Operation::allgather;
+        pc.bytes = 8;
+        expand_collective(r, me, pc);
+      }
+      pc.op = collectives::Operation::allreduce;
+      pc.bytes = 4;
+      expand_collective(r, me, pc);
+      break;
+    }
     case CallKind::collective: {
       const auto op = operation_of(trace::function_name(e.function));
       if (!op) break;

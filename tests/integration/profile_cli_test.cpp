@@ -59,6 +59,10 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   const double poll_us = cls["link"]["poll_us"].get<double>();
   EXPECT_GT(poll_us, 0);
   EXPECT_LT(poll_us, cls["latency"]["results"][0]["median_us"].get<double>());
+  // A communicator's creation costs more than the one allreduce it is measured against (Open
+  // MPI's Comm_dup agrees on the context id in at least two rounds and selects collectives).
+  ASSERT_TRUE(cls["link"].contains("comm_create_us")) << cls["link"].dump();
+  EXPECT_GT(cls["link"]["comm_create_us"].get<double>(), 0);
   // Both parameter sets, and the held-out validation: every measured cell predicted by loggp
   // and loggps with E_rel = (predicted - measured) / measured as printed.
   ASSERT_TRUE(cls.contains("seed_link"));

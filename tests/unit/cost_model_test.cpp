@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
 #include "model/cost.hpp"
 
 namespace commgauge::model {
@@ -77,6 +78,26 @@ TEST(CostModel, PicosecondConversionRounds) {
   EXPECT_EQ(to_picoseconds(0.0000004), 0);
   EXPECT_EQ(to_picoseconds(0.0000006), 1);
   EXPECT_DOUBLE_EQ(to_microseconds(2'500'000), 2.5);
+}
+
+TEST(CostModel, ACostPastTheClockIsAnErrorNotAWrappedTime) {
+  const CostModel cost(two_ranges());
+  // Rendezvous G = 0.5 ns per byte: the bound, 2^56 ps, is passed near 2^47 bytes.
+  // 2^46 bytes: (2^46 - 1) x 500,000 fs passes 2^63 fs (the 128-bit path) and still fits.
+  const std::uint64_t fits = std::uint64_t{1} << 46;
+  EXPECT_EQ(cost.message(fits).transfer, 3'000'000 + static_cast<Picoseconds>(fits - 1) * 500);
+  EXPECT_THROW((void)cost.message(std::uint64_t{1} << 48), TimeRangeError);
+  EXPECT_THROW((void)cost.message(~std::uint64_t{0}), TimeRangeError);  // n x fs overflows
+}
+
+TEST(LinkParams, ValuesTheClockCannotHoldAreRefused) {
+  LinkParams link = two_ranges();
+  link.ranges[1].gap_per_byte_us = 2e9;
+  EXPECT_THROW(validate(link, "x.json"), InputError);
+  link = two_ranges();
+  link.latency_us = 1e12;
+  EXPECT_THROW(validate(link, "x.json"), InputError);
+  EXPECT_NO_THROW(validate(two_ranges(), "x.json"));
 }
 
 TEST(LinkParams, RangeLookup) {

@@ -117,6 +117,61 @@ TEST(SimGolden, FailedPollsCostThePollTimeEach) {
   EXPECT_EQ(simulate(path, l, "loggps").result.predicted_ps, 3'000'000 + kOutside);
 }
 
+// A communicator made from a parent costs the library's local work (comm_create_us), then the
+// members' agreement replayed as messages over the parent: Comm_split is an Allgather of two
+// ints and an Allreduce of one int; Comm_dup the Allreduce alone; Comm_free its local work
+// (comm_free_us). The same trace written with those collectives instead (and no Comm_free)
+// predicts exactly comm_create_us + comm_free_us less on every rank.
+TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) {
+  constexpr std::uint32_t kRanks = 4;
+  constexpr Picoseconds kLocal = 12'300'000, kFree = 2'250'000;
+  auto agreement = [&](TraceBuilder& b, std::uint32_t r, bool split) {
+    if (split)
+      b.call(r, trace::fn::Allgather, [](trace::Event& e) {
+        e.set(trace::kComm);
+        e.set(trace::kBytes);
+        e.bytes = 8;
+        e.set(trace::kRecvBytes);
+        e.recv_bytes = 8;
+        e.set(trace::kCount);
+        e.count = 2;
+      });
+    b.call(r, trace::fn::Allreduce, [](trace::Event& e) {
+      e.set(trace::kComm);
+      e.set(trace::kBytes);
+      e.bytes = 4;
+      e.set(trace::kRecvBytes);
+      e.recv_bytes = 4;
+      e.set(trace::kCount);
+      e.count = 1;
+      e.set(trace::kFlags);
+      e.flags = trace::kCommutative;
+    });
+  };
+  for (const bool split : {true, false}) {
+    TraceBuilder made(kRanks), written(kRanks);
+    for (std::uint32_t r = 0; r < kRanks; ++r) {
+      made.compute(r, 1'000'000 * r);
+      written.compute(r, 1'000'000 * r);
+      made.call(r, split ? trace::fn::Comm_split : trace::fn::Comm_dup,
+                [](trace::Event& e) { e.set(trace::kComm); });
+      made.call(r, trace::fn::Comm_free, [](trace::Event&) {});
+      agreement(written, r, split);
+    }
+    auto l = link();
+    l.comm_create_us = 12.3;
+    l.comm_free_us = 2.25;
+    const auto a = simulate(made.write(split ? "split" : "dup"), l, "loggps");
+    const auto b = simulate(written.write(split ? "split-as" : "dup-as"), l, "loggps");
+    for (std::uint32_t r = 0; r < kRanks; ++r)
+      EXPECT_EQ(rank_end(a, r), rank_end(b, r) + kLocal + kFree) << (split ? "split" : "dup") << r;
+    EXPECT_GT(rank_end(b, 0), 0);
+    l.comm_create_us = l.comm_free_us = 0;  // not measured: the agreement alone
+    const auto c = simulate(made.write(split ? "split0" : "dup0"), l, "loggps");
+    EXPECT_EQ(c.result.predicted_ps, b.result.predicted_ps);
+  }
+}
+
 // --critical-path on a ping-pong with computation on both sides: rank 0 computes C0 and sends,
 // rank 1 receives, computes C1 and answers. Every wait is for the partner, so the path to rank
 // 0's MPI_Finalize alternates: C0 on rank 0, one way (o_s + L + (k-1)G + o_r, from the send's

@@ -196,6 +196,21 @@ bool MpiTransport::alltoall(std::size_t bytes) {
   return true;
 }
 
+bool MpiTransport::comm_dup(std::uint32_t count) {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    MPI_Comm_dup(pair_, &dup);
+    duplicates_.push_back(dup);
+  }
+  return true;
+}
+
+bool MpiTransport::comm_free_all() {
+  for (MPI_Comm& c : duplicates_) MPI_Comm_free(&c);
+  duplicates_.clear();
+  return true;
+}
+
 void MpiTransport::send_value(std::uint64_t value) {
   ++counters_.messages;
   counters_.bytes += sizeof value;

@@ -63,6 +63,8 @@ class MpiTransport final : public Transport {
   void barrier() override;
   bool allreduce(std::size_t bytes) override;  ///< MPI_Allreduce of MPI_BYTE with MPI_BOR
   bool alltoall(std::size_t bytes) override;   ///< MPI_Alltoall, `bytes` per rank
+  bool comm_dup(std::uint32_t count) override;
+  bool comm_free_all() override;
   double now_us() override { return clock_->now_us(); }
   void compute(double us) override { spin_for(*clock_, us); }
   void send_value(std::uint64_t value) override;
@@ -83,6 +85,7 @@ class MpiTransport final : public Transport {
   unsigned char* recv_buffer(std::size_t bytes);
 
   MPI_Comm pair_ = MPI_COMM_NULL;
+  std::vector<MPI_Comm> duplicates_;  // made by comm_dup, freed by comm_free_all
   Role role_ = Role::source;
   int world_rank_ = 0;
   int peer_world_rank_ = 0;
