@@ -1026,6 +1026,14 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
           fmt::format("rank {}: rank {} is not a member of communicator {}", me, world, pc.comm));
     return static_cast<std::size_t>(it - members.begin());
   };
+  for (const auto* counts : {&pc.counts, &pc.recv_counts}) {
+    if (!counts->empty() && counts->size() != members.size())
+      throw trace::TraceError(fmt::format(
+          "{}: rank {}, event {}: {} has {} per-member counts, but communicator {:#x} has {} "
+          "members",
+          r.reader->file_name(), me, r.reader->event_count() - 1, collectives::to_string(pc.op),
+          counts->size(), pc.comm, members.size()));
+  }
   const std::size_t my_index = index_of(me);
   const std::size_t root_index = collectives::rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
   // The communicator's member list is lent to the scratch collective, not copied.

@@ -109,6 +109,7 @@ struct CollectiveEntry {
 struct CommRecord {
   std::vector<std::int32_t> members;  ///< sorted union of the groups
   std::uint32_t first_rank = 0;
+  std::uint32_t remote_size = 0;  ///< an intercommunicator's remote group; 0: intracommunicator
 };
 
 bool same_size_on_all_members(std::string_view pattern) {
@@ -354,6 +355,26 @@ void Checker::check_collective(std::uint32_t r, const Site& s, const Event& e,
     error(s, fmt::format("uses communicator {:#x} before any comm_create record for it", e.comm));
     return;
   }
+  // Per-member counts (v and w collectives) have one entry per member: the replay indexes them
+  // by member. On an intercommunicator they count the remote group, which the replay (running
+  // collectives over the union of the groups) cannot follow.
+  const std::uint64_t members = participants(e.comm);
+  const auto icomm = comms_.find(e.comm);
+  const bool inter = icomm != comms_.end() && icomm->second.remote_size > 0;
+  for (const auto* counts : {&e.counts, &e.recv_counts}) {
+    if (counts->empty() || members == 0) continue;
+    if (inter) {
+      error(s, fmt::format("{} with per-member counts on intercommunicator {:#x} cannot be "
+                           "replayed",
+                           function_name(e.function), e.comm));
+      break;
+    }
+    if (counts->size() != members) {
+      error(s, fmt::format("{} has {} per-member counts, but communicator {:#x} has {} members",
+                           function_name(e.function), counts->size(), e.comm, members));
+      break;
+    }
+  }
   const std::uint64_t k = rs.collective_counts[e.comm]++;
   CollectiveEntry& c = collectives_[{e.comm, k}];
   ++result_.collectives_checked;
@@ -388,7 +409,7 @@ void Checker::record_comm(std::uint32_t r, const Site& s, const Event& e) {
   if (std::find(members.begin(), members.end(), static_cast<std::int32_t>(r)) == members.end())
     error(s, fmt::format("communicator {:#x} is recorded without this rank among its members",
                          e.comm));
-  auto [it, inserted] = comms_.try_emplace(e.comm, CommRecord{members, r});
+  auto [it, inserted] = comms_.try_emplace(e.comm, CommRecord{members, r, e.remote_size});
   if (!inserted && it->second.members != members)
     error(s, fmt::format("communicator {:#x} has other members here than at rank {} (ids must "
                          "agree across members)",
