@@ -27,8 +27,9 @@ void from_json(const nlohmann::json& j, CallCostOptions& o) {
 std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOptions& o) {
   o.validate();
   if (t.kind() == "virtual") {
-    throw InputError("the virtual network has no call costs to measure (its calls cost what "
-                     "its model charges)");
+    throw InputError(
+        "the virtual network has no call costs to measure (its calls cost what "
+        "its model charges)");
   }
   const bool source = t.role() == net::Role::source;
   CallCosts r;

@@ -73,27 +73,27 @@ void validate(const LinkParams& link, const std::string& where) {
         throw InputError(where, fmt::format("{}{}: must be >= 0, got {}", at, name, value));
       }
       if (value > kLargest) {
-        throw InputError(where, fmt::format("{}{}: must be at most {}, got {}", at, name,
-                                            kLargest, value));
+        throw InputError(
+            where, fmt::format("{}{}: must be at most {}, got {}", at, name, kLargest, value));
       }
     }
     for (const auto& [name, value] : {std::pair<const char*, double>{"poll_us", link.poll_us},
                                       {"comm_create_us", link.comm_create_us},
                                       {"comm_free_us", link.comm_free_us}}) {
       if (!(value >= 0 && value <= kLargest))
-        throw InputError(where, fmt::format("/{}: must be within [0, {}], got {}", name, kLargest,
-                                            value));
+        throw InputError(where,
+                         fmt::format("/{}: must be within [0, {}], got {}", name, kLargest, value));
     }
     if (!(link.latency_us >= -kLargest && link.latency_us <= kLargest)) {
-      throw InputError(where, fmt::format("/L_us: must be within +-{}, got {}", kLargest,
-                                          link.latency_us));
+      throw InputError(
+          where, fmt::format("/L_us: must be within +-{}, got {}", kLargest, link.latency_us));
     }
     for (const auto& [name, value] :
          {std::pair<const char*, double>{"o_ctrl_s_us", r.control_send_us},
           {"o_ctrl_r_us", r.control_recv_us}}) {
       if ((value < 0 && value != -1) || value > kLargest) {
-        throw InputError(where, fmt::format("{}{}: must be within [0, {}], got {}", at, name,
-                                            kLargest, value));
+        throw InputError(
+            where, fmt::format("{}{}: must be within [0, {}], got {}", at, name, kLargest, value));
       }
     }
     const double one_way = r.send_overhead_us + link.latency_us + r.recv_overhead_us;

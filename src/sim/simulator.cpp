@@ -348,25 +348,42 @@ CallKind kind_of(const trace::FunctionInfo& f) {
     return CallKind::ignore;
   }
   static const std::map<std::string_view, CallKind> by_pattern = {
-      {"send", CallKind::send},           {"isend", CallKind::isend},
-      {"recv", CallKind::recv},           {"irecv", CallKind::irecv},
-      {"sendrecv", CallKind::sendrecv},   {"sendrecv_replace", CallKind::sendrecv},
-      {"send_init", CallKind::send_init}, {"recv_init", CallKind::recv_init},
-      {"start", CallKind::start},         {"startall", CallKind::start},
-      {"wait", CallKind::wait},           {"waitall", CallKind::wait},
-      {"waitany", CallKind::wait_some},   {"waitsome", CallKind::wait_some},
-      {"test", CallKind::test},           {"testall", CallKind::test},
-      {"testany", CallKind::test},        {"testsome", CallKind::test},
-      {"probe", CallKind::probe},         {"mprobe", CallKind::probe},
-      {"iprobe", CallKind::iprobe},       {"improbe", CallKind::iprobe},
-      {"mrecv", CallKind::mrecv},         {"imrecv", CallKind::imrecv},
-      {"cancel", CallKind::cancel},       {"request_free", CallKind::request_free},
+      {"send", CallKind::send},
+      {"isend", CallKind::isend},
+      {"recv", CallKind::recv},
+      {"irecv", CallKind::irecv},
+      {"sendrecv", CallKind::sendrecv},
+      {"sendrecv_replace", CallKind::sendrecv},
+      {"send_init", CallKind::send_init},
+      {"recv_init", CallKind::recv_init},
+      {"start", CallKind::start},
+      {"startall", CallKind::start},
+      {"wait", CallKind::wait},
+      {"waitall", CallKind::wait},
+      {"waitany", CallKind::wait_some},
+      {"waitsome", CallKind::wait_some},
+      {"test", CallKind::test},
+      {"testall", CallKind::test},
+      {"testany", CallKind::test},
+      {"testsome", CallKind::test},
+      {"probe", CallKind::probe},
+      {"mprobe", CallKind::probe},
+      {"iprobe", CallKind::iprobe},
+      {"improbe", CallKind::iprobe},
+      {"mrecv", CallKind::mrecv},
+      {"imrecv", CallKind::imrecv},
+      {"cancel", CallKind::cancel},
+      {"request_free", CallKind::request_free},
       // Collective over the parent communicator, blocking (Comm_idup, Comm_create_group and
       // Intercomm_create involve other groups and stay free).
-      {"comm_dup", CallKind::comm_creation},  {"comm_dup_with_info", CallKind::comm_creation},
-      {"comm_split", CallKind::comm_creation}, {"comm_split_type", CallKind::comm_creation},
-      {"comm_create", CallKind::comm_creation}, {"cart_create", CallKind::comm_creation},
-      {"cart_sub", CallKind::comm_creation},   {"graph_create", CallKind::comm_creation},
+      {"comm_dup", CallKind::comm_creation},
+      {"comm_dup_with_info", CallKind::comm_creation},
+      {"comm_split", CallKind::comm_creation},
+      {"comm_split_type", CallKind::comm_creation},
+      {"comm_create", CallKind::comm_creation},
+      {"cart_create", CallKind::comm_creation},
+      {"cart_sub", CallKind::comm_creation},
+      {"graph_create", CallKind::comm_creation},
       {"dist_graph_create", CallKind::comm_creation},
       {"dist_graph_create_adjacent", CallKind::comm_creation},
       {"comm_free", CallKind::comm_free},
@@ -573,9 +590,10 @@ void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
     time = now_;
   }
   if (time > model::kMaxSimulatedTimePs)
-    throw TimeRangeError(fmt::format("the simulated time passes {:.0f} days, beyond the range of "
-                                     "the simulated clock",
-                                     static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
+    throw TimeRangeError(
+        fmt::format("the simulated time passes {:.0f} days, beyond the range of "
+                    "the simulated clock",
+                    static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
   queue_.push({time, seq_++, target, kind});
 }
 
@@ -583,9 +601,10 @@ Picoseconds Engine::ticks_to_ps(const Rank& r, std::int64_t ticks) const {
   if (ticks <= 0) return 0;
   const double ps = r.duration_ns(ticks) * 1000.0;
   if (!(ps <= static_cast<double>(model::kMaxSimulatedTimePs)))
-    throw TimeRangeError(fmt::format("a recorded duration of {} ticks passes the range of the "
-                                     "simulated clock",
-                                     ticks));
+    throw TimeRangeError(
+        fmt::format("a recorded duration of {} ticks passes the range of the "
+                    "simulated clock",
+                    ticks));
   return static_cast<Picoseconds>(std::llround(ps));
 }
 
@@ -1273,9 +1292,10 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     Picoseconds polling = 0;
     if (__builtin_mul_overflow(polls, net_.failed_poll(), &polling) ||
         polling > model::kMaxMessageCostPs)
-      throw TimeRangeError(fmt::format("rank {}: {} failed polls cost more than the simulated "
-                                       "clock holds",
-                                       me, e.calls));
+      throw TimeRangeError(
+          fmt::format("rank {}: {} failed polls cost more than the simulated "
+                      "clock holds",
+                      me, e.calls));
     r.busy += polling;
     r.poll_until = r.clock + fixed + polling;
     // Polled requests already complete in the simulation: the replay lags behind the trace.
