@@ -16,7 +16,7 @@
 #include "sim/event_queue.hpp"
 #include "sim/network.hpp"
 #include "sim/simulator.hpp"
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 
 namespace {
 
@@ -80,14 +80,14 @@ std::filesystem::path synthetic(const std::string& pattern, std::uint32_t ranks,
                     ("commgauge-bench-" + std::to_string(getpid()) + "-" + pattern + "-" +
                      std::to_string(ranks) + "-" + std::to_string(ranks_per_node) + ".cgtc");
   if (!std::filesystem::exists(path)) {
-    sim::SynthOptions o;
+    synth::SynthOptions o;
     o.pattern = pattern;
     o.ranks = ranks;
     o.iterations = 10;
     o.bytes = 1024;
     o.compute_us = 50;
     o.ranks_per_node = ranks_per_node;
-    sim::write_synthetic_trace(o, path, false);
+    synth::write_synthetic_trace(o, path, false);
     written.paths.push_back(path);
   }
   return path;

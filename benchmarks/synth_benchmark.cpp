@@ -8,7 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 
 namespace {
 
@@ -22,9 +22,9 @@ class NullSink : public trace::BlockSink {
   std::uint64_t bytes = 0;
 };
 
-sim::SynthOptions options(const std::string& pattern, std::uint32_t ranks,
+synth::SynthOptions options(const std::string& pattern, std::uint32_t ranks,
                           std::uint32_t iterations) {
-  sim::SynthOptions o;
+  synth::SynthOptions o;
   o.pattern = pattern;
   o.ranks = ranks;
   o.iterations = iterations;
@@ -35,13 +35,13 @@ sim::SynthOptions options(const std::string& pattern, std::uint32_t ranks,
 
 /// One rank after another of a 1M-rank trace, as write_synthetic_trace does; items are records.
 void rank_records(benchmark::State& state, const std::string& pattern) {
-  const sim::SynthPlan plan =
-      sim::plan_synthetic(options(pattern, 1'000'000, static_cast<std::uint32_t>(state.range(0))));
+  const synth::SynthPlan plan =
+      synth::plan_synthetic(options(pattern, 1'000'000, static_cast<std::uint32_t>(state.range(0))));
   NullSink sink;
   std::uint32_t rank = 0;
   std::uint64_t records = 0;
   for (auto _ : state) {
-    records += sim::write_synthetic_rank(plan, rank, sink);
+    records += synth::write_synthetic_rank(plan, rank, sink);
     rank = (rank + 1) % plan.ranks;
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(records));
@@ -70,8 +70,8 @@ void BM_SynthRingContainer(benchmark::State& state) {
                    ("commgauge-bench-synth-" + std::to_string(getpid()));
   std::uint64_t records = 0, bytes = 0;
   for (auto _ : state) {
-    const sim::SynthResult r =
-        sim::write_synthetic_trace(options("ring", 100'000, 10), dir, /*force=*/true);
+    const synth::SynthResult r =
+        synth::write_synthetic_trace(options("ring", 100'000, 10), dir, /*force=*/true);
     records += r.events;
     bytes += r.file_bytes;
   }

@@ -24,7 +24,7 @@
 #include "report/progress_bar.hpp"
 #include "sim/network.hpp"
 #include "sim/simulator.hpp"
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 #include "trace/reader.hpp"
 
 namespace commgauge::cli {
@@ -73,12 +73,12 @@ std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::ui
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
       fmt::format("commgauge-heldout-{}-{}", getpid(), measure::to_string(kind));
-  sim::SynthOptions so;
+  synth::SynthOptions so;
   so.pattern = measure::to_string(kind);
   so.ranks = 2;
   so.iterations = kCalls;
   so.bytes = bytes;
-  const auto written = sim::write_synthetic_trace(so, dir, true);
+  const auto written = synth::write_synthetic_trace(so, dir, true);
   const trace::TraceReader trace(written.file);
   const std::vector<std::uint32_t> nodes = {0, 0};
   const sim::Network net(model, {{"intra_node", link}, {"inter_node", link}},

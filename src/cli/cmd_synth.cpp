@@ -13,7 +13,7 @@
 #include "common/units.hpp"
 #include "profile/json_file.hpp"
 #include "report/context.hpp"
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 
 namespace commgauge::cli {
 
@@ -103,14 +103,14 @@ void add_synth_command(CLI::App& app, Action& action) {
     std::string json;
   };
   auto f = std::make_shared<Flags>();
-  cmd->add_option("pattern", f->pattern, sim::synth_pattern_names())->required();
+  cmd->add_option("pattern", f->pattern, synth::synth_pattern_names())->required();
   cmd->add_option("scheme", f->scheme, "the scheme file (pattern scheme)");
   cmd->add_option("--ranks", f->ranks, "ranks (MPI_COMM_WORLD size)")->required();
   cmd->add_option("--iterations", f->iterations, "iterations (master-worker: tasks per worker)")
       ->capture_default_str();
   cmd->add_option("--bytes", f->bytes,
                   fmt::format("bytes per message, e.g. 64KiB (default {}; scheme: the scheme's)",
-                              sim::kSynthDefaultBytes));
+                              synth::kSynthDefaultBytes));
   cmd->add_option("--compute-us", f->compute_us,
                   "computation before each iteration's communication, microseconds")
       ->capture_default_str();
@@ -124,7 +124,7 @@ void add_synth_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", f->json, "write the summary as JSON to this file");
   cmd->callback([&action, f] {
     action = [f](int&, char**&) {
-      sim::SynthOptions o;
+      synth::SynthOptions o;
       o.pattern = f->pattern;
       o.scheme = f->scheme;
       o.ranks = f->ranks;
@@ -135,7 +135,7 @@ void add_synth_command(CLI::App& app, Action& action) {
       o.grid = f->grid;
       o.program = report::command_line();
       SynthProgress progress;
-      const sim::SynthResult r = sim::write_synthetic_trace(
+      const synth::SynthResult r = synth::write_synthetic_trace(
           o, f->output, f->force,
           [&progress](std::uint32_t done, std::uint32_t total) { progress.update(done, total); });
       progress.done();

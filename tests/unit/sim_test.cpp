@@ -7,7 +7,7 @@
 #include "model/closed_forms.hpp"
 #include "model/models.hpp"
 #include "sim/simulator.hpp"
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 #include "sim_builder.hpp"
 
 namespace commgauge::testing {
@@ -679,7 +679,7 @@ TEST(SimDeterminism, ReleaseAndDebugBuildsGiveTheSameDigest) {
     }
   };
   for (const Case& c : cases) {
-    sim::SynthOptions o;
+    synth::SynthOptions o;
     o.pattern = c.pattern;
     o.ranks = c.ranks;
     o.ranks_per_node = c.ranks_per_node;
@@ -688,7 +688,7 @@ TEST(SimDeterminism, ReleaseAndDebugBuildsGiveTheSameDigest) {
     o.compute_us = 20;
     const auto path = std::filesystem::temp_directory_path() /
                       ("commgauge-digest-" + std::to_string(getpid()) + "-" + c.pattern + ".cgtc");
-    sim::write_synthetic_trace(o, path, true);
+    synth::write_synthetic_trace(o, path, true);
     const trace::TraceReader trace(path);
     const auto nodes = sim::recorded_placement(trace.index(), trace.ranks());
     const auto l = link(c.rendezvous_from, model::Progress::dependent);

@@ -13,13 +13,13 @@
 #include "common/error.hpp"
 #include "measure/share.hpp"
 #include "model/scheme.hpp"
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 #include "trace/check.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/reader.hpp"
 #include "trace/summary.hpp"
 
-namespace commgauge::sim {
+namespace commgauge::synth {
 namespace {
 
 namespace fs = std::filesystem;
@@ -511,4 +511,4 @@ TEST_F(Synth, BadInputIsRefused) {
 }
 
 }  // namespace
-}  // namespace commgauge::sim
+}  // namespace commgauge::synth

@@ -23,7 +23,7 @@
 #include "sim/cluster.hpp"
 #include "sim/network.hpp"
 #include "sim/simulator.hpp"
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 #include "trace/check.hpp"
 #include "trace/export_simgrid.hpp"
 #include "trace/functions.hpp"
@@ -176,14 +176,14 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
   std::mt19937_64 rng(seed ? std::strtoull(seed, nullptr, 10) : 20261125);
   int accepted = 0, rejected = 0, deadlocks = 0, out_of_range = 0;
   for (const char* pattern : {"ring", "halo2d", "allreduce", "alltoall", "master-worker"}) {
-    sim::SynthOptions so;
+    synth::SynthOptions so;
     so.pattern = pattern;
     so.ranks = std::string(pattern) == "halo2d" ? 4 : 3;
     so.iterations = 2;
     so.bytes = 2048;
     so.compute_us = 5;
     const fs::path valid = dir / (std::string(pattern) + ".cgtc");
-    sim::write_synthetic_trace(so, valid, true);
+    synth::write_synthetic_trace(so, valid, true);
     const Trace original = read_all(valid);
     for (int m = 0; m < 200; ++m) {
       Trace t = original;

@@ -1,4 +1,4 @@
-#include "sim/synth.hpp"
+#include "synth/synth.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
 
-namespace commgauge::sim {
+namespace commgauge::synth {
 
 namespace fs = std::filesystem;
 namespace fn = trace::fn;
@@ -665,4 +665,4 @@ SynthResult write_synthetic_trace(
   return result;
 }
 
-}  // namespace commgauge::sim
+}  // namespace commgauge::synth

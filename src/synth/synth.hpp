@@ -25,7 +25,7 @@
 #include "model/scheme.hpp"
 #include "trace/writer.hpp"
 
-namespace commgauge::sim {
+namespace commgauge::synth {
 
 enum class SynthPattern { ring, halo2d, halo3d, allreduce, alltoall, master_worker, scheme };
 
@@ -120,4 +120,4 @@ SynthResult write_synthetic_trace(
     const SynthOptions& options, const std::filesystem::path& output, bool force,
     const std::function<void(std::uint32_t done, std::uint32_t total)>& progress = {});
 
-}  // namespace commgauge::sim
+}  // namespace commgauge::synth
