@@ -2,8 +2,6 @@
 // look at what was recorded.
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,13 +10,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/options.hpp"
 #include "cli/trace_boundary.hpp"
 #include "collectives/algorithms.hpp"
+#include "common/child_job.hpp"
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
 #include "report/trace_report.hpp"
@@ -72,63 +70,6 @@ std::string join_command(const std::vector<std::string>& args) {
   for (const auto& a : args)
     s += (s.empty() ? "" : " ") + a;
   return s;
-}
-
-volatile sig_atomic_t g_forward_signal = 0;
-void remember_signal(int sig) {
-  g_forward_signal = sig;
-}
-
-/// Runs the traced command; returns its exit status (128 + signal if it was killed).
-int run_command(std::vector<std::string> args, const std::vector<std::string>& env,
-                double timeout_s) {
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);  // its own process group, so a timeout kills the whole job
-    for (const auto& kv : env)
-      putenv(const_cast<char*>(kv.c_str()));
-    std::vector<char*> argv;
-    for (auto& a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "commgauge: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  struct sigaction action {
-  }, old_int{}, old_term{};
-  action.sa_handler = remember_signal;
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  const auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  bool timed_out = false;
-  for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) break;
-    if (g_forward_signal != 0) {
-      kill(-pid, g_forward_signal);
-      g_forward_signal = 0;
-    }
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (timeout_s > 0 && elapsed > timeout_s && !timed_out) {
-      std::fprintf(stderr, "commgauge trace: the command ran past --timeout %g s; killing it\n",
-                   timeout_s);
-      kill(-pid, SIGTERM);
-      timed_out = true;
-    }
-    if (timed_out && elapsed > timeout_s + 5) kill(-pid, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
 }
 
 /// An empty (or new) output directory that this process can write into.
@@ -224,7 +165,13 @@ void add_trace_command(CLI::App& app, Action& action) {
       }
       std::fprintf(stderr, "commgauge trace: recording into %s\n", dir.c_str());
       std::fflush(stderr);
-      const int status = run_command(command, env, flags->timeout_s);
+      const double limit_s = flags->timeout_s;
+      const int status = run_child_job({command, env, limit_s, [limit_s] {
+                                          std::fprintf(stderr,
+                                                       "commgauge trace: the command ran past "
+                                                       "--timeout %g s; killing it\n",
+                                                       limit_s);
+                                        }});
       std::error_code ec;
       const bool any_rank =
           fs::exists(dir / trace::rank_file_name(0), ec) || fs::exists(dir / "index.json", ec);

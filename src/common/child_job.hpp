@@ -1,0 +1,23 @@
+#pragma once
+// A command run as a child job in its own process group: SIGINT and SIGTERM sent to commgauge
+// are forwarded to the whole job, and a time limit ends it (SIGTERM, then SIGKILL 5 s later),
+// so that a hung MPI job never hangs commgauge. Used to run the program `trace` records.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace commgauge {
+
+struct ChildJob {
+  std::vector<std::string> args;        ///< the command and its arguments (found on $PATH)
+  std::vector<std::string> env;         ///< NAME=value entries added to the environment
+  double time_limit_s = 0;              ///< 0: none
+  std::function<void()> on_time_limit;  ///< called once, when the limit is reached
+};
+
+/// Runs the job to its end; returns its exit status (128 + signal if it was killed, 127 if the
+/// command cannot be run). Throws std::runtime_error if it cannot be started.
+int run_child_job(ChildJob job);
+
+}  // namespace commgauge
