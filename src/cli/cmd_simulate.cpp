@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
+#include "profile/profile.hpp"
 #include "report/simulation_report.hpp"
 #include "report/timeline.hpp"
 #include "sim/simulator.hpp"
@@ -197,13 +198,16 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (!trace_passes_check(trace, f->no_check)) return 1;
       const auto recorded = sim::recorded_placement(trace.index(), trace.ranks());
       const sim::Cluster cluster =
-          f->cluster.empty() ? sim::cluster_of_placement(recorded) : sim::read_cluster(f->cluster);
+          f->cluster.empty()
+              ? sim::cluster_of_placement(recorded)
+              : sim::cluster_from_json(profile::read_json_file(f->cluster), f->cluster);
       const auto nodes = sim::place_ranks(f->placement, trace.ranks(), cluster, recorded);
       const auto links =
-          needs_profile
-              ? sim::read_links(f->profile, cluster,
-                                profile::parameter_set_from_string(f->parameters, "--parameters"))
-              : std::map<std::string, model::LinkParams>{};
+          needs_profile ? profile::links_of_document(
+                              profile::read_json_file(f->profile), f->profile,
+                              {cluster.same_node_class, cluster.different_nodes_class},
+                              profile::parameter_set_from_string(f->parameters, "--parameters"))
+                        : std::map<std::string, model::LinkParams>{};
       std::printf("commgauge simulate: %s: %u ranks on %u nodes (placement %s, cluster %s)%s\n",
                   f->trace.c_str(), trace.ranks(), cluster.nodes, f->placement.c_str(),
                   cluster.origin.c_str(),
@@ -219,7 +223,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
         try {
           net.emplace(m, links, cluster, nodes);
         } catch (const InputError& error) {
-          if (models.size() == 1) throw;
+          if (models.size() == 1) throw InputError("--profile " + f->profile, error.what());
           // --model all: a model the profile cannot serve is skipped, with the reason.
           std::printf("model %s: not applicable: %s\n\n", m.c_str(), error.what());
           continue;

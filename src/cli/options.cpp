@@ -2,8 +2,11 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
+#include "profile/link_params_json.hpp"
 
 namespace commgauge::cli {
 
@@ -16,6 +19,17 @@ std::chrono::milliseconds seconds_option(double seconds, const std::string& name
 }  // namespace
 
 net::TransportOptions TransportFlags::resolve() const {
+  const bool mpi = transport == "mpi", tcp = transport == "tcp", virt = transport == "virtual";
+  if (!mpi && !tcp && !virt)
+    throw InputError("--transport",
+                     fmt::format("expected mpi, tcp or virtual, got \"{}\"", transport));
+  if (!peer.empty() && !tcp) throw InputError("--peer", "only applies to --transport tcp");
+  if (!virtual_net.empty() && !virt)
+    throw InputError("--virtual-net", "only applies to --transport virtual");
+  if (virt && virtual_net.empty())
+    throw InputError("--transport virtual", "needs --virtual-net FILE.json (link parameters)");
+  if (!mpi && clock != "steady")
+    throw InputError("--clock", fmt::format("{} is only available with --transport mpi", clock));
   net::TransportOptions o;
   o.kind = transport;
   o.source = source;
@@ -24,7 +38,7 @@ net::TransportOptions TransportFlags::resolve() const {
   if (!peer.empty()) o.peer = net::parse_host_port(peer, "--peer");
   o.connect_timeout = seconds_option(connect_timeout_s, "--connect-timeout");
   o.io_timeout = seconds_option(io_timeout_s, "--io-timeout");
-  o.virtual_net = virtual_net;
+  if (virt) o.virtual_link = profile::read_link_params(virtual_net);
   return o;
 }
 

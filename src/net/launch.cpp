@@ -4,7 +4,6 @@
 
 #include "common/error.hpp"
 #include "net/virtual_network.hpp"
-#include "profile/link_params_json.hpp"
 
 namespace commgauge::net {
 
@@ -49,26 +48,15 @@ std::unique_ptr<PairRunner> make_runner(const TransportOptions& options, int& ar
   const bool mpi = options.kind == "mpi";
   const bool tcp = options.kind == "tcp";
   const bool virt = options.kind == "virtual";
-  if (!mpi && !tcp && !virt) {
-    throw InputError("--transport",
-                     fmt::format("expected mpi, tcp or virtual, got \"{}\"", options.kind));
-  }
-  if (options.peer && !tcp) throw InputError("--peer", "only applies to --transport tcp");
-  if (!options.virtual_net.empty() && !virt) {
-    throw InputError("--virtual-net", "only applies to --transport virtual");
-  }
-  if (virt && options.virtual_net.empty()) {
-    throw InputError("--transport virtual", "needs --virtual-net FILE.json (link parameters)");
-  }
-  if (!mpi && options.clock != "steady") {
-    throw InputError("--clock",
-                     fmt::format("{} is only available with --transport mpi", options.clock));
-  }
-  if (!(options.io_timeout.count() > 0)) throw InputError("--io-timeout", "must be positive");
-  if (!(options.connect_timeout.count() > 0)) {
-    throw InputError("--connect-timeout", "must be positive");
-  }
-  if (virt) return std::make_unique<VirtualRunner>(profile::read_link_params(options.virtual_net));
+  // The CLI checks which options go with which transport (cli/options.cpp); this is the
+  // library's own contract.
+  if (!mpi && !tcp && !virt)
+    throw InputError(fmt::format("unknown transport \"{}\" (mpi, tcp or virtual)", options.kind));
+  if (virt != options.virtual_link.has_value())
+    throw InputError("link parameters are for the virtual network, and it needs them");
+  if (!(options.io_timeout.count() > 0) || !(options.connect_timeout.count() > 0))
+    throw InputError("the TCP time limits must be positive");
+  if (virt) return std::make_unique<VirtualRunner>(*options.virtual_link);
   if (tcp) return std::make_unique<TcpRunner>(options);
   return make_mpi_runner(options, argc, argv);
 }

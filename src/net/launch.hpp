@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "model/link_params.hpp"
 #include "net/socket.hpp"
 #include "net/tcp_session.hpp"
 #include "net/transport.hpp"
@@ -23,7 +24,7 @@ struct TransportOptions {
   std::optional<HostPort> peer;  ///< TCP peer; empty: start one on 127.0.0.1
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds io_timeout{10000};
-  std::string virtual_net;  ///< link-parameter file for the virtual network
+  std::optional<model::LinkParams> virtual_link;  ///< the virtual network's link (kind virtual)
 };
 
 class PairRunner {

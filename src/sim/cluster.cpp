@@ -56,18 +56,6 @@ Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin) 
   return c;
 }
 
-Cluster read_cluster(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string(), "cannot open the cluster file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path.string(), fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
-  }
-  return cluster_from_json(doc, path.string());
-}
-
 std::vector<std::uint32_t> recorded_placement(const nlohmann::json& index, std::uint32_t ranks) {
   std::vector<std::uint32_t> nodes(ranks, 0);
   if (!index.contains("placement") || !index["placement"].is_array()) return nodes;

@@ -22,7 +22,6 @@ struct Cluster {
 
 /// Reads a cluster file (JSON: {"nodes", "cores_per_node", "link_classes": {"same_node",
 /// "different_nodes"}}); errors name the file and the field.
-Cluster read_cluster(const std::filesystem::path& path);
 Cluster cluster_from_json(const nlohmann::json& doc, const std::string& origin);
 
 /// The node of every rank. `spec` is recorded | rrn | rrp | random:SEED | FILE (one node number

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "profile/json_file.hpp"
 #include "profile/link_params_json.hpp"
 
 namespace commgauge::sim {
@@ -34,8 +33,8 @@ Network::Network(const std::string& model_name,
     any = true;
   }
   if (!any)
-    throw InputError("--profile",
-                     fmt::format("has neither link class \"{}\" nor \"{}\"", *names[0], *names[1]));
+    throw InputError(
+        fmt::format("the links have neither class \"{}\" nor \"{}\"", *names[0], *names[1]));
   for (const auto& m : models_) {
     if (m && m->link().poll_us > 0) {
       failed_poll_ = model::to_picoseconds(m->link().poll_us);
@@ -59,20 +58,12 @@ const model::CommModel& Network::model_for(std::int32_t source, std::int32_t des
   const int i = same_node(source, destination) ? 0 : 1;
   if (!models_[i]) {
     throw InputError(
-        "--profile",
-        fmt::format("has no link class \"{}\", but ranks {} and {} are placed on {} "
+        fmt::format("the links have no class \"{}\", but ranks {} and {} are placed on {} "
                     "(nodes {} and {})",
                     missing_[i], source, destination, i == 0 ? "one node" : "different nodes",
                     node(source), node(destination)));
   }
   return *models_[i];
-}
-
-std::map<std::string, model::LinkParams> read_links(const std::filesystem::path& path,
-                                                    const Cluster& cluster,
-                                                    profile::ParameterSet set) {
-  return profile::links_of_document(profile::read_json_file(path), path.string(),
-                                    {cluster.same_node_class, cluster.different_nodes_class}, set);
 }
 
 }  // namespace commgauge::sim

@@ -10,7 +10,6 @@
 
 #include "model/cost.hpp"
 #include "model/models.hpp"
-#include "profile/profile.hpp"
 #include "sim/cluster.hpp"
 
 namespace commgauge::sim {
@@ -71,11 +70,5 @@ class Network {
   model::Picoseconds comm_creation_ = 0;
   model::Picoseconds comm_release_ = 0;
 };
-
-/// The links of a profile file (every class) or of a single link-parameter document (used for
-/// both classes, under the names the cluster gives them), in the parameter set asked for.
-std::map<std::string, model::LinkParams> read_links(
-    const std::filesystem::path& path, const Cluster& cluster,
-    profile::ParameterSet set = profile::ParameterSet::calibrated);
 
 }  // namespace commgauge::sim
