@@ -14,12 +14,14 @@
 #include "sim/event_queue.hpp"
 #include "sim/huge_pages.hpp"
 #include "sim/link_sharing.hpp"
+#include "trace/call_semantics.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
 
 namespace commgauge::sim {
 
 using model::Picoseconds;
+using trace::CallKind;
 using trace::Event;
 
 Noise parse_noise(const std::string& text) {
@@ -111,35 +113,6 @@ constexpr std::uint32_t kNone = UINT32_MAX;
 /// Collectives match on their own context, as in Open MPI (a communicator's collective traffic
 /// never matches its point-to-point receives).
 constexpr std::uint64_t kCollectiveContext = 1ULL << 63;
-
-// What the replay does with a call, from the function table's recorder pattern.
-enum class CallKind : std::uint8_t {
-  ignore,  // communicator management and other modeled calls that cost nothing here
-  init,
-  finalize,
-  abort,
-  send,
-  isend,
-  recv,
-  irecv,
-  sendrecv,
-  send_init,
-  recv_init,
-  start,
-  wait,       // Wait, Waitall: completions are the recorded ones
-  wait_some,  // Waitany, Waitsome: a recorded completion not yet simulated is forced
-  test,       // Test*, successful: every recorded completion not yet simulated is forced
-  probe,
-  iprobe,
-  mrecv,
-  imrecv,
-  cancel,
-  request_free,
-  collective,
-  comm_creation,  // a communicator made collectively from a parent: see start_call
-  comm_free,      // local work only
-  opaque,
-};
 
 enum class SendMode : std::uint8_t { standard, synchronous, ready, buffered };
 
@@ -272,7 +245,7 @@ struct RareState {
 // each rank once per event, from memory: the fewer cache lines, the faster).
 struct Rank {
   Phase phase = Phase::read;
-  CallKind call = CallKind::ignore;
+  CallKind call = CallKind::none;
   bool in_call = false;
   bool blocked = false;
   bool started = false;  // MPI_Init seen
@@ -336,61 +309,12 @@ std::optional<collectives::Operation> operation_of(std::string_view function_nam
   return std::nullopt;
 }
 
+// The replay's meaning of a call is the one of trace/call_semantics; a collective the replay
+// has no operation for charges nothing.
 CallKind kind_of(const trace::FunctionInfo& f) {
-  using trace::FunctionClass;
-  if (f.function_class == FunctionClass::opaque) return CallKind::opaque;
-  if (f.function_class == FunctionClass::local) return CallKind::ignore;
-  const std::string_view p = f.pattern;
-  if (f.function_class == FunctionClass::special) {
-    if (p == "init") return CallKind::init;
-    if (p == "finalize") return CallKind::finalize;
-    if (p == "abort") return CallKind::abort;
-    return CallKind::ignore;
-  }
-  static const std::map<std::string_view, CallKind> by_pattern = {
-      {"send", CallKind::send},
-      {"isend", CallKind::isend},
-      {"recv", CallKind::recv},
-      {"irecv", CallKind::irecv},
-      {"sendrecv", CallKind::sendrecv},
-      {"sendrecv_replace", CallKind::sendrecv},
-      {"send_init", CallKind::send_init},
-      {"recv_init", CallKind::recv_init},
-      {"start", CallKind::start},
-      {"startall", CallKind::start},
-      {"wait", CallKind::wait},
-      {"waitall", CallKind::wait},
-      {"waitany", CallKind::wait_some},
-      {"waitsome", CallKind::wait_some},
-      {"test", CallKind::test},
-      {"testall", CallKind::test},
-      {"testany", CallKind::test},
-      {"testsome", CallKind::test},
-      {"probe", CallKind::probe},
-      {"mprobe", CallKind::probe},
-      {"iprobe", CallKind::iprobe},
-      {"improbe", CallKind::iprobe},
-      {"mrecv", CallKind::mrecv},
-      {"imrecv", CallKind::imrecv},
-      {"cancel", CallKind::cancel},
-      {"request_free", CallKind::request_free},
-      // Collective over the parent communicator, blocking (Comm_idup, Comm_create_group and
-      // Intercomm_create involve other groups and stay free).
-      {"comm_dup", CallKind::comm_creation},
-      {"comm_dup_with_info", CallKind::comm_creation},
-      {"comm_split", CallKind::comm_creation},
-      {"comm_split_type", CallKind::comm_creation},
-      {"comm_create", CallKind::comm_creation},
-      {"cart_create", CallKind::comm_creation},
-      {"cart_sub", CallKind::comm_creation},
-      {"graph_create", CallKind::comm_creation},
-      {"dist_graph_create", CallKind::comm_creation},
-      {"dist_graph_create_adjacent", CallKind::comm_creation},
-      {"comm_free", CallKind::comm_free},
-  };
-  if (const auto it = by_pattern.find(p); it != by_pattern.end()) return it->second;
-  // Collectives: the pattern names the recorder; the function names the operation.
-  return operation_of(f.name) ? CallKind::collective : CallKind::ignore;
+  const CallKind k = trace::semantics_of(f).kind;
+  if (k == CallKind::collective && !operation_of(f.name)) return CallKind::none;
+  return k;
 }
 
 SendMode send_mode(std::uint32_t function) {
@@ -1314,7 +1238,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       if (!e.completions.empty() && e.completions[0].source >= 0)
         start_probe(r, e.comm, e.completions[0].source, e.completions[0].tag);
       break;
-    case CallKind::ignore:
+    case CallKind::none:
     case CallKind::init:
     case CallKind::iprobe:
       break;

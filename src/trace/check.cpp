@@ -1,4 +1,5 @@
 #include "trace/check.hpp"
+#include "trace/call_semantics.hpp"
 #include "trace/json_fields.hpp"
 
 #include <algorithm>
@@ -120,13 +121,6 @@ bool same_size_on_all_members(std::string_view pattern) {
 bool rooted(std::string_view pattern) {
   return pattern == "bcast" || pattern == "reduce" || pattern == "gather" || pattern == "scatter" ||
          pattern == "gatherv" || pattern == "scatterv";
-}
-
-bool collective(std::string_view pattern) {
-  return pattern == "barrier" || rooted(pattern) || pattern == "allreduce" ||
-         pattern == "reduce_scatter" || pattern == "reduce_scatter_block" ||
-         pattern == "allgather" || pattern == "allgatherv" || pattern == "alltoall" ||
-         pattern == "alltoallv" || pattern == "alltoallw";
 }
 
 class Checker {
@@ -511,7 +505,7 @@ void Checker::process(std::uint32_t r, const Event& e) {
       rs.persistent.erase(e.requests.front());
     }
     return;
-  } else if (collective(p)) {
+  } else if (semantics_of(e.function).collective) {
     check_collective(r, s, e, p);
     add_request(Kind::collective, 0, 0, 0);
   } else if (p == "comm_idup") {
@@ -519,7 +513,7 @@ void Checker::process(std::uint32_t r, const Event& e) {
   } else if (info->function_class == FunctionClass::opaque) {
     add_request(Kind::other, 0, 0, 0);
   }
-  if (completes_requests(p)) {
+  if (semantics_of(e.function).completes_requests) {
     for (const Completion& c : e.completions)
       complete(r, s, c, end_ns);
   }

@@ -1,4 +1,5 @@
 #include "trace/export_simgrid.hpp"
+#include "trace/call_semantics.hpp"
 #include "trace/json_fields.hpp"
 
 #include <algorithm>
@@ -578,7 +579,7 @@ void RankExporter::process(const Event& e) {
       requests_[e.request].kind = K::p2p_recv;
       push(Item::message(Item::Kind::irecv, source, Key{e.comm, tag}, e.bytes, e.request));
     }
-  } else if (collectives::parse_operation(p)) {
+  } else if (semantics_of(e.function).collective) {
     if (e.has(kRequest)) {  // nonblocking: replayed where it completes
       ExportRequest& r = new_request(K::collective);
       r.collective = e;
@@ -590,7 +591,7 @@ void RankExporter::process(const Event& e) {
     new_request(K::none);  // its completion carries nothing to replay
   }
   // Completions (the Wait/Test family, Request_free of an active request).
-  if (completes_requests(p))
+  if (semantics_of(e.function).completes_requests)
     for (const Completion& c : e.completions)
       complete(c);
   flush();

@@ -44,8 +44,5 @@ std::string_view to_string(FunctionClass c) {
   return "unknown";
 }
 
-bool completes_requests(std::string_view pattern) {
-  return pattern.starts_with("wait") || pattern.starts_with("test") || pattern == "request_free";
-}
 
 }  // namespace commgauge::trace

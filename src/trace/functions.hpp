@@ -35,9 +35,5 @@ std::string_view function_name(std::uint32_t id);
 
 std::string_view to_string(FunctionClass c);
 
-/// Whether a call of this recorder pattern completes the requests its completions name: the
-/// Wait and Test families and Request_free (of an active request). Completions recorded on any
-/// other call are statuses (Recv, Sendrecv, Probe) or nothing; every reader reads them so.
-bool completes_requests(std::string_view pattern);
 
 }  // namespace commgauge::trace

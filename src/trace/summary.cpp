@@ -1,4 +1,5 @@
 #include "trace/summary.hpp"
+#include "trace/call_semantics.hpp"
 #include "trace/json_fields.hpp"
 
 #include <algorithm>
@@ -19,15 +20,6 @@ void keep_largest(std::vector<MessageRecord>& largest, std::size_t k, const Mess
     largest.pop_back();
     largest.insert(std::upper_bound(largest.begin(), largest.end(), m, smaller), m);
   }
-}
-
-bool is_collective(std::string_view pattern) {
-  static const std::string_view kCollectives[] = {
-      "barrier",  "bcast",     "reduce",   "allreduce", "reduce_scatter", "reduce_scatter_block",
-      "gather",   "scatter",   "gatherv",  "scatterv",  "allgather",      "allgatherv",
-      "alltoall", "alltoallv", "alltoallw"};
-  return std::find(std::begin(kCollectives), std::end(kCollectives), pattern) !=
-         std::end(kCollectives);
 }
 
 }  // namespace
@@ -119,7 +111,7 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       if (info != nullptr && info->function_class == FunctionClass::opaque)
         ++s.unmodeled[e.function];
       if (info != nullptr && e.has(kBytes)) {
-        const bool collective = is_collective(info->pattern);
+        const bool collective = semantics_of(e.function).collective;
         keep_largest(s.largest, largest_messages,
                      {e.function, r, collective ? -1 : e.peer, e.bytes, reader.event_count() - 1});
       }

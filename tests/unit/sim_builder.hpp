@@ -18,9 +18,9 @@ namespace commgauge::testing {
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(std::uint32_t ranks) : ranks_(ranks) {
+  explicit TraceBuilder(std::uint32_t ranks, std::uint32_t init = trace::fn::Init) : ranks_(ranks) {
     for (std::uint32_t r = 0; r < ranks; ++r)
-      call(r, trace::fn::Init, [](trace::Event&) {});
+      call(r, init, [](trace::Event&) {});
   }
 
   /// Computation on `rank` before its next call.
