@@ -1,5 +1,6 @@
 #include "model/cost.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -50,6 +51,9 @@ CostModel::CostModel(const LinkParams& link)
          r.rendezvous, r.progress,
          to_picoseconds(r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us),
          to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
+    Range& c = ranges_.back();
+    const std::int64_t largest_fs = std::max({c.O_s_fs, c.O_r_fs, c.G_fs, std::int64_t{1}});
+    c.unchecked_up_to_bytes = static_cast<std::uint64_t>((INT64_MAX - 500) / largest_fs);
   }
 }
 
@@ -61,10 +65,20 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   c.bytes = bytes;
   c.rendezvous = r.rendezvous;
   c.progress = r.progress;
-  c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
-  c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);
-  c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, bytes);
-  c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
+  if (bytes <= r.unchecked_up_to_bytes) [[likely]] {
+    // Every product below 2^63 fs, so every cost below 2^53 ps: no check needed (one compare
+    // per message instead of four; measured in BM_MessageCost).
+    const auto n = static_cast<std::int64_t>(bytes), n1 = static_cast<std::int64_t>(k_minus_1);
+    c.send_overhead = r.o_s + (n * r.O_s_fs + 500) / 1000;
+    c.transfer = latency_ + (n1 * r.G_fs + 500) / 1000;
+    c.recv_overhead = r.o_r + (n * r.O_r_fs + 500) / 1000;
+    c.gap = r.g + (n1 * r.G_fs + 500) / 1000;
+  } else {
+    c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
+    c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);
+    c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, bytes);
+    c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
+  }
   c.latency = latency_;
   c.control_send = r.ctrl_s;
   c.control_recv = r.ctrl_r;

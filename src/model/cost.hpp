@@ -57,7 +57,8 @@ class CostModel {
     std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
     bool rendezvous;
     Progress progress;
-    Picoseconds ctrl_s, ctrl_r;  // o' for sending / receiving a control message
+    Picoseconds ctrl_s, ctrl_r;               // o' for sending / receiving a control message
+    std::uint64_t unchecked_up_to_bytes = 0;  // every n x fs product fits 63 bits up to here
   };
   LinkParams link_;
   Picoseconds latency_;

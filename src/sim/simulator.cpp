@@ -506,6 +506,14 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   result_.ranks = n;
 }
 
+namespace {
+[[noreturn, gnu::cold]] void past_the_clock() {
+  throw TimeRangeError(
+      fmt::format("the simulated time passes {:.0f} days, beyond the range of the simulated clock",
+                  static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
+}
+}  // namespace
+
 void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
   if (time < now_) {
     // Nothing may happen before the event being processed; should a path compute such a time,
@@ -513,11 +521,8 @@ void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
     ++clamped_events_;
     time = now_;
   }
-  if (time > model::kMaxSimulatedTimePs)
-    throw TimeRangeError(
-        fmt::format("the simulated time passes {:.0f} days, beyond the range of "
-                    "the simulated clock",
-                    static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
+  if (time > model::kMaxSimulatedTimePs) [[unlikely]]
+    past_the_clock();
   queue_.push({time, seq_++, target, kind});
 }
 
