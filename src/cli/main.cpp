@@ -1,5 +1,6 @@
 // commgauge: what does communication cost here, and how long will this MPI program take there?
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,21 @@ int report_error(const char* kind, const std::exception& e, int status) {
   if (!primary_process() && status == 2) std::this_thread::sleep_for(std::chrono::seconds(30));
   std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
   return status;
+}
+
+// An error below the CLI names an option by its name in the options (min_rounds, placement
+// recorded); shown as the flag of the command that ran (--min-rounds) where it has one.
+commgauge::InputError as_flag(const CLI::App& app, const commgauge::InputError& e) {
+  const std::string& where = e.where();
+  if (where.empty() || where.front() == '-') return e;
+  const std::size_t space = where.find(' ');
+  std::string flag = "--" + where.substr(0, space);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (sub->get_option_no_throw(flag) != nullptr)
+      return {flag + (space == std::string::npos ? "" : where.substr(space)), e.detail()};
+  }
+  return e;
 }
 
 }  // namespace
@@ -80,7 +96,7 @@ int main(int argc, char** argv) {
   try {
     return action(argc, argv);
   } catch (const commgauge::InputError& e) {
-    return report_error("error: ", e, 2);
+    return report_error("error: ", as_flag(app, e), 2);
   } catch (const commgauge::TransportError& e) {
     return report_error("transport error: ", e, 3);
   } catch (const commgauge::sim::DeadlockError& e) {

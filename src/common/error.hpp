@@ -9,11 +9,18 @@ namespace commgauge {
 
 /// Bad user input: a command-line value, a parameter file, a scheme, a trace.
 /// `where` is "file:line" or "file: /json/pointer" or an option name; it prefixes the message.
+/// Below the CLI, `where` names an option by its name in the options' structure (min_rounds,
+/// placement): the CLI shows it as its flag (--min-rounds) when the command has one.
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
   InputError(const std::string& where, const std::string& message)
-      : std::runtime_error(where + ": " + message) {}
+      : std::runtime_error(where + ": " + message), where_(where), detail_(message) {}
+  const std::string& where() const { return where_; }    ///< empty if none was given
+  const std::string& detail() const { return detail_; }  ///< the message without `where`
+
+ private:
+  std::string where_, detail_;
 };
 
 /// A time that does not fit the simulator's clock (integer picoseconds): a message so large, or a

@@ -12,18 +12,18 @@
 namespace commgauge::measure {
 
 void LatencyOptions::validate() const {
-  if (sizes.empty()) throw InputError("--sizes", "at least one message size is needed");
-  if (trials == 0) throw InputError("--trials", "must be at least 1");
-  if (min_trials == 0) throw InputError("--min-trials", "must be at least 1");
+  if (sizes.empty()) throw InputError("sizes", "at least one message size is needed");
+  if (trials == 0) throw InputError("trials", "must be at least 1");
+  if (min_trials == 0) throw InputError("min_trials", "must be at least 1");
   if (!(rse_target >= 0) || !std::isfinite(rse_target)) {
-    throw InputError("--rse-target", "must be a number >= 0 (0: always run --trials)");
+    throw InputError("rse_target", "must be a number >= 0 (0: always run all trials)");
   }
-  if (npp_init == 0) throw InputError("--npp-init", "must be at least 1");
-  if (npp_trials == 0) throw InputError("--npp-trials", "must be at least 1");
-  if (!(res_npp > 0)) throw InputError("--res-npp", "must be positive");
-  if (!(cut_coef > 0)) throw InputError("--cut-coef", "must be positive");
-  if (bin_width_us < 0) throw InputError("--bin-width", "must be positive (or 0 for automatic)");
-  if (max_bins < 1) throw InputError("--max-bins", "must be at least 1");
+  if (npp_init == 0) throw InputError("npp_init", "must be at least 1");
+  if (npp_trials == 0) throw InputError("npp_trials", "must be at least 1");
+  if (!(res_npp > 0)) throw InputError("res_npp", "must be positive");
+  if (!(cut_coef > 0)) throw InputError("cut_coef", "must be positive");
+  if (bin_width_us < 0) throw InputError("bin_width", "must be positive (or 0 for automatic)");
+  if (max_bins < 1) throw InputError("max_bins", "must be at least 1");
 }
 
 void to_json(nlohmann::json& j, const LatencyOptions& o) {

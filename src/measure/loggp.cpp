@@ -27,30 +27,31 @@ namespace commgauge::measure {
 
 void LoggpOptions::validate() const {
   if (min_size > max_size) {
-    throw InputError("--min-size",
-                     fmt::format("{} is larger than --max-size {}", min_size, max_size));
+    throw InputError("min_size",
+                     fmt::format("{} is larger than the largest size, {}", min_size, max_size));
   }
   if (n < 2) throw InputError("-n", fmt::format("n must be at least 2 (PRTT(n,.,s)), got {}", n));
   if (delay_us < 0 && delay_us != -1) {
-    throw InputError("--delay", fmt::format("must be >= 0 us, got {}", delay_us));
+    throw InputError("delay", fmt::format("must be >= 0 us, got {}", delay_us));
   }
-  if (!(points_per_octave > 0)) throw InputError("--points-per-octave", "must be positive");
+  if (!(points_per_octave > 0)) throw InputError("points_per_octave", "must be positive");
   if (detector != "joint" && detector != "seed000" && detector != "none") {
-    throw InputError("--detector",
+    throw InputError("detector",
                      fmt::format("expected joint, seed000 or none, got \"{}\"", detector));
   }
-  if (lookahead < 1) throw InputError("--lookahead", "must be at least 1");
-  if (!(pfact > 0)) throw InputError("--pfact", "must be positive");
+  if (lookahead < 1) throw InputError("lookahead", "must be at least 1");
+  if (!(pfact > 0)) throw InputError("pfact", "must be positive");
   if (!(refine_tolerance >= 0) || refine_tolerance >= 1) {
-    throw InputError("--refine-tolerance", "must be in [0, 1)");
+    throw InputError("refine_tolerance", "must be in [0, 1)");
   }
-  if (!(ci_target > 0)) throw InputError("--ci-target", "must be positive");
-  if (min_rounds < 1) throw InputError("--min-rounds", "must be at least 1");
-  if (max_rounds < min_rounds) throw InputError("--max-rounds", "must be at least --min-rounds");
-  if (!(budget_s >= 0)) throw InputError("--budget", "must be >= 0 seconds");
-  if (max_messages == 0) throw InputError("--max-messages", "must be positive");
-  if (max_bytes == 0) throw InputError("--max-bytes", "must be positive");
-  if (sweep_sizes().size() < 2) throw InputError("--sizes", "at least 2 message sizes are needed");
+  if (!(ci_target > 0)) throw InputError("ci_target", "must be positive");
+  if (min_rounds < 1) throw InputError("min_rounds", "must be at least 1");
+  if (max_rounds < min_rounds)
+    throw InputError("max_rounds", "must be at least the smallest number of rounds");
+  if (!(budget_s >= 0)) throw InputError("budget", "must be >= 0 seconds");
+  if (max_messages == 0) throw InputError("max_messages", "must be positive");
+  if (max_bytes == 0) throw InputError("max_bytes", "must be positive");
+  if (sweep_sizes().size() < 2) throw InputError("sizes", "at least 2 message sizes are needed");
 }
 
 std::vector<std::uint64_t> LoggpOptions::sweep_sizes() const {
@@ -944,10 +945,10 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     if (!session.affordable({one.messages * rounds, one.bytes * rounds})) {
       finish_prtt(t);
       throw InputError(
-          "--max-bytes",
+          "max_bytes",
           fmt::format("the first {} rounds of this sweep need {} messages and {:.3g} GB, above "
-                      "the budget of {} messages and {:.3g} GB: raise --max-bytes/--max-messages "
-                      "or lower --max-size",
+                      "the budget of {} messages and {:.3g} GB: raise max_bytes/max_messages "
+                      "or lower max_size",
                       o.min_rounds, std::llround(one.messages * rounds), one.bytes * rounds / 1e9,
                       o.max_messages, static_cast<double>(o.max_bytes) / 1e9));
     }
@@ -985,7 +986,7 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   r.budget_exhausted = session.exhausted();
   if (r.budget_exhausted) {
     r.notes.push_back(
-        "a budget (--max-bytes, --max-messages or --budget) cut extra rounds or refinement short");
+        "a budget (max_bytes, max_messages or budget) cut extra rounds or refinement short");
   }
   r.stable_points = static_cast<std::uint32_t>(
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.converged; }));

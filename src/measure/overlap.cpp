@@ -18,13 +18,13 @@ namespace commgauge::measure {
 
 void OverlapOptions::validate() const {
   if (sizes.empty() && min_size > max_size) {
-    throw InputError("--min-size",
-                     fmt::format("{} is larger than --max-size {}", min_size, max_size));
+    throw InputError("min_size",
+                     fmt::format("{} is larger than the largest size, {}", min_size, max_size));
   }
-  if (repetitions < 1) throw InputError("--repetitions", "must be at least 1");
-  if (!(points_per_octave > 0)) throw InputError("--points-per-octave", "must be positive");
-  if (!(min_comp_us >= 0)) throw InputError("--min-comp", "must be >= 0 us");
-  if (comp_us < 0 && comp_us != -1) throw InputError("--comp-us", "must be >= 0 us");
+  if (repetitions < 1) throw InputError("repetitions", "must be at least 1");
+  if (!(points_per_octave > 0)) throw InputError("points_per_octave", "must be positive");
+  if (!(min_comp_us >= 0)) throw InputError("min_comp", "must be >= 0 us");
+  if (comp_us < 0 && comp_us != -1) throw InputError("comp_us", "must be >= 0 us");
 }
 
 std::vector<std::uint64_t> OverlapOptions::sweep_sizes() const {

@@ -13,8 +13,8 @@
 namespace commgauge::measure {
 
 void TimerOptions::validate() const {
-  if (trials == 0) throw InputError("--timer-trials", "must be at least 1");
-  if (bin_width_us < 0) throw InputError("--bin-width", "must be positive (or 0 for automatic)");
+  if (trials == 0) throw InputError("timer_trials", "must be at least 1");
+  if (bin_width_us < 0) throw InputError("bin_width", "must be positive (or 0 for automatic)");
 }
 
 TimerCharacterization characterize_timer(const net::Clock& clock, const TimerOptions& options) {

@@ -259,7 +259,7 @@ std::unique_ptr<SharingModel> make_sharing_model(const std::string& name, const 
   if (name == "fair") return std::make_unique<FairSharing>();
   if (name == "gige") return std::make_unique<GigeModel>(gige);
   if (name == "myrinet") return std::make_unique<MyrinetModel>();
-  throw InputError("--model",
+  throw InputError("model",
                    fmt::format("unknown sharing model \"{}\" (fair, gige or myrinet)", name));
 }
 

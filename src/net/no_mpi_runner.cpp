@@ -5,13 +5,13 @@
 namespace commgauge::net {
 
 std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions&, int&, char**&) {
-  throw InputError("--transport mpi",
+  throw InputError("transport mpi",
                    "this commgauge was built without MPI; rebuild with Open MPI installed "
                    "(scripts/setup) or use --transport tcp");
 }
 
 std::unique_ptr<Group> make_mpi_group(int&, char**&) {
-  throw InputError("--transport mpi",
+  throw InputError("transport mpi",
                    "this commgauge was built without MPI; rebuild with Open MPI installed "
                    "(scripts/setup) or use --transport tcp");
 }

@@ -134,7 +134,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
   LinkForPrediction out;
   if (format == "commgauge-link-params") {
     if (!link_class.empty()) {
-      throw InputError("--link-class", fmt::format("{} is a single link, not a profile with link "
+      throw InputError("link_class", fmt::format("{} is a single link, not a profile with link "
                                                    "classes",
                                                    path.string()));
     }
@@ -161,7 +161,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
     name = p.classes.contains("intra_node") ? "intra_node" : p.classes.begin()->first;
   const auto it = p.classes.find(name);
   if (it == p.classes.end()) {
-    throw InputError("--link-class",
+    throw InputError("link_class",
                      fmt::format("{} has no link class \"{}\"", path.string(), name));
   }
   out.link = class_link(it->second, fmt::format("{}: /link_classes/{}", path.string(), name), set);

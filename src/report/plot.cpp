@@ -34,11 +34,11 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
   else if (ext == ".svg")
     terminal = "svg size 1100,750 noenhanced";
   else
-    throw InputError("--plot",
+    throw InputError("plot",
                      fmt::format("expected a .png or .svg file, got \"{}\"", output.string()));
 
   char tmpl[] = "/tmp/commgauge-plot-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw InputError("--plot", "cannot create a temporary directory");
+  if (mkdtemp(tmpl) == nullptr) throw InputError("plot", "cannot create a temporary directory");
   const std::filesystem::path dir = tmpl;
   for (const auto& [name, content] : data_files)
     std::ofstream(dir / name) << content;
@@ -61,7 +61,7 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   if (status != 0) {
-    throw InputError("--plot",
+    throw InputError("plot",
                      fmt::format("gnuplot failed (is it installed? scripts/setup installs "
                                  "it): {}",
                                  log.substr(0, 300)));

@@ -13,7 +13,7 @@ namespace commgauge::report {
 TimelineWriter::TimelineWriter(const std::filesystem::path& path) : path_(path) {
   out_ = std::fopen(path.c_str(), "w");
   if (out_ == nullptr)
-    throw InputError("--timeline",
+    throw InputError("timeline",
                      fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
   std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
 }
@@ -49,7 +49,7 @@ void TimelineWriter::finish() {
   const int closed = std::fclose(out_);
   out_ = nullptr;
   if (failed || closed != 0)
-    throw InputError("--timeline", "could not write " + path_.string() + " completely");
+    throw InputError("timeline", "could not write " + path_.string() + " completely");
 }
 
 }  // namespace commgauge::report

@@ -86,7 +86,7 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
   if (spec == "recorded") {
     for (auto n : recorded) {
       if (n >= cluster.nodes)
-        throw InputError("--placement recorded",
+        throw InputError("placement recorded",
                          fmt::format("the trace uses {} nodes, the cluster ({}) has {}", n + 1,
                                      cluster.origin, cluster.nodes));
     }
@@ -95,7 +95,7 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
   const std::uint64_t slots = std::uint64_t{cluster.nodes} * cluster.cores_per_node;
   const bool generated = spec == "rrn" || spec == "rrp" || spec.rfind("random:", 0) == 0;
   if (generated && ranks > slots) {
-    throw InputError("--placement " + spec,
+    throw InputError("placement " + spec,
                      fmt::format("{} ranks do not fit on {} nodes x {} cores", ranks, cluster.nodes,
                                  cluster.cores_per_node));
   }
@@ -117,7 +117,7 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
       seed = std::stoull(spec.substr(7), &used);
       if (used != spec.size() - 7) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      throw InputError("--placement",
+      throw InputError("placement",
                        fmt::format("\"{}\": expected random:SEED with an integer SEED", spec));
     }
     // A seeded shuffle of the machine's slots (std::mt19937_64 is specified exactly, and the
@@ -137,7 +137,7 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
   std::ifstream in(spec);
   if (!in)
     throw InputError(
-        "--placement",
+        "placement",
         fmt::format("\"{}\" is not recorded, rrn, rrp, random:SEED or a readable file", spec));
   std::vector<std::uint32_t> per_node(cluster.nodes, 0);
   std::string line;

@@ -26,7 +26,7 @@ using trace::Event;
 
 Noise parse_noise(const std::string& text) {
   auto bad = [&text]() {
-    return InputError("--noise", "'" + text +
+    return InputError("noise", "'" + text +
                                      "': expected exponential:MEAN_US or "
                                      "exponential:MEAN_US:SEED (MEAN_US > 0)");
   };
@@ -1169,7 +1169,7 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
   Picoseconds ps = 0;
   if (options_.compute == ComputeSource::cpu) {
     if (!e.has(trace::kCpu))
-      throw InputError("--compute cpu",
+      throw InputError("compute cpu",
                        fmt::format("{}: the trace has no CPU times (record it with "
                                    "commgauge trace --cpu-time)",
                                    r.reader->file_name()));

@@ -54,7 +54,7 @@ std::vector<std::uint32_t> parse_grid(const std::string& text, int dimensions,
         !part.empty() && part.size() <= 9 &&
         std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoul(part) == 0)
-      throw InputError("--grid", fmt::format("expected {} positive integers joined by 'x' (e.g. "
+      throw InputError("grid", fmt::format("expected {} positive integers joined by 'x' (e.g. "
                                              "{}), got \"{}\"",
                                              dimensions, dimensions == 2 ? "4x3" : "4x3x2", text));
     grid.push_back(static_cast<std::uint32_t>(std::stoul(part)));
@@ -62,13 +62,13 @@ std::vector<std::uint32_t> parse_grid(const std::string& text, int dimensions,
     start = x + 1;
   }
   if (static_cast<int>(grid.size()) != dimensions)
-    throw InputError("--grid", fmt::format("\"{}\" has {} dimensions; halo{}d needs {}", text,
+    throw InputError("grid", fmt::format("\"{}\" has {} dimensions; halo{}d needs {}", text,
                                            grid.size(), dimensions, dimensions));
   std::uint64_t product = 1;
   for (auto d : grid)
     product *= d;
   if (product != ranks)
-    throw InputError("--grid",
+    throw InputError("grid",
                      fmt::format("\"{}\" holds {} ranks, not --ranks {}", text, product, ranks));
   return grid;
 }
@@ -439,22 +439,22 @@ SynthPlan plan_synthetic(const SynthOptions& o) {
     throw InputError(fmt::format("unknown pattern \"{}\" (expected one of: {})", o.pattern,
                                  synth_pattern_names()));
   p.pattern = *pattern;
-  if (o.ranks == 0) throw InputError("--ranks", "must be at least 1");
+  if (o.ranks == 0) throw InputError("ranks", "must be at least 1");
   if (o.ranks > trace::kMaxRanks)
-    throw InputError("--ranks",
+    throw InputError("ranks",
                      fmt::format("at most {} (the trace reader's limit)", trace::kMaxRanks));
-  if (o.iterations == 0) throw InputError("--iterations", "must be at least 1");
-  if (o.ranks_per_node == 0) throw InputError("--ranks-per-node", "must be at least 1");
+  if (o.iterations == 0) throw InputError("iterations", "must be at least 1");
+  if (o.ranks_per_node == 0) throw InputError("ranks_per_node", "must be at least 1");
   if (!std::isfinite(o.compute_us) || o.compute_us < 0)
-    throw InputError("--compute-us", "must be a non-negative number");
+    throw InputError("compute_us", "must be a non-negative number");
   // Times stay exact in a double of picoseconds (2^53 ps is 2.5 hours).
   const double total_ps = o.compute_us * 1e6 * static_cast<double>(o.iterations);
   if (total_ps > 9e15)
-    throw InputError("--compute-us", "x --iterations exceeds 2.5 hours of computation per rank");
+    throw InputError("compute_us", "x iterations exceeds 2.5 hours of computation per rank");
   if (p.pattern == SynthPattern::master_worker && o.ranks < 2)
-    throw InputError("--ranks", "master-worker needs at least 2 ranks (a master and a worker)");
+    throw InputError("ranks", "master-worker needs at least 2 ranks (a master and a worker)");
   const int dims = grid_dimensions(p.pattern);
-  if (!o.grid.empty() && dims == 0) throw InputError("--grid", "applies to halo2d and halo3d only");
+  if (!o.grid.empty() && dims == 0) throw InputError("grid", "applies to halo2d and halo3d only");
   if (p.pattern == SynthPattern::scheme && o.scheme.empty())
     throw InputError("the scheme pattern needs a scheme file: commgauge synth scheme FILE.sch");
   if (p.pattern != SynthPattern::scheme && !o.scheme.empty())

@@ -134,7 +134,7 @@ void expect_one_line_error(const Outcome& o, const std::string& mentions) {
 TEST(LoggpCliErrors, MinAboveMax) {
   expect_one_line_error(
       run({commgauge(), "loggp", "--transport", "tcp", "--min-size", "1MiB", "--max-size", "1KiB"}),
-      "--min-size: 1048576 is larger than --max-size 1024");
+      "--min-size: 1048576 is larger than the largest size, 1024");
 }
 
 TEST(LoggpCliErrors, NBelowTwo) {

@@ -245,14 +245,15 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
   // Bad input: named option, exit 2, nothing written.
   o = run({commgauge(), "synth", "ring", "--ranks", "0", "-o", (dir_ / "x").string()});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_THAT(o.err, HasSubstr("--ranks"));
+  // The library names the option (ranks); the CLI shows the flag.
+  EXPECT_THAT(o.err, HasSubstr("--ranks: must be at least 1"));
   o = run({commgauge(), "synth", "torus", "--ranks", "4", "-o", (dir_ / "x").string()});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("unknown pattern \"torus\""));
   o = run({commgauge(), "synth", "halo2d", "--ranks", "6", "--grid", "4x2", "-o",
            (dir_ / "x").string()});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_THAT(o.err, HasSubstr("--grid"));
+  EXPECT_THAT(o.err, HasSubstr("--grid: "));
   o = run({commgauge(), "synth", "ring", "--ranks", "4", "-o", ring.string()});
   EXPECT_EQ(o.exit_code, 2) << "a trace is never overwritten without --force";
   EXPECT_FALSE(fs::exists(dir_ / "x"));

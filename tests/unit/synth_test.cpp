@@ -476,10 +476,11 @@ TEST_F(Synth, BadInputIsRefused) {
     }
   };
   const fs::path out = dir_ / "out";
-  fails(options("ring", 0, 1, 8, 0), "--ranks", out);
+  // Options are named as in SynthOptions; the CLI shows them as its flags (--ranks).
+  fails(options("ring", 0, 1, 8, 0), "ranks: must be at least 1", out);
   fails(options("spiral", 4, 1, 8, 0), "unknown pattern \"spiral\"", out);
-  fails(options("ring", 4, 0, 8, 0), "--iterations", out);
-  fails(options("ring", 4, 1, 8, -1), "--compute-us", out);
+  fails(options("ring", 4, 0, 8, 0), "iterations: must be at least 1", out);
+  fails(options("ring", 4, 1, 8, -1), "compute_us: must be a non-negative number", out);
   fails(options("master-worker", 1, 1, 8, 0), "at least 2 ranks", out);
   SynthOptions grid = options("halo2d", 12, 1, 8, 0);
   grid.grid = "5x3";

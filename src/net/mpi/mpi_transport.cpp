@@ -40,7 +40,7 @@ MpiEnvironment::~MpiEnvironment() {
 std::unique_ptr<Clock> make_mpi_clock(const std::string& name) {
   if (name == "steady") return std::make_unique<SteadyClock>();
   if (name == "wtime") return std::make_unique<WtimeClock>();
-  throw InputError("--clock", fmt::format("expected steady or wtime, got \"{}\"", name));
+  throw InputError("clock", fmt::format("expected steady or wtime, got \"{}\"", name));
 }
 
 MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
@@ -55,13 +55,13 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
                     size));
   }
   if (source < 0 || source >= size) {
-    throw InputError("--source",
+    throw InputError("source",
                      fmt::format("rank {} does not exist (ranks 0-{})", source, size - 1));
   }
   if (dest < 0 || dest >= size) {
-    throw InputError("--dest", fmt::format("rank {} does not exist (ranks 0-{})", dest, size - 1));
+    throw InputError("dest", fmt::format("rank {} does not exist (ranks 0-{})", dest, size - 1));
   }
-  if (source == dest) throw InputError("--dest", "source and dest must be different ranks");
+  if (source == dest) throw InputError("dest", "source and dest must be different ranks");
   const bool member = world_rank_ == source || world_rank_ == dest;
   // Key the pair so that the source is rank 0 of pair_.
   MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank_ == source ? 0 : 1, &pair_);
