@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <cstdio>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -79,7 +81,8 @@ TEST(LoggpCli, TcpTransport) {
 
 // Open MPI's ob1 switches from eager to rendezvous at the BTL's eager limit, which counts ob1's
 // match header: the first rendezvous size is a little below the limit (limit - 55 with Open MPI
-// 4.1). The switch must be found in one run, marked rendezvous, and bisected to the byte.
+// 4.1). The switch must be found in one run, marked rendezvous, and bisected to the byte (or,
+// where load stopped the bisection and the output says so, bracketed around that byte).
 void expect_rendezvous_switch(const std::vector<std::string>& mca,
                               const std::vector<std::string>& sweep, double limit,
                               const std::string& pml = "") {
@@ -102,7 +105,18 @@ void expect_rendezvous_switch(const std::vector<std::string>& mca,
   const double first = sw["first_bytes"].get<double>();
   EXPECT_GT(first, limit - 128) << sw.dump();
   EXPECT_LE(first, limit) << sw.dump();
-  EXPECT_TRUE(sw["exact"].get<bool>()) << sw.dump();
+  // To the byte where the probe could place every midpoint; where load kept it from placing the
+  // last ones it says so ("exact": false), and its bracket must still hold the true first
+  // rendezvous size, the limit less ob1's 55-byte match header (Open MPI 4.1).
+  if (!sw["exact"].get<bool>()) {
+    EXPECT_LT(sw["below_bytes"].get<double>(), limit - 55) << sw.dump();
+    EXPECT_GE(first, limit - 55) << sw.dump();
+    EXPECT_LE(first - sw["below_bytes"].get<double>(), 64) << sw.dump();
+    std::printf("note: switch bracketed to (%g, %g], not exact\n", sw["below_bytes"].get<double>(),
+                first);
+  } else {
+    EXPECT_EQ(first, limit - 55) << sw.dump();
+  }
   EXPECT_TRUE(sw["confirmed"].get<bool>()) << sw.dump();
   EXPECT_EQ(j["loggps"]["S_bytes"].get<double>(), first);
 }
