@@ -23,7 +23,7 @@ class NullSink : public trace::BlockSink {
 };
 
 synth::SynthOptions options(const std::string& pattern, std::uint32_t ranks,
-                          std::uint32_t iterations) {
+                            std::uint32_t iterations) {
   synth::SynthOptions o;
   o.pattern = pattern;
   o.ranks = ranks;
@@ -35,8 +35,8 @@ synth::SynthOptions options(const std::string& pattern, std::uint32_t ranks,
 
 /// One rank after another of a 1M-rank trace, as write_synthetic_trace does; items are records.
 void rank_records(benchmark::State& state, const std::string& pattern) {
-  const synth::SynthPlan plan =
-      synth::plan_synthetic(options(pattern, 1'000'000, static_cast<std::uint32_t>(state.range(0))));
+  const synth::SynthPlan plan = synth::plan_synthetic(
+      options(pattern, 1'000'000, static_cast<std::uint32_t>(state.range(0))));
   NullSink sink;
   std::uint32_t rank = 0;
   std::uint64_t records = 0;

@@ -8,11 +8,11 @@
 #include "cli/run_guard.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "measure/call_costs.hpp"
 #include "measure/heldout.hpp"
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
-#include "measure/call_costs.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
@@ -283,8 +283,8 @@ void add_profile_command(CLI::App& app, Action& action) {
               "charges it per created communicator): %.4g us [%.4g, %.4g]; MPI_Comm_free: %.4g "
               "us [%.4g, %.4g]\n",
               calls->comm_create->median_us, calls->comm_create->lower_us,
-              calls->comm_create->upper_us, calls->comm_free->median_us,
-              calls->comm_free->lower_us, calls->comm_free->upper_us);
+              calls->comm_create->upper_us, calls->comm_free->median_us, calls->comm_free->lower_us,
+              calls->comm_free->upper_us);
         }
       }
       return 0;

@@ -32,7 +32,7 @@ void to_json(nlohmann::json& j, const CallCostOptions& o);
 void from_json(const nlohmann::json& j, CallCostOptions& o);
 
 struct CallCosts {
-  PrttStat poll;              ///< microseconds per failed test
+  PrttStat poll;                        ///< microseconds per failed test
   std::optional<PrttStat> comm_create;  ///< microseconds per dup, less an allreduce
                                         ///< (where the transport has communicators: MPI)
   std::optional<PrttStat> comm_free;    ///< microseconds per MPI_Comm_free

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/call_costs.hpp"
 #include "measure/heldout.hpp"
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
-#include "measure/call_costs.hpp"
 
 namespace commgauge::measure {
 

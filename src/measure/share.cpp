@@ -18,8 +18,8 @@ void ShareOptions::validate() const {
 std::vector<int> node_of_rank(const std::vector<std::string>& hosts, const ShareOptions& o) {
   if (!o.rank_nodes.empty()) {
     if (o.rank_nodes.size() < hosts.size()) {
-      throw InputError("nodes", fmt::format("maps {} ranks, the run has {}", o.rank_nodes.size(),
-                                              hosts.size()));
+      throw InputError(
+          "nodes", fmt::format("maps {} ranks, the run has {}", o.rank_nodes.size(), hosts.size()));
     }
     return {o.rank_nodes.begin(), o.rank_nodes.begin() + static_cast<std::ptrdiff_t>(hosts.size())};
   }

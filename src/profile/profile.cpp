@@ -135,8 +135,8 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
   if (format == "commgauge-link-params") {
     if (!link_class.empty()) {
       throw InputError("link_class", fmt::format("{} is a single link, not a profile with link "
-                                                   "classes",
-                                                   path.string()));
+                                                 "classes",
+                                                 path.string()));
     }
     out.link = single_link(doc, path.string(), set);
     if (doc.contains("points") && doc["points"].is_array() && !doc["points"].empty()) {
@@ -161,8 +161,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
     name = p.classes.contains("intra_node") ? "intra_node" : p.classes.begin()->first;
   const auto it = p.classes.find(name);
   if (it == p.classes.end()) {
-    throw InputError("link_class",
-                     fmt::format("{} has no link class \"{}\"", path.string(), name));
+    throw InputError("link_class", fmt::format("{} has no link class \"{}\"", path.string(), name));
   }
   out.link = class_link(it->second, fmt::format("{}: /link_classes/{}", path.string(), name), set);
   out.link_class = name;

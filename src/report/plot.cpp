@@ -61,10 +61,9 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   if (status != 0) {
-    throw InputError("plot",
-                     fmt::format("gnuplot failed (is it installed? scripts/setup installs "
-                                 "it): {}",
-                                 log.substr(0, 300)));
+    throw InputError("plot", fmt::format("gnuplot failed (is it installed? scripts/setup installs "
+                                         "it): {}",
+                                         log.substr(0, 300)));
   }
 }
 

@@ -27,8 +27,8 @@ using trace::Event;
 Noise parse_noise(const std::string& text) {
   auto bad = [&text]() {
     return InputError("noise", "'" + text +
-                                     "': expected exponential:MEAN_US or "
-                                     "exponential:MEAN_US:SEED (MEAN_US > 0)");
+                                   "': expected exponential:MEAN_US or "
+                                   "exponential:MEAN_US:SEED (MEAN_US > 0)");
   };
   const std::string kind = "exponential:";
   if (text.rfind(kind, 0) != 0) throw bad();
@@ -1169,10 +1169,9 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
   Picoseconds ps = 0;
   if (options_.compute == ComputeSource::cpu) {
     if (!e.has(trace::kCpu))
-      throw InputError("compute cpu",
-                       fmt::format("{}: the trace has no CPU times (record it with "
-                                   "commgauge trace --cpu-time)",
-                                   r.reader->file_name()));
+      throw InputError("compute cpu", fmt::format("{}: the trace has no CPU times (record it with "
+                                                  "commgauge trace --cpu-time)",
+                                                  r.reader->file_name()));
     // CPU time since the previous event ended, less what this call itself used (at most its
     // duration).
     const double call_ns = r.duration_ns(e.end_tick - e.start_tick);

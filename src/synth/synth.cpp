@@ -55,15 +55,15 @@ std::vector<std::uint32_t> parse_grid(const std::string& text, int dimensions,
         std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoul(part) == 0)
       throw InputError("grid", fmt::format("expected {} positive integers joined by 'x' (e.g. "
-                                             "{}), got \"{}\"",
-                                             dimensions, dimensions == 2 ? "4x3" : "4x3x2", text));
+                                           "{}), got \"{}\"",
+                                           dimensions, dimensions == 2 ? "4x3" : "4x3x2", text));
     grid.push_back(static_cast<std::uint32_t>(std::stoul(part)));
     if (x == std::string::npos) break;
     start = x + 1;
   }
   if (static_cast<int>(grid.size()) != dimensions)
     throw InputError("grid", fmt::format("\"{}\" has {} dimensions; halo{}d needs {}", text,
-                                           grid.size(), dimensions, dimensions));
+                                         grid.size(), dimensions, dimensions));
   std::uint64_t product = 1;
   for (auto d : grid)
     product *= d;

@@ -44,5 +44,4 @@ std::string_view to_string(FunctionClass c) {
   return "unknown";
 }
 
-
 }  // namespace commgauge::trace

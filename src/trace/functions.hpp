@@ -35,5 +35,4 @@ std::string_view function_name(std::uint32_t id);
 
 std::string_view to_string(FunctionClass c);
 
-
 }  // namespace commgauge::trace

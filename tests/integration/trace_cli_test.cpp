@@ -276,8 +276,9 @@ TEST_F(TraceTest, HpccOnFourOversubscribedRanksIsTracedCheckedAndReplayed) {
 TEST_F(TraceTest, LammpsFromDebianIsTracedCheckedAndReplayed) {
   ASSERT_TRUE(fs::exists("/usr/bin/lmp")) << "lammps is not installed (scripts/setup installs it)";
   const Outcome o =
-      trace(2, {"lmp", "-in", std::string(COMMGAUGE_SOURCE_DIR) + "/tests/tracer/lammps/in.melt",
-                "-log", "none", "-echo", "none", "-screen", (dir_ / "lammps.out").string()},
+      trace(2,
+            {"lmp", "-in", std::string(COMMGAUGE_SOURCE_DIR) + "/tests/tracer/lammps/in.melt",
+             "-log", "none", "-echo", "none", "-screen", (dir_ / "lammps.out").string()},
             {}, std::chrono::seconds(200));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::ifstream screen(dir_ / "lammps.out");

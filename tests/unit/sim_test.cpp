@@ -7,8 +7,8 @@
 #include "model/closed_forms.hpp"
 #include "model/models.hpp"
 #include "sim/simulator.hpp"
-#include "synth/synth.hpp"
 #include "sim_builder.hpp"
+#include "synth/synth.hpp"
 
 namespace commgauge::testing {
 namespace {
@@ -125,28 +125,25 @@ TEST(SimGolden, FailedPollsCostThePollTimeEach) {
 TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) {
   constexpr std::uint32_t kRanks = 4;
   constexpr Picoseconds kLocal = 12'300'000, kFree = 2'250'000;
-  auto agreement = [&](TraceBuilder& b, std::uint32_t r, bool split) {
-    if (split)
-      b.call(r, trace::fn::Allgather, [](trace::Event& e) {
-        e.set(trace::kComm);
-        e.set(trace::kBytes);
-        e.bytes = 8;
-        e.set(trace::kRecvBytes);
-        e.recv_bytes = 8;
-        e.set(trace::kCount);
-        e.count = 2;
-      });
-    b.call(r, trace::fn::Allreduce, [](trace::Event& e) {
+  // A collective over world of `count` ints per member.
+  auto ints = [](std::uint64_t count, bool commutative) {
+    return [=](trace::Event& e) {
       e.set(trace::kComm);
       e.set(trace::kBytes);
-      e.bytes = 4;
+      e.bytes = 4 * count;
       e.set(trace::kRecvBytes);
-      e.recv_bytes = 4;
+      e.recv_bytes = 4 * count;
       e.set(trace::kCount);
-      e.count = 1;
-      e.set(trace::kFlags);
-      e.flags = trace::kCommutative;
-    });
+      e.count = count;
+      if (commutative) {
+        e.set(trace::kFlags);
+        e.flags = trace::kCommutative;
+      }
+    };
+  };
+  auto agreement = [&](TraceBuilder& b, std::uint32_t r, bool split) {
+    if (split) b.call(r, trace::fn::Allgather, ints(2, false));
+    b.call(r, trace::fn::Allreduce, ints(1, true));
   };
   for (const bool split : {true, false}) {
     TraceBuilder made(kRanks), written(kRanks);

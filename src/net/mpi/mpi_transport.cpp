@@ -206,7 +206,8 @@ bool MpiTransport::comm_dup(std::uint32_t count) {
 }
 
 bool MpiTransport::comm_free_all() {
-  for (MPI_Comm& c : duplicates_) MPI_Comm_free(&c);
+  for (MPI_Comm& c : duplicates_)
+    MPI_Comm_free(&c);
   duplicates_.clear();
   return true;
 }
