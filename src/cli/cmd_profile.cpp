@@ -182,9 +182,11 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::optional<measure::HeldOutResult> heldout;
       std::optional<measure::CallCosts> calls;
       const measure::CallCostOptions co;
-      // Held out: a ping-pong at the sizes the loggp sweep skips, and small collectives.
+      // Held out: a ping-pong at the sizes the loggp sweep skips, measured inside loggp's first
+      // rounds (shuffled with the sweep, so both see the same drift and latency mode), and small
+      // collectives in a phase of their own.
+      lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
       measure::HeldOutOptions ho;
-      ho.pingpong_sizes = measure::midpoints(lo.sweep_sizes());
       for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
         ho.collective_sizes.push_back(s);
       if (max_size >= 65536) ho.collective_sizes.push_back(65536);
@@ -256,6 +258,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                             report::overlap_profile_section(*overlap),
                             latency_section,
                             nlohmann::json()};
+      measure::add_loggp_pingpong(*heldout, *loggp);
       const auto predictions = predict_heldout(*heldout, link);
       lc.heldout = report::heldout_json(*heldout, predictions);
       prof.classes[cls] = lc;

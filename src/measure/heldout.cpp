@@ -154,4 +154,19 @@ std::optional<HeldOutResult> measure_heldout(net::Transport& t, const HeldOutOpt
   return r;
 }
 
+void add_loggp_pingpong(HeldOutResult& r, const LoggpResult& loggp) {
+  std::vector<HeldOutPoint> points;
+  for (const auto& h : loggp.heldout) {
+    if (h.one_way_us.empty()) continue;
+    HeldOutPoint p;
+    p.bytes = h.bytes;
+    p.rounds_us = h.one_way_us;
+    p.time = detail::stat_of(h.one_way_us, 1);
+    points.push_back(std::move(p));
+  }
+  if (points.empty()) return;
+  r.pingpong_seed = loggp.seed;
+  r.points.insert(r.points.begin(), points.begin(), points.end());
+}
+
 }  // namespace commgauge::measure

@@ -44,6 +44,9 @@ struct HeldOutPoint {
 struct HeldOutResult {
   std::vector<HeldOutPoint> points;
   std::uint64_t seed = 0;
+  /// Non-zero: the ping-pong points were measured inside a loggp run's rounds, in the order
+  /// drawn from this seed (add_loggp_pingpong), not by measure_heldout.
+  std::uint64_t pingpong_seed = 0;
   bool collectives = false;  ///< false: the transport has none (TCP, virtual network)
   net::Counters source_counters;
   double seconds = 0;
@@ -52,6 +55,10 @@ struct HeldOutResult {
 /// Runs on either end; returns the result on the source.
 std::optional<HeldOutResult> measure_heldout(net::Transport& transport, const HeldOutOptions& o,
                                              ProgressSink* progress);
+
+/// Puts the ping-pong cells a loggp run measured beside its sweep (LoggpOptions::heldout_sizes)
+/// in front of r's points: the same medians and intervals as measure_heldout's own cells.
+void add_loggp_pingpong(HeldOutResult& r, const LoggpResult& loggp);
 
 /// Geometric midpoints between consecutive sizes: the sizes a sweep did not measure.
 std::vector<std::uint64_t> midpoints(const std::vector<std::uint64_t>& sizes);

@@ -52,6 +52,9 @@ void LoggpOptions::validate() const {
   if (max_messages == 0) throw InputError("max_messages", "must be positive");
   if (max_bytes == 0) throw InputError("max_bytes", "must be positive");
   if (sweep_sizes().size() < 2) throw InputError("sizes", "at least 2 message sizes are needed");
+  for (auto h : heldout_sizes) {
+    if (h == 0) throw InputError("heldout_sizes", "a held-out size must be at least 1 byte");
+  }
 }
 
 std::vector<std::uint64_t> LoggpOptions::sweep_sizes() const {
@@ -92,7 +95,8 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"max_bytes", o.max_bytes},
        {"seed", o.seed},
        {"bootstrap", o.bootstrap},
-       {"calibrate", o.calibrate}};
+       {"calibrate", o.calibrate},
+       {"heldout_sizes", o.heldout_sizes}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -116,6 +120,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.seed = j.at("seed");
   o.bootstrap = j.at("bootstrap");
   o.calibrate = j.at("calibrate");
+  o.heldout_sizes = j.value("heldout_sizes", std::vector<std::uint64_t>{});
 }
 
 namespace {
@@ -232,8 +237,12 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
           PrttSpec{PrttKind::server_delay, n, p.bytes, p.delay_us}};
 }
 
+PrttSpec heldout_spec(std::uint64_t bytes) {
+  return {PrttKind::client_delay, 1, bytes, 0};
+}
+
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,
-                std::uint32_t n) {
+                std::uint32_t n, std::span<const std::uint64_t> heldout = {}) {
   std::vector<PrttSpec> plan;
   for (std::size_t i : which) {
     for (const auto& s : specs_of(pts[i], n))
@@ -241,17 +250,28 @@ Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_
     for (std::uint32_t k = 1; k < kSingleReps; ++k)
       plan.push_back(specs_of(pts[i], n)[0]);
   }
+  for (auto h : heldout) {
+    for (std::uint32_t k = 0; k < kSingleReps; ++k)
+      plan.push_back(heldout_spec(h));
+  }
   return cost_of(plan, 1);
 }
 
-// One round over the listed points: their four PRTTs each, all cells in a fresh random order.
+// One round over the listed points: their four PRTTs each, all cells in a fresh random order;
+// with `heldout`, also one held-out PRTT(1,0,s) cell per held-out size (kind 4, never fitted).
 void measure_round(Session& session, std::vector<LoggpPoint>& pts,
-                   const std::vector<std::size_t>& which) {
+                   const std::vector<std::size_t>& which,
+                   std::vector<HeldOutSeries>* heldout = nullptr) {
+  constexpr std::size_t kHeldOut = 4;
   const std::uint32_t n = session.options().n;
-  std::vector<std::pair<std::size_t, std::size_t>> cells;  // (point, kind)
+  std::vector<std::pair<std::size_t, std::size_t>> cells;  // (point or held-out size, kind)
   for (std::size_t i : which) {
     for (std::size_t k = 0; k < 4; ++k)
       cells.emplace_back(i, k);
+  }
+  if (heldout) {
+    for (std::size_t h = 0; h < heldout->size(); ++h)
+      cells.emplace_back(h, kHeldOut);
   }
   std::shuffle(cells.begin(), cells.end(), session.rng());
   // A plan runs each entry's repetitions back to back: PRTT(1,0,s) cells are entries of their
@@ -259,8 +279,8 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   std::vector<PrttSpec> plan;
   std::vector<std::uint32_t> reps;
   for (auto [i, k] : cells) {
-    plan.push_back(specs_of(pts[i], n)[k]);
-    reps.push_back(k == 0 ? kSingleReps : 1);
+    plan.push_back(k == kHeldOut ? heldout_spec((*heldout)[i].bytes) : specs_of(pts[i], n)[k]);
+    reps.push_back(k == 0 || k == kHeldOut ? kSingleReps : 1);
   }
   std::vector<double> value(cells.size());
   for (std::size_t a = 0; a < cells.size();) {
@@ -274,6 +294,10 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   }
   for (std::size_t c = 0; c < cells.size(); ++c) {
     auto [i, k] = cells[c];
+    if (k == kHeldOut) {
+      (*heldout)[i].one_way_us.push_back(value[c] / 2);
+      continue;
+    }
     RoundValues& r = pts[i].rounds;
     std::vector<double>* series[4] = {&r.prtt1, &r.prtt_n0, &r.prtt_nd, &r.prtt_nr};
     series[k]->push_back(value[c]);
@@ -361,7 +385,7 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
     if (round > o.min_rounds && !session.may_spend(round_cost(pts, which, o.n))) break;
     session.report(fmt::format("loggp round {} ({} sizes)", round, which.size()),
                    0.7 * static_cast<double>(round) / static_cast<double>(o.max_rounds));
-    measure_round(session, pts, which);
+    measure_round(session, pts, which, round <= o.min_rounds ? &r.heldout : nullptr);
     r.rounds = round;
     if (round >= o.min_rounds) summarise_points(pts, o);
   }
@@ -935,12 +959,14 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     p.bytes = s;
     r.points.push_back(p);
   }
+  for (std::uint64_t s : o.heldout_sizes)
+    r.heldout.push_back({s, {}});
   // The first rounds must fit the budgets: say so before measuring anything.
   {
     std::vector<std::size_t> all(r.points.size());
     for (std::size_t i = 0; i < all.size(); ++i)
       all[i] = i;
-    const Cost one = round_cost(r.points, all, o.n);
+    const Cost one = round_cost(r.points, all, o.n, o.heldout_sizes);
     const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
     if (!session.affordable({one.messages * rounds, one.bytes * rounds})) {
       finish_prtt(t);

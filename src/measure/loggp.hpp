@@ -57,6 +57,10 @@ struct LoggpOptions {
   std::uint64_t seed = 0;                 ///< order of the cells (0: drawn, then recorded)
   std::uint32_t bootstrap = 200;          ///< resamples of the rounds for the intervals
   bool calibrate = true;  ///< fit the calibrated set (else: the seeds' estimators only)
+  /// Held-out ping-pong sizes (profile's validation): a PRTT(1,0,s) cell per size joins each
+  /// of the first min_rounds rounds, shuffled with the sweep's cells so that drift and the
+  /// machine's latency modes fall on both alike; never used in any fit or detection.
+  std::vector<std::uint64_t> heldout_sizes;
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -182,8 +186,15 @@ struct CalibratedSet {
   bool converged = false;
 };
 
+/// A held-out ping-pong size: its one-way time (PRTT(1,0,s) / 2) in each round it joined.
+struct HeldOutSeries {
+  std::uint64_t bytes = 0;
+  std::vector<double> one_way_us;
+};
+
 struct LoggpResult {
-  std::vector<LoggpPoint> points;  ///< sorted by size
+  std::vector<LoggpPoint> points;      ///< sorted by size
+  std::vector<HeldOutSeries> heldout;  ///< options.heldout_sizes, in that order
   std::vector<LoggpRange> ranges;
   std::vector<std::size_t> changes;   ///< indices into points where a range starts
   std::vector<LoggpSwitch> switches;  ///< one per change, same order
@@ -199,7 +210,7 @@ struct LoggpResult {
   CurveCheck seed_check, calibrated_check;
   net::Counters source_counters;
   net::Counters total_counters;  ///< both directions
-  double seconds = 0;  ///< measuring (source's clock), the analysis after it not included
+  double seconds = 0;            ///< measuring (source's clock), the analysis after it not included
   /// Wall seconds per phase in order: warm-up and rounds, scan, confirmation, bootstrap,
   /// calibration.
   std::vector<std::pair<std::string, double>> phase_seconds;

@@ -9,6 +9,7 @@
 #include "link_fixtures.hpp"
 #include "measure/loggp.hpp"
 #include "measure/loggp_detail.hpp"
+#include "model/models.hpp"
 #include "net/virtual_network.hpp"
 #include "profile/link_params_json.hpp"
 
@@ -115,6 +116,44 @@ TEST(LoggpOnVirtualNetwork, RendezvousRangeIsMarkedAndNetOfTheHandshake) {
   // Both sets reproduce the measured PRTT curves (the calibrated one exactly here).
   EXPECT_LT(r.seed_check.max_abs_all, 0.03);
   EXPECT_LT(r.calibrated_check.max_abs_all, 1e-4);
+}
+
+// Held-out ping-pong cells ride in the first rounds: each is the link's one-way time, one value
+// per first round, and nothing fitted changes (the virtual network is deterministic, so the
+// ranges, switch and calibrated link must equal a run without them).
+TEST(LoggpOnVirtualNetwork, HeldOutCellsAreMeasuredBesideTheSweepAndNeverFitted) {
+  const auto link = loggps_link(model::Progress::dependent);
+  LoggpOptions o;
+  o.seed = 11;
+  const LoggpResult plain = run(link, o);
+  o.heldout_sizes = {3, 700, 12288, 12289, 50000};  // both sides of the rendezvous switch
+  const LoggpResult r = run(link, o);
+  ASSERT_EQ(r.heldout.size(), o.heldout_sizes.size());
+  const auto m = model::make_model("loggps", link);
+  for (std::size_t i = 0; i < r.heldout.size(); ++i) {
+    EXPECT_EQ(r.heldout[i].bytes, o.heldout_sizes[i]);
+    ASSERT_EQ(r.heldout[i].one_way_us.size(), o.min_rounds);
+    for (double v : r.heldout[i].one_way_us)
+      EXPECT_NEAR(v, model::to_microseconds(m.round_trip(r.heldout[i].bytes)) / 2, 1e-6);
+  }
+  ASSERT_EQ(r.ranges.size(), plain.ranges.size());
+  EXPECT_EQ(r.rendezvous_bytes, plain.rendezvous_bytes);
+  // Equal up to rounding (the cells' order, drawn from one generator, differs).
+  const auto a = profile::link_params_to_json(r.link), b = profile::link_params_to_json(plain.link);
+  EXPECT_NEAR(a["L_us"].get<double>(), b["L_us"].get<double>(), 1e-9);
+  ASSERT_EQ(a["ranges"].size(), b["ranges"].size());
+  for (std::size_t k = 0; k < a["ranges"].size(); ++k) {
+    for (const auto& [field, value] : a["ranges"][k].items()) {
+      if (value.is_number_float()) {
+        EXPECT_NEAR(value.get<double>(), b["ranges"][k][field].get<double>(),
+                    1e-9 * std::max(1.0, std::abs(value.get<double>())))
+            << field;
+      } else {
+        EXPECT_EQ(value, b["ranges"][k][field]) << field;
+      }
+    }
+  }
+  EXPECT_GT(r.total_counters.messages, plain.total_counters.messages);
 }
 
 TEST(LoggpOnVirtualNetwork, OverheadAboveGapIsNotReportedAsGap) {
