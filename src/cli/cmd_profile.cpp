@@ -179,17 +179,16 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::optional<measure::LoggpResult> loggp;
       std::optional<measure::OverlapResult> overlap;
       std::optional<measure::LatencyResult> latency;
-      std::optional<measure::HeldOutResult> heldout;
       std::optional<measure::CallCosts> calls;
       const measure::CallCostOptions co;
-      // Held out: a ping-pong at the sizes the loggp sweep skips, measured inside loggp's first
-      // rounds (shuffled with the sweep, so both see the same drift and latency mode), and small
-      // collectives in a phase of their own.
+      // Held out: a ping-pong at the sizes the loggp sweep skips and, over MPI, small
+      // collectives: cells of loggp's first rounds, shuffled with the sweep, never fitted.
       lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
-      measure::HeldOutOptions ho;
-      for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
-        ho.collective_sizes.push_back(s);
-      if (max_size >= 65536) ho.collective_sizes.push_back(65536);
+      if (topts.kind == "mpi") {
+        for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
+          lo.heldout_collective_sizes.push_back(s);
+        if (max_size >= 65536) lo.heldout_collective_sizes.push_back(65536);
+      }
       nlohmann::json transport_context;
       run_guarded(*runner, [&] {
         if (runner->reports())
@@ -208,9 +207,6 @@ void add_profile_command(CLI::App& app, Action& action) {
         });
         runner->run({"latency", la}, [&](net::Transport& t) {
           if (auto r = measure::measure_latency(t, la, timer, &progress)) latency = std::move(r);
-        });
-        runner->run({"heldout", ho}, [&](net::Transport& t) {
-          if (auto r = measure::measure_heldout(t, ho, &progress)) heldout = std::move(r);
         });
         if (topts.kind != "virtual") {
           runner->run({"call-costs", co}, [&](net::Transport& t) {
@@ -258,9 +254,9 @@ void add_profile_command(CLI::App& app, Action& action) {
                             report::overlap_profile_section(*overlap),
                             latency_section,
                             nlohmann::json()};
-      measure::add_loggp_pingpong(*heldout, *loggp);
-      const auto predictions = predict_heldout(*heldout, link);
-      lc.heldout = report::heldout_json(*heldout, predictions);
+      const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
+      const auto predictions = predict_heldout(heldout, link);
+      lc.heldout = report::heldout_json(heldout, predictions);
       prof.classes[cls] = lc;
       if (prof.description.empty()) prof.description = "measured by commgauge profile";
       // Validate what is written exactly as a reader will.
@@ -273,7 +269,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       std::fputs(report::loggp_table(*loggp).c_str(), stdout);
       std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
       std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
-      std::fputs(("\n" + report::heldout_table(*heldout, predictions)).c_str(), stdout);
+      std::fputs(("\n" + report::heldout_table(heldout, predictions)).c_str(), stdout);
       if (calls) {
         std::printf(
             "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "

@@ -55,6 +55,11 @@ void LoggpOptions::validate() const {
   for (auto h : heldout_sizes) {
     if (h == 0) throw InputError("heldout_sizes", "a held-out size must be at least 1 byte");
   }
+  for (auto h : heldout_collective_sizes) {
+    if (h == 0 || h > (std::uint64_t{1} << 30)) {
+      throw InputError("heldout_collective_sizes", "a held-out size must be 1 B to 1 GiB");
+    }
+  }
 }
 
 std::vector<std::uint64_t> LoggpOptions::sweep_sizes() const {
@@ -96,7 +101,8 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"seed", o.seed},
        {"bootstrap", o.bootstrap},
        {"calibrate", o.calibrate},
-       {"heldout_sizes", o.heldout_sizes}};
+       {"heldout_sizes", o.heldout_sizes},
+       {"heldout_collective_sizes", o.heldout_collective_sizes}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -121,6 +127,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.bootstrap = j.at("bootstrap");
   o.calibrate = j.at("calibrate");
   o.heldout_sizes = j.value("heldout_sizes", std::vector<std::uint64_t>{});
+  o.heldout_collective_sizes = j.value("heldout_collective_sizes", std::vector<std::uint64_t>{});
 }
 
 namespace {
@@ -145,7 +152,10 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
   c.bytes = 8 * c.messages;
   for (const auto& s : plan) {
     const double r = reps;
-    if (s.kind == PrttKind::late_receiver) {
+    if (s.kind == PrttKind::allreduce || s.kind == PrttKind::alltoall) {
+      c.messages += 2 * r;  // over the pair: s bytes each way
+      c.bytes += r * 2 * static_cast<double>(s.bytes);
+    } else if (s.kind == PrttKind::late_receiver) {
       c.messages += 3 * r;  // the message, the 1-byte reply, the reported duration
       c.bytes += r * (static_cast<double>(s.bytes) + 9);
     } else {
@@ -237,12 +247,12 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
           PrttSpec{PrttKind::server_delay, n, p.bytes, p.delay_us}};
 }
 
-PrttSpec heldout_spec(std::uint64_t bytes) {
-  return {PrttKind::client_delay, 1, bytes, 0};
+PrttSpec heldout_spec(const HeldOutSeries& h) {
+  return {h.kind, 1, h.bytes, 0};
 }
 
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,
-                std::uint32_t n, std::span<const std::uint64_t> heldout = {}) {
+                std::uint32_t n, std::span<const HeldOutSeries> heldout = {}) {
   std::vector<PrttSpec> plan;
   for (std::size_t i : which) {
     for (const auto& s : specs_of(pts[i], n))
@@ -250,7 +260,7 @@ Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_
     for (std::uint32_t k = 1; k < kSingleReps; ++k)
       plan.push_back(specs_of(pts[i], n)[0]);
   }
-  for (auto h : heldout) {
+  for (const auto& h : heldout) {
     for (std::uint32_t k = 0; k < kSingleReps; ++k)
       plan.push_back(heldout_spec(h));
   }
@@ -258,7 +268,7 @@ Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_
 }
 
 // One round over the listed points: their four PRTTs each, all cells in a fresh random order;
-// with `heldout`, also one held-out PRTT(1,0,s) cell per held-out size (kind 4, never fitted).
+// with `heldout`, also one cell per held-out series (kind 4, never fitted).
 void measure_round(Session& session, std::vector<LoggpPoint>& pts,
                    const std::vector<std::size_t>& which,
                    std::vector<HeldOutSeries>* heldout = nullptr) {
@@ -279,7 +289,7 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   std::vector<PrttSpec> plan;
   std::vector<std::uint32_t> reps;
   for (auto [i, k] : cells) {
-    plan.push_back(k == kHeldOut ? heldout_spec((*heldout)[i].bytes) : specs_of(pts[i], n)[k]);
+    plan.push_back(k == kHeldOut ? heldout_spec((*heldout)[i]) : specs_of(pts[i], n)[k]);
     reps.push_back(k == 0 || k == kHeldOut ? kSingleReps : 1);
   }
   std::vector<double> value(cells.size());
@@ -295,7 +305,8 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   for (std::size_t c = 0; c < cells.size(); ++c) {
     auto [i, k] = cells[c];
     if (k == kHeldOut) {
-      (*heldout)[i].one_way_us.push_back(value[c] / 2);
+      HeldOutSeries& h = (*heldout)[i];
+      h.rounds_us.push_back(h.kind == PrttKind::client_delay ? value[c] / 2 : value[c]);
       continue;
     }
     RoundValues& r = pts[i].rounds;
@@ -960,13 +971,22 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     r.points.push_back(p);
   }
   for (std::uint64_t s : o.heldout_sizes)
-    r.heldout.push_back({s, {}});
+    r.heldout.push_back({PrttKind::client_delay, s, {}});
+  for (std::uint64_t s : o.heldout_collective_sizes) {
+    r.heldout.push_back({PrttKind::allreduce, s, {}});
+    r.heldout.push_back({PrttKind::alltoall, s, {}});
+  }
+  if (!o.heldout_collective_sizes.empty() && t.kind() != "mpi") {
+    finish_prtt(t);
+    throw InputError("heldout_collective_sizes",
+                     fmt::format("the {} transport has no collectives", t.kind()));
+  }
   // The first rounds must fit the budgets: say so before measuring anything.
   {
     std::vector<std::size_t> all(r.points.size());
     for (std::size_t i = 0; i < all.size(); ++i)
       all[i] = i;
-    const Cost one = round_cost(r.points, all, o.n, o.heldout_sizes);
+    const Cost one = round_cost(r.points, all, o.n, r.heldout);
     const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
     if (!session.affordable({one.messages * rounds, one.bytes * rounds})) {
       finish_prtt(t);

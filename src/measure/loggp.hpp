@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/progress.hpp"
+#include "measure/prtt.hpp"
 #include "model/calibration.hpp"
 #include "model/link_params.hpp"
 #include "net/transport.hpp"
@@ -57,10 +58,12 @@ struct LoggpOptions {
   std::uint64_t seed = 0;                 ///< order of the cells (0: drawn, then recorded)
   std::uint32_t bootstrap = 200;          ///< resamples of the rounds for the intervals
   bool calibrate = true;  ///< fit the calibrated set (else: the seeds' estimators only)
-  /// Held-out ping-pong sizes (profile's validation): a PRTT(1,0,s) cell per size joins each
-  /// of the first min_rounds rounds, shuffled with the sweep's cells so that drift and the
-  /// machine's latency modes fall on both alike; never used in any fit or detection.
+  /// Held-out cells (profile's validation), each joining every one of the first min_rounds
+  /// rounds, shuffled with the sweep's cells so that drift and the machine's latency modes fall
+  /// on both alike; never used in any fit or detection. Ping-pong: a PRTT(1,0,s) cell per size;
+  /// collectives (MPI only): an MPI_Allreduce and an MPI_Alltoall cell per size.
   std::vector<std::uint64_t> heldout_sizes;
+  std::vector<std::uint64_t> heldout_collective_sizes;
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -186,15 +189,17 @@ struct CalibratedSet {
   bool converged = false;
 };
 
-/// A held-out ping-pong size: its one-way time (PRTT(1,0,s) / 2) in each round it joined.
+/// A held-out cell's value in each round it joined: a ping-pong's one-way time (kind
+/// client_delay: PRTT(1,0,s) / 2), or one collective call (kind allreduce, alltoall).
 struct HeldOutSeries {
+  PrttKind kind = PrttKind::client_delay;
   std::uint64_t bytes = 0;
-  std::vector<double> one_way_us;
+  std::vector<double> rounds_us;
 };
 
 struct LoggpResult {
   std::vector<LoggpPoint> points;      ///< sorted by size
-  std::vector<HeldOutSeries> heldout;  ///< options.heldout_sizes, in that order
+  std::vector<HeldOutSeries> heldout;  ///< the held-out ping-pong sizes, then the collectives
   std::vector<LoggpRange> ranges;
   std::vector<std::size_t> changes;   ///< indices into points where a range starts
   std::vector<LoggpSwitch> switches;  ///< one per change, same order

@@ -19,6 +19,10 @@ constexpr std::uint64_t kPlan = 0xfe;
 constexpr std::uint64_t kDone = 0xff;
 constexpr std::uint64_t kMaxEntries = 0xffffff;
 
+bool collective(PrttKind k) {
+  return k == PrttKind::allreduce || k == PrttKind::alltoall;
+}
+
 void check(const PrttSpec& s) {
   if (s.n < 1 || s.n > 0xffffff) throw InputError("PRTT: n must be 1..16777215");
   if (!(s.delay_us >= 0) || !std::isfinite(s.delay_us)) {
@@ -27,11 +31,23 @@ void check(const PrttSpec& s) {
   if (s.kind == PrttKind::late_receiver && s.n != 1) {
     throw InputError("PRTT: the late-receiver probe sends one message");
   }
+  if (collective(s.kind) && s.n != 1) throw InputError("PRTT: a collective cell is one call");
+}
+
+// Both ends call the collective; false where the transport has none.
+bool run_collective(net::Transport& t, const PrttSpec& spec) {
+  return spec.kind == PrttKind::allreduce ? t.allreduce(spec.bytes) : t.alltoall(spec.bytes);
 }
 
 // The source's side of one entry, once. The late-receiver probe's time comes from the dest.
 double run_source(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
+  if (collective(spec.kind)) {
+    t.barrier();  // both enter together: the call's time, not the other end's lag
+    const double t0 = t.now_us();
+    if (!run_collective(t, spec)) throw InputError("PRTT: this transport has no collectives");
+    return t.now_us() - t0;
+  }
   if (spec.kind == PrttKind::late_receiver) {
     t.send(s);
     t.recv(1);
@@ -64,6 +80,11 @@ bool dest_reports(const PrttSpec& spec) {
 // its delays overshot d (server delay; taken out of the PRTT by the source).
 double run_dest(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
+  if (collective(spec.kind)) {
+    t.barrier();
+    if (!run_collective(t, spec)) throw TransportError("PRTT: this transport has no collectives");
+    return 0;
+  }
   if (spec.kind == PrttKind::late_receiver) {
     t.compute(spec.delay_us);
     const double t0 = t.now_us();
@@ -138,7 +159,7 @@ net::Counters serve_prtt(net::Transport& t) {
       const std::uint64_t word = t.recv_value();
       const auto kind = static_cast<PrttKind>(word & 0xff);
       if (kind != PrttKind::client_delay && kind != PrttKind::server_delay &&
-          kind != PrttKind::late_receiver) {
+          kind != PrttKind::late_receiver && !collective(kind)) {
         throw TransportError(fmt::format("PRTT: unknown entry kind {:#x}", word));
       }
       spec.kind = kind;

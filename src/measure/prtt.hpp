@@ -17,6 +17,10 @@
 // Busy delays are timed as performed: what a descheduled delay overshoots beyond d (a scheduler
 // slice under load) is taken out of the PRTT, on either side - it is no part of o.
 //
+// allreduce, alltoall (held-out cells of profile's validation, never fitted): both ends call
+//   the collective over the pair with s bytes (alltoall: s per peer); the source's time of one
+//   call. Only where the transport has collectives (MPI).
+//
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
 // posts the next entry's first receive as soon as it has sent a reply, as between the
 // repetitions of one batch, so no entry starts behind command messages.
@@ -29,11 +33,17 @@
 
 namespace commgauge::measure {
 
-enum class PrttKind : std::uint8_t { client_delay = 0, server_delay = 1, late_receiver = 2 };
+enum class PrttKind : std::uint8_t {
+  client_delay = 0,
+  server_delay = 1,
+  late_receiver = 2,
+  allreduce = 3,
+  alltoall = 4,
+};
 
 struct PrttSpec {
   PrttKind kind = PrttKind::client_delay;
-  std::uint32_t n = 1;      ///< messages in the round (>= 1; late_receiver: 1)
+  std::uint32_t n = 1;      ///< messages in the round (>= 1; late_receiver, collectives: 1)
   std::uint64_t bytes = 1;  ///< s
   double delay_us = 0;      ///< d (busy computation, never a sleep)
 };

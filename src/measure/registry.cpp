@@ -4,7 +4,6 @@
 
 #include "common/error.hpp"
 #include "measure/call_costs.hpp"
-#include "measure/heldout.hpp"
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
@@ -19,10 +18,6 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
     }
     if (job.method == "overlap") {
       measure_overlap(transport, job.params.get<OverlapOptions>(), std::nullopt, nullptr);
-      return;
-    }
-    if (job.method == "heldout") {
-      measure_heldout(transport, job.params.get<HeldOutOptions>(), nullptr);
       return;
     }
     if (job.method == "call-costs") {

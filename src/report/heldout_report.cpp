@@ -53,26 +53,11 @@ std::vector<HeldOutSummary> summarise_heldout(const measure::HeldOutResult& r,
 
 std::string heldout_table(const measure::HeldOutResult& r,
                           const std::vector<HeldOutPrediction>& predictions) {
-  const auto rounds_of = [&](bool pingpong) -> std::size_t {
-    for (const auto& pt : r.points) {
-      if ((pt.kind == measure::HeldOutKind::pingpong) == pingpong) return pt.rounds_us.size();
-    }
-    return 0;
-  };
-  std::string how;
-  if (r.pingpong_seed != 0) {
-    how = fmt::format("ping-pong in loggp's first {} rounds, shuffled with its sweep (seed {})",
-                      rounds_of(true), r.pingpong_seed);
-    if (r.collectives)
-      how +=
-          fmt::format("; collectives in {} interleaved rounds, seed {}", rounds_of(false), r.seed);
-  } else {
-    how = fmt::format("{} interleaved rounds, seed {}",
-                      r.points.empty() ? 0 : r.points.front().rounds_us.size(), r.seed);
-  }
-  std::string out =
-      fmt::format("HELD-OUT VALIDATION (never used in any fit: {}{})\n", how,
-                  r.collectives ? "" : "; this transport has no collectives: ping-pong only");
+  std::string out = fmt::format(
+      "HELD-OUT VALIDATION (never used in any fit: cells of loggp's first {} rounds, shuffled with "
+      "its sweep, seed {}{})\n",
+      r.points.empty() ? 0 : r.points.front().rounds_us.size(), r.seed,
+      r.collectives ? "" : "; this transport has no collectives: ping-pong only");
   std::vector<std::string> head = {"kind", "bytes", "measured_us [95 % CI]"};
   for (const auto& p : predictions)
     head.push_back(p.model + " E_rel");
@@ -136,12 +121,11 @@ nlohmann::json heldout_json(const measure::HeldOutResult& r,
   for (const auto& p : predictions) {
     if (!p.not_applicable.empty()) na[p.model] = p.not_applicable;
   }
-  nlohmann::json out = {{"seed", r.seed},       {"collectives", r.collectives},
-                        {"points", points},     {"summary", summary},
-                        {"not_applicable", na}, {"seconds", r.seconds}};
-  // The ping-pong was measured inside loggp's rounds, in the order drawn from loggp's seed.
-  if (r.pingpong_seed != 0) out["pingpong_in_loggp_rounds_seed"] = r.pingpong_seed;
-  return out;
+  return {{"seed", r.seed},
+          {"collectives", r.collectives},
+          {"points", points},
+          {"summary", summary},
+          {"not_applicable", na}};
 }
 
 }  // namespace commgauge::report

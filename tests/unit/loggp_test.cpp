@@ -132,8 +132,8 @@ TEST(LoggpOnVirtualNetwork, HeldOutCellsAreMeasuredBesideTheSweepAndNeverFitted)
   const auto m = model::make_model("loggps", link);
   for (std::size_t i = 0; i < r.heldout.size(); ++i) {
     EXPECT_EQ(r.heldout[i].bytes, o.heldout_sizes[i]);
-    ASSERT_EQ(r.heldout[i].one_way_us.size(), o.min_rounds);
-    for (double v : r.heldout[i].one_way_us)
+    ASSERT_EQ(r.heldout[i].rounds_us.size(), o.min_rounds);
+    for (double v : r.heldout[i].rounds_us)
       EXPECT_NEAR(v, model::to_microseconds(m.round_trip(r.heldout[i].bytes)) / 2, 1e-6);
   }
   ASSERT_EQ(r.ranges.size(), plain.ranges.size());

@@ -79,7 +79,9 @@ TEST(HeldOutReport, SummaryIsTheMedianAndWorstAbsoluteErrorPerKind) {
 TEST(HeldOutReport, TableAndJsonSayTheSame) {
   const HeldOutCase c;
   const std::string table = heldout_table(c.result, c.predictions);
-  EXPECT_NE(table.find("3 interleaved rounds, seed 42"), std::string::npos) << table;
+  EXPECT_NE(table.find("cells of loggp's first 3 rounds, shuffled with its sweep, seed 42"),
+            std::string::npos)
+      << table;
   // Widths: kind 9 (allreduce), bytes 5, measured 21 and the E_rel columns 11 and 12 (headers).
   EXPECT_NE(table.find("\npingpong      16           2 [1.8, 2.2]      -10.0 %             -\n"),
             std::string::npos)
