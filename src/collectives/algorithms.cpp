@@ -9,19 +9,38 @@ namespace {
 
 using Index = std::int64_t;  // member indices in arithmetic (modular, may go negative)
 
+struct Builder;
+
+/// A distribution phase inside a reduction (allgather, bcast, gather of results): what it
+/// receives is not combined.
+struct Distributing {
+  Builder& b;
+  bool was;
+  explicit Distributing(Builder& builder);
+  ~Distributing();
+  Distributing(const Distributing&) = delete;
+  Distributing& operator=(const Distributing&) = delete;
+};
+
 struct Builder {
   const Collective& c;
   std::vector<Step> steps;
+  /// In a reduction phase: what a step receives is combined with the operation (reduce_bytes).
+  bool reducing = false;
   Index n() const { return static_cast<Index>(c.members.size()); }
   Index me() const { return static_cast<Index>(c.me); }
   std::int32_t rank(Index i) const {
     return c.members[static_cast<std::size_t>(((i % n()) + n()) % n())];
   }
   void send(Index to, std::uint64_t bytes) { steps.push_back({rank(to), bytes, -1, 0}); }
-  void recv(Index from, std::uint64_t bytes) { steps.push_back({-1, 0, rank(from), bytes}); }
-  void exchange(Index to, std::uint64_t send_bytes, Index from, std::uint64_t recv_bytes) {
-    steps.push_back({rank(to), send_bytes, rank(from), recv_bytes});
+  void recv(Index from, std::uint64_t bytes) {
+    steps.push_back({-1, 0, rank(from), bytes, reducing ? bytes : 0});
   }
+  void exchange(Index to, std::uint64_t send_bytes, Index from, std::uint64_t recv_bytes) {
+    steps.push_back({rank(to), send_bytes, rank(from), recv_bytes, reducing ? recv_bytes : 0});
+  }
+  /// A receive of a result (not combined), whatever the phase.
+  void recv_result(Index from, std::uint64_t bytes) { steps.push_back({-1, 0, rank(from), bytes}); }
   std::uint64_t count(Index i) const {
     return c.counts.empty() ? c.bytes : c.counts[static_cast<std::size_t>(((i % n()) + n()) % n())];
   }
@@ -30,6 +49,13 @@ struct Builder {
                                  : c.recv_counts[static_cast<std::size_t>(((i % n()) + n()) % n())];
   }
 };
+
+Distributing::Distributing(Builder& builder) : b(builder), was(builder.reducing) {
+  b.reducing = false;
+}
+Distributing::~Distributing() {
+  b.reducing = was;
+}
 
 Index highest_power_of_two_at_most(Index n) {
   Index p = 1;
@@ -43,6 +69,7 @@ Index highest_power_of_two_at_most(Index n) {
 /// Binomial tree over ranks relative to the root (MPICH's numbering): parent clears the
 /// lowest set bit; children are vr + 2^k for 2^k below that bit.
 void binomial_down(Builder& b, std::uint64_t bytes) {
+  const Distributing d(b);
   const Index n = b.n();
   const Index vr = (b.me() - static_cast<Index>(b.c.root) + n) % n;
   Index mask = 1;
@@ -136,7 +163,7 @@ void recursive_doubling(Builder& b, std::uint64_t bytes) {
   if (me < 2 * rem) {
     if (me % 2 == 0) {
       b.send(me + 1, bytes);
-      b.recv(me + 1, bytes);
+      b.recv_result(me + 1, bytes);
       return;
     }
     b.recv(me - 1, bytes);
@@ -172,6 +199,7 @@ void ring_reduce_scatter(Builder& b, const std::vector<std::uint64_t>& blocks) {
 
 /// Ring allgather: step s forwards block (me - s) and receives block (me - s - 1).
 void ring_allgather(Builder& b, const std::vector<std::uint64_t>& blocks) {
+  const Distributing d(b);
   const Index n = b.n();
   const Index me = b.me();
   for (Index s = 0; s < n - 1; ++s) {
@@ -198,6 +226,7 @@ std::vector<std::uint64_t> member_blocks(const Builder& b) {
 // ---- linear ----
 
 void linear_bcast(Builder& b, Index root, std::uint64_t bytes) {
+  const Distributing d(b);
   if (b.me() == root) {
     for (Index i = 1; i < b.n(); ++i)
       b.send(root + i, bytes);
@@ -386,6 +415,7 @@ std::vector<std::uint64_t> segments(std::uint64_t total, std::uint64_t segment) 
 /// ompi_coll_base_bcast_intra_generic: segment by segment down the tree; an inner node receives
 /// segment s while it forwards segment s - 1.
 void tree_bcast(Builder& b, const Tree& t, const std::vector<std::uint64_t>& segs) {
+  const Distributing d(b);
   const std::size_t count = segs.size();
   if (t.parent < 0) {
     for (std::size_t s = 0; s < count; ++s)
@@ -545,7 +575,7 @@ Halving rabenseifner_reduce_scatter(Builder& b, std::uint64_t total) {
       b.send(me - 1, upper);
     } else {
       b.exchange(me + 1, upper, me + 1, lower);
-      b.recv(me + 1, upper);
+      b.recv_result(me + 1, upper);  // the pair's reduced upper half
       h.vrank = me / 2;
     }
   } else {
@@ -573,6 +603,7 @@ void rabenseifner_allreduce(Builder& b) {
     return;
   }
   const Halving h = rabenseifner_reduce_scatter(b, total);
+  const Distributing d(b);  // the allgather of the reduced parts
   if (h.vrank >= 0) {
     std::size_t step = h.kept.size();
     for (Index mask = h.pof2 >> 1; mask > 0; mask >>= 1) {
@@ -599,6 +630,7 @@ void rabenseifner_reduce(Builder& b) {
     return;
   }
   Halving h = rabenseifner_reduce_scatter(b, total);
+  const Distributing d(b);  // the binomial gather of the reduced parts
   Index vroot = root < 2 * h.rem ? root / 2 : root - h.rem;
   const bool root_left_out = root < 2 * h.rem && root % 2 != 0;
   if (root_left_out) {  // the root takes vrank 0's place; vrank 0 hands it its part
@@ -732,7 +764,8 @@ void linear_sync_gather(Builder& b) {
 /// A step that skips a side with nothing to move (and is dropped when both are empty).
 void exchange_if(Builder& b, Index peer, std::uint64_t out, std::uint64_t in) {
   if (out == 0 && in == 0) return;
-  b.steps.push_back({out > 0 ? b.rank(peer) : -1, out, in > 0 ? b.rank(peer) : -1, in});
+  b.steps.push_back(
+      {out > 0 ? b.rank(peer) : -1, out, in > 0 ? b.rank(peer) : -1, in, b.reducing ? in : 0});
 }
 
 /// ompi_coll_base_reduce_scatter(_block)_intra(_basic)_recursivehalving: the first 2r members
@@ -788,7 +821,7 @@ void recursive_halving_reduce_scatter(Builder& b, const std::vector<std::uint64_
   }
   if (me < 2 * rem) {
     if (me % 2 == 0) {
-      if (block(me) > 0) b.recv(me + 1, block(me));
+      if (block(me) > 0) b.recv_result(me + 1, block(me));
     } else if (block(me - 1) > 0) {
       b.send(me - 1, block(me - 1));
     }
@@ -837,7 +870,7 @@ void butterfly_reduce_scatter(Builder& b, const std::vector<std::uint64_t>& bloc
   if (me < 2 * rem) {
     if (me % 2 == 0) {
       b.send(me + 1, total);
-      b.recv(real(mirror((me + 1) / 2, bits)), block(me));
+      b.recv_result(real(mirror((me + 1) / 2, bits)), block(me));
       return;
     }
     b.recv(me - 1, total);
@@ -858,6 +891,7 @@ void butterfly_reduce_scatter(Builder& b, const std::vector<std::uint64_t>& bloc
                sum(recv_index, recv_index + width - 1));
     send_index = recv_index;
   }
+  const Distributing d(b);  // each result to the member at the bit-reversed position
   const Index vpeer = mirror(vrank, bits), peer = real(vpeer);
   Index index = send_index < rem ? 2 * send_index : rem + send_index;
   if (vpeer < rem) b.send(peer - 1, block(index++));
@@ -1079,6 +1113,29 @@ std::vector<Step> schedule(const Collective& c, Algorithm a) {
   const Index n = b.n();
   const Index me = b.me();
   const Index root = static_cast<Index>(c.root);
+  b.reducing = c.op == Operation::reduce || c.op == Operation::allreduce ||
+               c.op == Operation::reduce_scatter || c.op == Operation::reduce_scatter_block ||
+               c.op == Operation::scan || c.op == Operation::exscan;
+  // The caller's own data copied into the result first (coll/base, not MPI_IN_PLACE).
+  std::uint64_t copied = 0;
+  switch (c.op) {
+    case Operation::allreduce:
+      if (a == Algorithm::recursive_doubling || a == Algorithm::ring ||
+          a == Algorithm::segmented_ring || a == Algorithm::rabenseifner)
+        copied = c.bytes;
+      break;
+    case Operation::allgather:
+    case Operation::allgatherv:
+      copied = b.count(me);
+      break;
+    case Operation::alltoall:
+    case Operation::alltoallv:
+    case Operation::alltoallw:
+      copied = b.count(me);
+      break;
+    default:
+      break;
+  }
   switch (c.op) {
     case Operation::barrier:
       if (a == Algorithm::dissemination) {
@@ -1156,7 +1213,7 @@ std::vector<Step> schedule(const Collective& c, Algorithm a) {
         tree_reduce(b, in_order_binary_tree(n, me), segs);
         if (root != n - 1) {  // the tree's root (n - 1) hands the result over
           if (me == n - 1) b.send(root, c.bytes);
-          if (me == root) b.recv(n - 1, c.bytes);
+          if (me == root) b.recv_result(n - 1, c.bytes);
         }
       } else if (a == Algorithm::rabenseifner) {
         rabenseifner_reduce(b);
@@ -1180,6 +1237,7 @@ std::vector<Step> schedule(const Collective& c, Algorithm a) {
         Collective to_root = c;
         to_root.root = 0;
         Builder up{to_root, {}};
+        up.reducing = true;
         binomial_up(up, c.bytes);
         Builder down{to_root, {}};
         binomial_down(down, c.bytes);
@@ -1294,6 +1352,7 @@ std::vector<Step> schedule(const Collective& c, Algorithm a) {
       }
       break;
   }
+  if (!b.steps.empty()) b.steps.front().copy_bytes = copied;
   return b.steps;
 }
 

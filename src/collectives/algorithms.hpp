@@ -105,11 +105,17 @@ struct Collective {
 };
 
 /// One step: receive from `recv_from` (if >= 0), send to `send_to` (if >= 0), both world ranks.
+/// Local work, where Open MPI's coll/base does it (the caller's buffers not MPI_IN_PLACE):
+/// `copy_bytes` copied before the step (the caller's own data into the result: allreduce's
+/// vector, the own block of alltoall(v,w) and allgather(v)), `reduce_bytes` combined with the
+/// operation after it (what a reduction step receives).
 struct Step {
   std::int32_t send_to = -1;
   std::uint64_t send_bytes = 0;
   std::int32_t recv_from = -1;
   std::uint64_t recv_bytes = 0;
+  std::uint64_t reduce_bytes = 0;
+  std::uint64_t copy_bytes = 0;
   bool operator==(const Step&) const = default;
 };
 

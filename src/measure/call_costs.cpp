@@ -1,6 +1,7 @@
 #include "measure/call_costs.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "measure/loggp_detail.hpp"
@@ -8,20 +9,64 @@
 namespace commgauge::measure {
 
 void CallCostOptions::validate() const {
-  if (poll_calls < 1 || comm_calls < 1) {
+  if (poll_calls < 1 || comm_calls < 1 || local_calls < 1) {
     throw InputError("call costs: at least 1 call per round is needed");
   }
   if (rounds < 1) throw InputError("call costs: at least 1 round is needed");
 }
 
 void to_json(nlohmann::json& j, const CallCostOptions& o) {
-  j = {{"poll_calls", o.poll_calls}, {"comm_calls", o.comm_calls}, {"rounds", o.rounds}};
+  j = {{"poll_calls", o.poll_calls},
+       {"comm_calls", o.comm_calls},
+       {"local_calls", o.local_calls},
+       {"rounds", o.rounds}};
 }
 
 void from_json(const nlohmann::json& j, CallCostOptions& o) {
   o.poll_calls = j.at("poll_calls");
   o.comm_calls = j.at("comm_calls");
+  o.local_calls = j.value("local_calls", 40u);
   o.rounds = j.at("rounds");
+}
+
+namespace {
+
+// Per byte: `calls` operations of kLarge bytes less `calls` of kSmall, in rounds alternating
+// which size goes first.
+constexpr std::size_t kLarge = 65536, kSmall = 4096;
+
+template <class Operation>
+PrttStat per_byte(net::Transport& t, const CallCostOptions& o, Operation&& op) {
+  std::vector<double> slopes;
+  auto timed = [&](std::size_t bytes) {
+    const double t0 = t.now_us();
+    for (std::uint32_t i = 0; i < o.local_calls; ++i)
+      op(bytes);
+    return (t.now_us() - t0) / o.local_calls;
+  };
+  op(kLarge);  // warm: the buffers are touched once before anything is timed
+  for (std::uint32_t round = 0; round < o.rounds; ++round) {
+    const bool large_first = round % 2 == 0;
+    const double first = timed(large_first ? kLarge : kSmall);
+    const double second = timed(large_first ? kSmall : kLarge);
+    const double large = large_first ? first : second, small = large_first ? second : first;
+    slopes.push_back(std::max(0.0, large - small) / static_cast<double>(kLarge - kSmall));
+  }
+  return detail::stat_of(slopes, 1);
+}
+
+}  // namespace
+
+void measure_local_work(net::Transport& t, const CallCostOptions& o, CallCosts& r) {
+  if (t.reduce_local(kSmall)) {
+    r.reduce_per_byte = per_byte(t, o, [&](std::size_t bytes) { t.reduce_local(bytes); });
+  }
+  std::vector<unsigned char> from(kLarge, 1), to(kLarge, 0);
+  r.copy_per_byte = per_byte(t, o, [&](std::size_t bytes) {
+    std::memcpy(to.data(), from.data(), bytes);
+    // Keep the copy: the compiler may not drop a copy whose result it must assume is read.
+    asm volatile("" : : "r"(to.data()) : "memory");
+  });
 }
 
 std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOptions& o) {
@@ -80,6 +125,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     r.comm_create = detail::stat_of(create, 1);
     r.comm_free = detail::stat_of(free, 1);
   }
+  measure_local_work(t, o, r);
   return r;
 }
 

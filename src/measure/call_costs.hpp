@@ -9,7 +9,11 @@
 //   measured alike (the replay charges that synchronisation through the model, as an allreduce
 //   over the parent communicator): what is left is the library's local work (context id,
 //   collective modules), which a model of messages does not contain; and MPI_Comm_free.
-// Each: the median per call over the rounds with its distribution-free 95 % interval.
+// * a collective's local work per byte: a reduction (MPI_Reduce_local of doubles with MPI_SUM)
+//   and a memory copy, each timed at 64 KiB and at 4 KiB in the same rounds (which goes first
+//   alternates), the difference per byte: the per-call cost drops out. Measured in a tight loop
+//   (warm caches), on the source only.
+// Each: the median per call (per byte) over the rounds with its distribution-free 95 % interval.
 
 #include <cstdint>
 #include <optional>
@@ -24,6 +28,7 @@ namespace commgauge::measure {
 struct CallCostOptions {
   std::uint32_t poll_calls = 2000;  ///< failed tests per round, timed together
   std::uint32_t comm_calls = 100;   ///< dups, frees and allreduces per round
+  std::uint32_t local_calls = 40;   ///< reductions and copies per size and round
   std::uint32_t rounds = 15;
   void validate() const;  ///< throws InputError
 };
@@ -32,10 +37,13 @@ void to_json(nlohmann::json& j, const CallCostOptions& o);
 void from_json(const nlohmann::json& j, CallCostOptions& o);
 
 struct CallCosts {
-  PrttStat poll;                        ///< microseconds per failed test
-  std::optional<PrttStat> comm_create;  ///< microseconds per dup, less an allreduce
-                                        ///< (where the transport has communicators: MPI)
-  std::optional<PrttStat> comm_free;    ///< microseconds per MPI_Comm_free
+  PrttStat poll;                            ///< microseconds per failed test
+  std::optional<PrttStat> comm_create;      ///< microseconds per dup, less an allreduce
+                                            ///< (where the transport has communicators: MPI)
+  std::optional<PrttStat> comm_free;        ///< microseconds per MPI_Comm_free
+  std::optional<PrttStat> reduce_per_byte;  ///< microseconds per byte (where the transport
+                                            ///< reduces: MPI)
+  PrttStat copy_per_byte;                   ///< microseconds per byte
 };
 
 /// Runs on either end; returns the result on the source. Not on the virtual network, whose
@@ -43,5 +51,9 @@ struct CallCosts {
 /// InputError.
 std::optional<CallCosts> measure_call_costs(net::Transport& transport,
                                             const CallCostOptions& options);
+
+/// The local-work part alone, on this end (measure_call_costs runs it on the source).
+void measure_local_work(net::Transport& transport, const CallCostOptions& options,
+                        CallCosts& result);
 
 }  // namespace commgauge::measure

@@ -79,7 +79,9 @@ void validate(const LinkParams& link, const std::string& where) {
     }
     for (const auto& [name, value] : {std::pair<const char*, double>{"poll_us", link.poll_us},
                                       {"comm_create_us", link.comm_create_us},
-                                      {"comm_free_us", link.comm_free_us}}) {
+                                      {"comm_free_us", link.comm_free_us},
+                                      {"reduce_us_per_byte", link.reduce_us_per_byte},
+                                      {"copy_us_per_byte", link.copy_us_per_byte}}) {
       if (!(value >= 0 && value <= kLargest))
         throw InputError(where,
                          fmt::format("/{}: must be within [0, {}], got {}", name, kLargest, value));

@@ -54,6 +54,10 @@ struct LinkParams {
   /// charges as messages over the parent, and to free one; 0: not measured (charged nothing).
   double comm_create_us = 0;
   double comm_free_us = 0;
+  /// A collective's local work on this link's node (profile: MPI_Reduce_local of doubles with
+  /// MPI_SUM, and a memory copy, per byte); 0: not measured (the replay charges nothing).
+  double reduce_us_per_byte = 0;
+  double copy_us_per_byte = 0;
   std::vector<LinkRange> ranges;
 
   /// The range a message of `bytes` uses; size 0 uses the first range.

@@ -72,6 +72,12 @@ class Transport {
     return false;
   }
   virtual bool comm_free_all() { return false; }
+  /// The library's local reduction (MPI_Reduce_local of `bytes` / 8 doubles with MPI_SUM), on
+  /// this end only; false where the transport has no reduction operations.
+  virtual bool reduce_local(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
 
   /// Time on this transport's clock, microseconds.
   virtual double now_us() = 0;

@@ -1,5 +1,7 @@
 #include "sim/network.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -42,12 +44,30 @@ Network::Network(const std::string& model_name,
     }
   }
   for (const auto& m : models_) {
+    if (m && (m->link().reduce_us_per_byte > 0 || m->link().copy_us_per_byte > 0)) {
+      reduce_ps_per_byte_ = m->link().reduce_us_per_byte * 1e6;
+      copy_ps_per_byte_ = m->link().copy_us_per_byte * 1e6;
+      break;
+    }
+  }
+  for (const auto& m : models_) {
     if (m && (m->link().comm_create_us > 0 || m->link().comm_free_us > 0)) {
       comm_creation_ = model::to_picoseconds(m->link().comm_create_us);
       comm_release_ = model::to_picoseconds(m->link().comm_free_us);
       break;
     }
   }
+}
+
+model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes) const {
+  const double ps = static_cast<double>(reduce_bytes) * reduce_ps_per_byte_ +
+                    static_cast<double>(copy_bytes) * copy_ps_per_byte_;
+  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs)))
+    throw TimeRangeError(
+        fmt::format("a collective step's local work ({} B combined, {} B copied) "
+                    "exceeds the simulated time range",
+                    reduce_bytes, copy_bytes));
+  return static_cast<model::Picoseconds>(std::llround(ps));
 }
 
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {

@@ -46,6 +46,10 @@ class Network {
   model::Picoseconds comm_creation() const { return comm_creation_; }
   /// Freeing one (comm_free_us), 0 if not measured or under model none.
   model::Picoseconds comm_release() const { return comm_release_; }
+  /// A collective step's local work (reduce_us_per_byte, copy_us_per_byte of the same class as
+  /// the poll cost): combining `reduce_bytes` and copying `copy_bytes`; 0 if not measured or
+  /// under model none.
+  model::Picoseconds local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes) const;
   /// The link class name used between the two ranks.
   const std::string& link_class(std::int32_t source, std::int32_t destination) const;
   /// The model of a class (nullptr for model none).
@@ -69,6 +73,7 @@ class Network {
   model::Picoseconds failed_poll_ = 0;
   model::Picoseconds comm_creation_ = 0;
   model::Picoseconds comm_release_ = 0;
+  double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0;
 };
 
 }  // namespace commgauge::sim

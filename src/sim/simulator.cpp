@@ -383,6 +383,11 @@ class Engine {
   /// Throws TraceError when `peer` is no rank of the trace.
   void check_peer(const Rank& r, std::int32_t me, std::int32_t peer) const;
   bool run_steps(Rank& r, std::int32_t me);
+  /// Local work inside a call (a collective step's reduction or copy): the rank is busy.
+  static void charge_local(Rank& r, Picoseconds t) {
+    r.busy += t;
+    r.clock += t;
+  }
   bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
   void finish_call(Rank& r);
   void emit_timeline(const Rank& r, Picoseconds call_ps);
@@ -1437,6 +1442,7 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
   while (r.step < r.steps.size()) {
     if (!r.step_posted) {
       const collectives::Step& st = r.steps[r.step];
+      if (st.copy_bytes > 0) charge_local(r, net_.local_work(0, st.copy_bytes));
       const std::uint64_t ctx = r.step_comms[r.step] | kCollectiveContext;
       if (st.recv_from >= 0)
         r.temps.push_back(post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true));
@@ -1446,6 +1452,8 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
     }
     if (!wait_all(r, r.temps)) return false;
     consume(r, r.temps);
+    if (const auto reduce = r.steps[r.step].reduce_bytes; reduce > 0)
+      charge_local(r, net_.local_work(reduce, 0));
     ++r.step;
     r.step_posted = false;
   }

@@ -63,6 +63,15 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   // MPI's Comm_dup agrees on the context id in at least two rounds and selects collectives).
   ASSERT_TRUE(cls["link"].contains("comm_create_us")) << cls["link"].dump();
   EXPECT_GT(cls["link"]["comm_create_us"].get<double>(), 0);
+  // A collective's local work per byte: copying and combining a byte costs something, and far
+  // less than moving it through TCP (the one-way time of 256 KiB over its bytes).
+  const double one_way_per_byte = cls["latency"]["results"].back()["median_us"].get<double>() /
+                                  cls["latency"]["results"].back()["size_bytes"].get<double>();
+  for (const char* field : {"copy_us_per_byte", "reduce_us_per_byte"}) {
+    ASSERT_TRUE(cls["link"].contains(field)) << field;
+    EXPECT_GT(cls["link"][field].get<double>(), 0) << field;
+    EXPECT_LT(cls["link"][field].get<double>(), one_way_per_byte) << field;
+  }
   // Both parameter sets, and the held-out validation: every measured cell predicted by loggp
   // and loggps with E_rel = (predicted - measured) / measured as printed.
   ASSERT_TRUE(cls.contains("seed_link"));

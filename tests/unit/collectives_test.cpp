@@ -13,10 +13,12 @@
 
 namespace commgauge::collectives {
 
-// Readable failures: {send_to, send_bytes, recv_from, recv_bytes}.
+// Readable failures: {send_to, send_bytes, recv_from, recv_bytes[, reduce_bytes, copy_bytes]}.
 void PrintTo(const Step& s, std::ostream* os) {
-  *os << "{" << s.send_to << ", " << s.send_bytes << ", " << s.recv_from << ", " << s.recv_bytes
-      << "}";
+  *os << "{" << s.send_to << ", " << s.send_bytes << ", " << s.recv_from << ", " << s.recv_bytes;
+  if (s.reduce_bytes != 0 || s.copy_bytes != 0)
+    *os << ", " << s.reduce_bytes << ", " << s.copy_bytes;
+  *os << "}";
 }
 
 namespace {
@@ -210,10 +212,89 @@ TEST(Collectives, UnknownCombinationsAreRejected) {
   EXPECT_THROW(schedule(negative, Algorithm::chain), std::invalid_argument);
 }
 
-/// One member's steps.
+/// One member's messages (its local work is checked in the LocalWork tests below).
 std::vector<Step> steps_of(Collective c, std::size_t me, Algorithm a) {
   c.me = me;
-  return schedule(c, a);
+  auto steps = schedule(c, a);
+  for (auto& s : steps)
+    s.reduce_bytes = s.copy_bytes = 0;
+  return steps;
+}
+
+/// Over all members: the bytes combined with the operation, and those copied.
+std::pair<std::uint64_t, std::uint64_t> local_work(Collective c, Algorithm a) {
+  std::uint64_t reduced = 0, copied = 0;
+  for (std::size_t i = 0; i < c.members.size(); ++i) {
+    c.me = i;
+    for (const auto& s : schedule(c, a)) {
+      reduced += s.reduce_bytes;
+      copied += s.copy_bytes;
+      if (s.reduce_bytes > 0) {
+        EXPECT_EQ(s.reduce_bytes, s.recv_bytes) << "combines what it got";
+      }
+    }
+  }
+  return {reduced, copied};
+}
+
+// A reduction over n members needs n - 1 combinations of every byte of the vector: the
+// algorithms that do no redundant work combine exactly (n - 1) x the vector, whatever the tree,
+// segments or halving, and combine nothing in their distribution phases (allgather, bcast,
+// gather of results, results handed back to folded members).
+TEST(LocalWork, ReductionsCombineEachByteNMinusOneTimes) {
+  const std::uint64_t bytes = 96;
+  for (std::size_t n = 2; n <= 9; ++n) {
+    SCOPED_TRACE(n);
+    for (Algorithm a : algorithms_for(Operation::reduce)) {
+      for (std::size_t root : {std::size_t{0}, n - 1}) {
+        Collective c = make(Operation::reduce, n, root, bytes);
+        c.segment_bytes = 40;
+        EXPECT_EQ(local_work(c, a).first, (n - 1) * bytes) << to_string(a) << " root " << root;
+      }
+    }
+    for (Algorithm a : {Algorithm::ring, Algorithm::segmented_ring, Algorithm::rabenseifner,
+                        Algorithm::binomial, Algorithm::linear}) {
+      Collective c = make(Operation::allreduce, n, 0, bytes);
+      c.segment_bytes = 8;
+      EXPECT_EQ(local_work(c, a),
+                std::make_pair((n - 1) * bytes, a == Algorithm::binomial || a == Algorithm::linear
+                                                    ? std::uint64_t{0}
+                                                    : n * bytes))
+          << to_string(a);
+    }
+    for (Algorithm a :
+         {Algorithm::ring, Algorithm::linear, Algorithm::recursive_halving, Algorithm::butterfly}) {
+      const Collective c = make(Operation::reduce_scatter_block, n, 0, 12);
+      EXPECT_EQ(local_work(c, a).first, (n - 1) * 12 * n) << to_string(a);
+    }
+    EXPECT_EQ(local_work(make(Operation::scan, n, 0, bytes), Algorithm::chain).first,
+              (n - 1) * bytes);
+    // Recursive doubling is redundant: every member of the power-of-two core combines the
+    // whole vector once per round; each folded pair adds one combination.
+    std::size_t pof2 = 1, rounds = 0;
+    while (pof2 * 2 <= n) {
+      pof2 *= 2;
+      ++rounds;
+    }
+    EXPECT_EQ(local_work(make(Operation::allreduce, n, 0, bytes), Algorithm::recursive_doubling),
+              std::make_pair((pof2 * rounds + (n - pof2)) * bytes, n * bytes));
+    // Data movement combines nothing; it copies each member's own block once.
+    EXPECT_EQ(local_work(make(Operation::alltoall, n, 0, 10), Algorithm::pairwise),
+              std::make_pair(std::uint64_t{0}, n * 10));
+    EXPECT_EQ(local_work(make(Operation::allgather, n, 0, 10), Algorithm::ring),
+              std::make_pair(std::uint64_t{0}, n * 10));
+    EXPECT_EQ(local_work(make(Operation::bcast, n, 0, 10), Algorithm::binomial),
+              std::make_pair(std::uint64_t{0}, std::uint64_t{0}));
+  }
+}
+
+// Ring allreduce of 64 B on 2 members, by hand: copy the vector, swap halves and combine the
+// half received, then swap the reduced halves.
+TEST(LocalWork, TwoMemberRingAllreduceByHand) {
+  Collective c = make(Operation::allreduce, 2, 0, 64);
+  c.me = 0;
+  EXPECT_EQ(schedule(c, Algorithm::ring),
+            (std::vector<Step>{{101, 32, 101, 32, 32, 64}, {101, 32, 101, 32, 0, 0}}));
 }
 
 /// Each member's total bytes received when all run together.

@@ -196,6 +196,13 @@ bool MpiTransport::alltoall(std::size_t bytes) {
   return true;
 }
 
+bool MpiTransport::reduce_local(std::size_t bytes) {
+  const std::size_t doubles = bytes / sizeof(double);
+  MPI_Reduce_local(send_buffer(doubles * sizeof(double)), recv_buffer(doubles * sizeof(double)),
+                   to_count(doubles), MPI_DOUBLE, MPI_SUM);
+  return true;
+}
+
 bool MpiTransport::comm_dup(std::uint32_t count) {
   for (std::uint32_t i = 0; i < count; ++i) {
     MPI_Comm dup = MPI_COMM_NULL;

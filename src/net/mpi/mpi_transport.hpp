@@ -64,6 +64,7 @@ class MpiTransport final : public Transport {
   bool allreduce(std::size_t bytes) override;  ///< MPI_Allreduce of MPI_BYTE with MPI_BOR
   bool alltoall(std::size_t bytes) override;   ///< MPI_Alltoall, `bytes` per rank
   bool comm_dup(std::uint32_t count) override;
+  bool reduce_local(std::size_t bytes) override;  ///< MPI_Reduce_local, doubles, MPI_SUM
   bool comm_free_all() override;
   double now_us() override { return clock_->now_us(); }
   void compute(double us) override { spin_for(*clock_, us); }
