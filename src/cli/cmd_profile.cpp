@@ -118,6 +118,30 @@ std::vector<report::HeldOutPrediction> predict_heldout(const measure::HeldOutRes
   return out;
 }
 
+// The pairs to measure. Over MPI with --link-class auto, the default pair and ranks on more than
+// one host: rank 0 with the first other rank on its host (intra_node), then with the first rank
+// on another host (inter_node). Otherwise the pair the options name.
+std::vector<std::pair<int, int>> pairs_to_measure(const net::PairRunner& runner,
+                                                  const net::TransportOptions& t,
+                                                  const std::string& link_class) {
+  const std::vector<std::pair<int, int>> named = {{t.source, t.dest}};
+  if (t.kind != "mpi" || (link_class != "auto" && !link_class.empty()) || t.source != 0 ||
+      t.dest != 1)
+    return named;
+  const std::vector<std::string> hosts = runner.hosts();  // collective: every rank calls it
+  int same = -1, other = -1;
+  for (int r = 1; r < static_cast<int>(hosts.size()); ++r) {
+    const bool here = hosts[static_cast<std::size_t>(r)] == hosts[0];
+    if (here && same < 0) same = r;
+    if (!here && other < 0) other = r;
+  }
+  if (other < 0 || hosts.size() < 3) return named;
+  std::vector<std::pair<int, int>> out;
+  if (same >= 0) out.emplace_back(0, same);
+  out.emplace_back(0, other);
+  return out;
+}
+
 }  // namespace
 
 void add_profile_command(CLI::App& app, Action& action) {
@@ -176,11 +200,6 @@ void add_profile_command(CLI::App& app, Action& action) {
       auto runner = net::make_runner(topts, argc, argv);
       report::TerminalProgress progress;
       measure::TimerCharacterization timer;
-      std::optional<measure::LoggpResult> loggp;
-      std::optional<measure::OverlapResult> overlap;
-      std::optional<measure::LatencyResult> latency;
-      std::optional<measure::CallCosts> calls;
-      const measure::CallCostOptions co;
       // Held out: a ping-pong at the sizes the loggp sweep skips and, over MPI, small
       // collectives: cells of loggp's first rounds, shuffled with the sweep, never fitted.
       lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
@@ -189,120 +208,136 @@ void add_profile_command(CLI::App& app, Action& action) {
           lo.heldout_collective_sizes.push_back(s);
         if (max_size >= 65536) lo.heldout_collective_sizes.push_back(65536);
       }
-      nlohmann::json transport_context;
+      // Over MPI with ranks on several hosts (--link-class auto): both link classes in one run,
+      // each from rank 0 (pairs_to_measure); otherwise the one pair the options name.
+      std::vector<std::pair<int, int>> pairs;
       run_guarded(*runner, [&] {
+        pairs = pairs_to_measure(*runner, topts, f->link_class);
         if (runner->reports())
           timer = measure::characterize_timer(runner->source_clock(), f->timer);
-        runner->run({"loggp", lo}, [&](net::Transport& t) {
-          if (auto r = measure::measure_loggp(t, lo, &progress)) {
-            loggp = std::move(r);
-            transport_context = t.context();
+      });
+      for (const auto& [pair_source, pair_dest] : pairs) {
+        if (pairs.size() > 1) {
+          run_guarded(*runner, [&] { runner->select_pair(pair_source, pair_dest); });
+        }
+        std::optional<measure::LoggpResult> loggp;
+        std::optional<measure::OverlapResult> overlap;
+        std::optional<measure::LatencyResult> latency;
+        std::optional<measure::CallCosts> calls;
+        const measure::CallCostOptions co;
+        nlohmann::json transport_context;
+        run_guarded(*runner, [&] {
+          runner->run({"loggp", lo}, [&](net::Transport& t) {
+            if (auto r = measure::measure_loggp(t, lo, &progress)) {
+              loggp = std::move(r);
+              transport_context = t.context();
+            }
+          });
+          // Overlap over the same ranges; the dest needs no link (it only obeys commands).
+          const std::optional<model::LinkParams> ranges =
+              loggp ? std::optional<model::LinkParams>(loggp->link) : std::nullopt;
+          runner->run({"overlap", oo}, [&](net::Transport& t) {
+            if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) overlap = std::move(r);
+          });
+          runner->run({"latency", la}, [&](net::Transport& t) {
+            if (auto r = measure::measure_latency(t, la, timer, &progress)) latency = std::move(r);
+          });
+          if (topts.kind != "virtual") {
+            runner->run({"call-costs", co}, [&](net::Transport& t) {
+              if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
+            });
           }
         });
-        // Overlap over the same ranges; the dest needs no link (it only obeys commands).
-        const std::optional<model::LinkParams> ranges =
-            loggp ? std::optional<model::LinkParams>(loggp->link) : std::nullopt;
-        runner->run({"overlap", oo}, [&](net::Transport& t) {
-          if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) overlap = std::move(r);
-        });
-        runner->run({"latency", la}, [&](net::Transport& t) {
-          if (auto r = measure::measure_latency(t, la, timer, &progress)) latency = std::move(r);
-        });
-        if (topts.kind != "virtual") {
-          runner->run({"call-costs", co}, [&](net::Transport& t) {
-            if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
-          });
+        if (!loggp) continue;
+        const nlohmann::json context = report::run_context(transport_context, timer);
+        const auto [cls, carried] = link_class_of(f->link_class, f->link_label, topts, context);
+        measure::adopt_overlap(*loggp, lo, *overlap);
+        if (calls) {
+          loggp->link.poll_us = loggp->seed_link.poll_us = calls->poll.median_us;
+          loggp->link.copy_us_per_byte = loggp->seed_link.copy_us_per_byte =
+              calls->copy_per_byte.median_us;
+          if (calls->reduce_per_byte) {
+            loggp->link.reduce_us_per_byte = loggp->seed_link.reduce_us_per_byte =
+                calls->reduce_per_byte->median_us;
+          }
+          if (calls->comm_create) {
+            loggp->link.comm_create_us = loggp->seed_link.comm_create_us =
+                calls->comm_create->median_us;
+            loggp->link.comm_free_us = loggp->seed_link.comm_free_us = calls->comm_free->median_us;
+          }
         }
-      });
-      if (!loggp) return 0;
-      const nlohmann::json context = report::run_context(transport_context, timer);
-      const auto [cls, carried] = link_class_of(f->link_class, f->link_label, topts, context);
-      measure::adopt_overlap(*loggp, lo, *overlap);
-      if (calls) {
-        loggp->link.poll_us = loggp->seed_link.poll_us = calls->poll.median_us;
-        loggp->link.copy_us_per_byte = loggp->seed_link.copy_us_per_byte =
-            calls->copy_per_byte.median_us;
-        if (calls->reduce_per_byte) {
-          loggp->link.reduce_us_per_byte = loggp->seed_link.reduce_us_per_byte =
-              calls->reduce_per_byte->median_us;
+        const model::LinkParams& link = loggp->link;
+        nlohmann::json source = {{"kind", "measured"},
+                                 {"method", "loggp + overlap + latency"},
+                                 {"transport", context.value("transport", "?")},
+                                 {"hosts", context.value("hosts", nlohmann::json::array())},
+                                 {"link", carried},
+                                 {"date_utc", context.value("date_utc", "")},
+                                 {"commgauge_version", context.value("commgauge_version", "")},
+                                 {"measured_min_bytes", loggp->points.front().bytes},
+                                 {"measured_max_bytes", loggp->points.back().bytes},
+                                 {"context", context}};
+        if (!f->link_label.empty()) source["link_label"] = f->link_label;
+        nlohmann::json latency_section = {{"results", nlohmann::json::array()}};
+        for (const auto& p : latency->points) {
+          latency_section["results"].push_back({{"size_bytes", p.size_bytes},
+                                                {"min_us", p.stats.min},
+                                                {"median_us", p.stats.median},
+                                                {"mean_us", p.stats.mean},
+                                                {"max_us", p.stats.max},
+                                                {"trials", p.stats.count},
+                                                {"npp_used", p.npp_used}});
         }
-        if (calls->comm_create) {
-          loggp->link.comm_create_us = loggp->seed_link.comm_create_us =
-              calls->comm_create->median_us;
-          loggp->link.comm_free_us = loggp->seed_link.comm_free_us = calls->comm_free->median_us;
-        }
-      }
-      const model::LinkParams& link = loggp->link;
-      nlohmann::json source = {{"kind", "measured"},
-                               {"method", "loggp + overlap + latency"},
-                               {"transport", context.value("transport", "?")},
-                               {"hosts", context.value("hosts", nlohmann::json::array())},
-                               {"link", carried},
-                               {"date_utc", context.value("date_utc", "")},
-                               {"commgauge_version", context.value("commgauge_version", "")},
-                               {"measured_min_bytes", loggp->points.front().bytes},
-                               {"measured_max_bytes", loggp->points.back().bytes},
-                               {"context", context}};
-      if (!f->link_label.empty()) source["link_label"] = f->link_label;
-      nlohmann::json latency_section = {{"results", nlohmann::json::array()}};
-      for (const auto& p : latency->points) {
-        latency_section["results"].push_back({{"size_bytes", p.size_bytes},
-                                              {"min_us", p.stats.min},
-                                              {"median_us", p.stats.median},
-                                              {"mean_us", p.stats.mean},
-                                              {"max_us", p.stats.max},
-                                              {"trials", p.stats.count},
-                                              {"npp_used", p.npp_used}});
-      }
-      profile::LinkClass lc{link,
-                            loggp->seed_link,
-                            source,
-                            report::overlap_profile_section(*overlap),
-                            latency_section,
-                            nlohmann::json()};
-      const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
-      const auto predictions = predict_heldout(heldout, link);
-      lc.heldout = report::heldout_json(heldout, predictions);
-      prof.classes[cls] = lc;
-      if (prof.description.empty()) prof.description = "measured by commgauge profile";
-      // Validate what is written exactly as a reader will.
-      const nlohmann::json doc = profile::profile_to_json(prof);
-      profile::profile_from_json(doc, f->output);
-      profile::write_json_file(f->output, doc);
-      std::printf("commgauge profile over %s -> %s, link class %s (%s)\n\n",
-                  context.value("transport", "?").c_str(), f->output.c_str(), cls.c_str(),
-                  carried.c_str());
-      std::fputs(report::loggp_table(*loggp).c_str(), stdout);
-      std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
-      std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
-      std::fputs(("\n" + report::heldout_table(heldout, predictions)).c_str(), stdout);
-      if (calls) {
-        std::printf(
-            "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "
-            "of a poll run): %.4g us [%.4g, %.4g], median of %u rounds of %u calls\n",
-            calls->poll.median_us, calls->poll.lower_us, calls->poll.upper_us, co.rounds,
-            co.poll_calls);
-        if (calls->comm_create) {
+        profile::LinkClass lc{link,
+                              loggp->seed_link,
+                              source,
+                              report::overlap_profile_section(*overlap),
+                              latency_section,
+                              nlohmann::json()};
+        const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
+        const auto predictions = predict_heldout(heldout, link);
+        lc.heldout = report::heldout_json(heldout, predictions);
+        prof.classes[cls] = lc;
+        if (prof.description.empty()) prof.description = "measured by commgauge profile";
+        // Validate what is written exactly as a reader will.
+        const nlohmann::json doc = profile::profile_to_json(prof);
+        profile::profile_from_json(doc, f->output);
+        profile::write_json_file(f->output, doc);
+        std::printf("commgauge profile over %s -> %s, link class %s (%s)\n\n",
+                    context.value("transport", "?").c_str(), f->output.c_str(), cls.c_str(),
+                    carried.c_str());
+        std::fputs(report::loggp_table(*loggp).c_str(), stdout);
+        std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
+        std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
+        std::fputs(("\n" + report::heldout_table(heldout, predictions)).c_str(), stdout);
+        if (calls) {
           std::printf(
-              "communicator creation (MPI_Comm_dup less an MPI_Allreduce of 4 B; simulate "
-              "charges it per created communicator): %.4g us [%.4g, %.4g]; MPI_Comm_free: %.4g "
-              "us [%.4g, %.4g]\n",
-              calls->comm_create->median_us, calls->comm_create->lower_us,
-              calls->comm_create->upper_us, calls->comm_free->median_us, calls->comm_free->lower_us,
-              calls->comm_free->upper_us);
+              "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "
+              "of a poll run): %.4g us [%.4g, %.4g], median of %u rounds of %u calls\n",
+              calls->poll.median_us, calls->poll.lower_us, calls->poll.upper_us, co.rounds,
+              co.poll_calls);
+          if (calls->comm_create) {
+            std::printf(
+                "communicator creation (MPI_Comm_dup less an MPI_Allreduce of 4 B; simulate "
+                "charges it per created communicator): %.4g us [%.4g, %.4g]; MPI_Comm_free: %.4g "
+                "us [%.4g, %.4g]\n",
+                calls->comm_create->median_us, calls->comm_create->lower_us,
+                calls->comm_create->upper_us, calls->comm_free->median_us,
+                calls->comm_free->lower_us, calls->comm_free->upper_us);
+          }
+          std::printf(
+              "a collective's local work per KiB (64 KiB less 4 KiB, warm; simulate charges it for "
+              "what a step combines and what coll/base copies): copy %.4g us [%.4g, %.4g]",
+              1024 * calls->copy_per_byte.median_us, 1024 * calls->copy_per_byte.lower_us,
+              1024 * calls->copy_per_byte.upper_us);
+          if (calls->reduce_per_byte) {
+            std::printf("; reduction (MPI_Reduce_local, doubles, MPI_SUM) %.4g us [%.4g, %.4g]",
+                        1024 * calls->reduce_per_byte->median_us,
+                        1024 * calls->reduce_per_byte->lower_us,
+                        1024 * calls->reduce_per_byte->upper_us);
+          }
+          std::printf("\n");
         }
-        std::printf(
-            "a collective's local work per KiB (64 KiB less 4 KiB, warm; simulate charges it for "
-            "what a step combines and what coll/base copies): copy %.4g us [%.4g, %.4g]",
-            1024 * calls->copy_per_byte.median_us, 1024 * calls->copy_per_byte.lower_us,
-            1024 * calls->copy_per_byte.upper_us);
-        if (calls->reduce_per_byte) {
-          std::printf("; reduction (MPI_Reduce_local, doubles, MPI_SUM) %.4g us [%.4g, %.4g]",
-                      1024 * calls->reduce_per_byte->median_us,
-                      1024 * calls->reduce_per_byte->lower_us,
-                      1024 * calls->reduce_per_byte->upper_us);
-        }
-        std::printf("\n");
       }
       return 0;
     };

@@ -44,6 +44,12 @@ class TcpRunner final : public PairRunner {
 
 }  // namespace
 
+void PairRunner::select_pair(int source, int dest) {
+  throw InputError("source", fmt::format("this transport has one pair only (asked for ranks {} "
+                                         "and {})",
+                                         source, dest));
+}
+
 std::unique_ptr<PairRunner> make_runner(const TransportOptions& options, int& argc, char**& argv) {
   const bool mpi = options.kind == "mpi";
   const bool tcp = options.kind == "tcp";

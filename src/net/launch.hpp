@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/link_params.hpp"
 #include "net/socket.hpp"
@@ -40,6 +41,12 @@ class PairRunner {
   /// A fatal error on this process: on MPI it prints `message` and aborts every rank so that
   /// none hangs; elsewhere it does nothing (the caller reports the error).
   virtual void fail(const char* /*message*/) noexcept {}
+  /// Every rank's host name in rank order where the runner has more ranks than its pair (MPI;
+  /// collective: every rank calls it), else empty.
+  virtual std::vector<std::string> hosts() const { return {}; }
+  /// Measures between another pair from now on (MPI; collective: every rank calls it, in the
+  /// same order). Throws InputError where the transport has one pair only.
+  virtual void select_pair(int source, int dest);
 };
 
 /// Validates the option combination (throws InputError) and sets up the transport.

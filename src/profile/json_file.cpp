@@ -29,6 +29,13 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
     const auto pos = what.find("syntax error");
     if (pos != std::string::npos) what = what.substr(pos);
     throw InputError(fmt::format("{}:{}:{}", where, line, col), "invalid JSON: " + what);
+  } catch (const nlohmann::json::exception& e) {
+    // A number past the range of a double (out_of_range 406, found by the readers' fuzzer)
+    // carries no position.
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(where, "invalid JSON: " + what);
   }
 }
 

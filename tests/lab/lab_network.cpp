@@ -141,4 +141,12 @@ StarLab::~StarLab() {
   teardown();
 }
 
+Outcome run_in_cluster_lab(const ClusterLabOptions& lab, const std::string& shell_command,
+                           std::chrono::seconds limit) {
+  return run({std::string(COMMGAUGE_SOURCE_DIR) + "/scripts/cluster-lab", "run", "--nodes",
+              std::to_string(lab.nodes), "--rate", std::to_string(lab.rate_mbit), "--prefix",
+              lab.prefix, "--subnet", std::to_string(lab.subnet), "--", "sh", "-c", shell_command},
+             limit);
+}
+
 }  // namespace commgauge::testing

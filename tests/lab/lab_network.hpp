@@ -3,11 +3,14 @@
 // with tc tbf. Set up in the constructor, torn down in the destructor (also after failures), and
 // stale namespaces of an earlier crashed run are removed first.
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "../integration/process.hpp"
 
 /// Lab tests skip loudly when namespaces are not permitted, and fail instead under CI=true.
 #define REQUIRE_LAB()                                                                            \
@@ -72,5 +75,19 @@ class StarLab {
   int nodes_;
   bool ok_ = false;
 };
+
+/// An emulated cluster (scripts/cluster-lab): `nodes` namespaces "<prefix>n<i>" with host names
+/// "<prefix>-node<i>" behind a bridge in "<prefix>sw", each node's link shaped at `rate_mbit`.
+struct ClusterLabOptions {
+  std::string prefix;
+  int nodes = 2;
+  int rate_mbit = 200;
+  int subnet = 82;  ///< 10.<subnet>.0.0/24
+};
+
+/// Creates the lab, runs `shell_command` (sh -c) inside the switch namespace with
+/// $CLUSTER_LAB_MPIRUN (mpirun with every lab option) in its environment, removes the lab.
+Outcome run_in_cluster_lab(const ClusterLabOptions& lab, const std::string& shell_command,
+                           std::chrono::seconds limit);
 
 }  // namespace commgauge::testing

@@ -118,6 +118,18 @@ TEST(JsonFile, SyntaxErrorGivesLineAndColumn) {
   }
 }
 
+// Found by the readers' fuzzer: a number past a double's range is an input error, not an
+// escaped library exception.
+TEST(JsonFile, NumberOutOfRangeIsAnInputError) {
+  try {
+    parse_json("{\"L_us\": 33e333}", "huge.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("huge.json"));
+    EXPECT_THAT(e.what(), HasSubstr("number overflow"));
+  }
+}
+
 TEST(JsonSchema, RejectsUnsupportedKeywords) {
   EXPECT_THROW(JsonSchema(nlohmann::json{{"type", "object"}, {"oneOf", nlohmann::json::array()}}),
                std::invalid_argument);

@@ -1,6 +1,11 @@
 #include <mpi.h>
 
+#include <time.h>
+
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "net/launch.hpp"
 #include "net/mpi/mpi_group.hpp"
@@ -10,28 +15,81 @@ namespace commgauge::net {
 
 namespace {
 
+// Ranks outside the pair skip its runs and then wait for the pair's source, asleep: ranks that
+// busy-poll in MPI would take the measuring ranks' cores.
+constexpr int kReleaseTag = 0x6367;
+
 class MpiRunner final : public PairRunner {
  public:
   MpiRunner(const TransportOptions& options, int& argc, char**& argv)
       : environment_(argc, argv),
-        transport_(options.source, options.dest, make_mpi_clock(options.clock)) {}
+        clock_(options.clock),
+        transport_(std::make_unique<MpiTransport>(options.source, options.dest,
+                                                  make_mpi_clock(options.clock))) {}
+  ~MpiRunner() override { release_or_wait(); }
+  MpiRunner(const MpiRunner&) = delete;
+  MpiRunner& operator=(const MpiRunner&) = delete;
 
   bool reports() const override {
-    return transport_.in_pair() && transport_.role() == Role::source;
+    return transport_->in_pair() && transport_->role() == Role::source;
   }
-  const Clock& source_clock() override { return transport_.clock(); }
+  const Clock& source_clock() override { return transport_->clock(); }
   void run(const Job&, const std::function<void(Transport&)>& fn) override {
-    if (transport_.in_pair()) fn(transport_);
+    if (transport_->in_pair()) fn(*transport_);
   }
   void fail(const char* message) noexcept override {
-    std::fprintf(stderr, "commgauge: rank %d: %s\n", transport_.rank(), message);
+    std::fprintf(stderr, "commgauge: rank %d: %s\n", transport_->rank(), message);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  std::vector<std::string> hosts() const override {
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    std::vector<char> all(static_cast<std::size_t>(environment_.world_size()) *
+                          MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                  MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (int r = 0; r < environment_.world_size(); ++r)
+      out.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    return out;
+  }
+  void select_pair(int source, int dest) override {
+    release_or_wait();
+    transport_.reset();
+    transport_ = std::make_unique<MpiTransport>(source, dest, make_mpi_clock(clock_));
+  }
 
  private:
+  // The pair's source releases every rank outside the pair; those wait for it, asleep.
+  void release_or_wait() noexcept {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!transport_ || finalized) return;
+    const int source = transport_->source_rank(), dest = transport_->dest_rank();
+    const int me = transport_->rank();
+    if (me == source) {
+      for (int r = 0; r < environment_.world_size(); ++r) {
+        if (r != source && r != dest)
+          MPI_Send(nullptr, 0, MPI_BYTE, r, kReleaseTag, MPI_COMM_WORLD);
+      }
+    } else if (me != dest) {
+      int arrived = 0;
+      while (!arrived) {
+        MPI_Iprobe(source, kReleaseTag, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+        if (!arrived) {
+          const timespec pause{0, 1'000'000};  // 1 ms
+          nanosleep(&pause, nullptr);
+        }
+      }
+      MPI_Recv(nullptr, 0, MPI_BYTE, source, kReleaseTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+
   MpiEnvironment environment_;
-  MpiTransport transport_;
+  std::string clock_;
+  std::unique_ptr<MpiTransport> transport_;
 };
 
 // MpiGroup with MPI initialised before it and finalised after it.

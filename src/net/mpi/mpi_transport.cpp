@@ -62,6 +62,8 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
     throw InputError("dest", fmt::format("rank {} does not exist (ranks 0-{})", dest, size - 1));
   }
   if (source == dest) throw InputError("dest", "source and dest must be different ranks");
+  source_ = source;
+  dest_ = dest;
   const bool member = world_rank_ == source || world_rank_ == dest;
   // Key the pair so that the source is rank 0 of pair_.
   MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank_ == source ? 0 : 1, &pair_);

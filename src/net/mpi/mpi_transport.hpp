@@ -49,6 +49,8 @@ class MpiTransport final : public Transport {
   ~MpiTransport() override;
 
   bool in_pair() const { return pair_ != MPI_COMM_NULL; }
+  int source_rank() const { return source_; }  ///< the pair's source, in MPI_COMM_WORLD
+  int dest_rank() const { return dest_; }
 
   std::string kind() const override { return "mpi"; }
   Role role() const override { return role_; }
@@ -89,6 +91,7 @@ class MpiTransport final : public Transport {
   std::vector<MPI_Comm> duplicates_;  // made by comm_dup, freed by comm_free_all
   Role role_ = Role::source;
   int world_rank_ = 0;
+  int source_ = 0, dest_ = 1;
   int peer_world_rank_ = 0;
   int peer_ = 0;  // rank of the peer in pair_
   std::unique_ptr<Clock> clock_;
