@@ -143,10 +143,15 @@ StarLab::~StarLab() {
 
 Outcome run_in_cluster_lab(const ClusterLabOptions& lab, const std::string& shell_command,
                            std::chrono::seconds limit) {
-  return run({std::string(COMMGAUGE_SOURCE_DIR) + "/scripts/cluster-lab", "run", "--nodes",
-              std::to_string(lab.nodes), "--rate", std::to_string(lab.rate_mbit), "--prefix",
-              lab.prefix, "--subnet", std::to_string(lab.subnet), "--", "sh", "-c", shell_command},
-             limit);
+  const std::string script = std::string(COMMGAUGE_SOURCE_DIR) + "/scripts/cluster-lab";
+  Outcome o = run({script, "run", "--nodes", std::to_string(lab.nodes), "--rate",
+                   std::to_string(lab.rate_mbit), "--prefix", lab.prefix, "--subnet",
+                   std::to_string(lab.subnet), "--", "sh", "-c", shell_command},
+                  limit);
+  // A run killed at the limit (SIGKILL) cannot remove its lab; its ranks would go on loading
+  // the machine for the tests after it. Removed here whatever happened.
+  run({script, "down", "--prefix", lab.prefix});
+  return o;
 }
 
 }  // namespace commgauge::testing
