@@ -174,21 +174,6 @@ TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) 
 // copy the 32 KiB vector, combine the 16 KiB half received; alltoall of 8 KiB per peer: copy
 // the own block. At 100 ps per byte copied and 200 per byte combined.
 TEST(SimGolden, CollectivesChargeTheirCopiesAndReductions) {
-  auto collective = [](std::uint32_t f, std::uint64_t bytes) {
-    return [=](trace::Event& e) {
-      e.set(trace::kComm);
-      e.set(trace::kBytes);
-      e.bytes = bytes;
-      e.set(trace::kRecvBytes);
-      e.recv_bytes = bytes;
-      e.set(trace::kCount);
-      e.count = bytes / 4;
-      if (f == trace::fn::Allreduce) {
-        e.set(trace::kFlags);
-        e.flags = trace::kCommutative;
-      }
-    };
-  };
   struct Case {
     std::uint32_t f;
     std::uint64_t bytes;
@@ -198,7 +183,7 @@ TEST(SimGolden, CollectivesChargeTheirCopiesAndReductions) {
                         Case{trace::fn::Alltoall, 8192, 8192 * 100}}) {
     TraceBuilder b(2);
     for (std::uint32_t r = 0; r < 2; ++r)
-      b.call(r, c.f, collective(c.f, c.bytes));
+      b.collective(r, c.f, c.bytes);
     const std::string name = c.f == trace::fn::Allreduce ? "allreduce" : "alltoall";
     auto l = link();
     const auto without = simulate(b.write(name), l, "loggps");
