@@ -201,12 +201,7 @@ CheckResult Checker::run() {
       continue;
     }
     ranks_[r].clock = clock_map(trace_, *ranks_[r].reader);
-    const auto& index = trace_.index();
-    if (index.contains("rank_info") && index["rank_info"].is_array() &&
-        r < index["rank_info"].size() && index["rank_info"][r].is_object()) {
-      const auto& clock = json_object(index["rank_info"][r], "clock");
-      ranks_[r].sync_error_ns = json_field(json_object(clock, "init"), "round_trip_ns", 0.0) / 2;
-    }
+    ranks_[r].sync_error_ns = ranks_[r].clock.error_bound_ns();
     if (advance(r)) queue.push({ranks_[r].clock.root_ns(ranks_[r].next.start_tick), r});
   }
   while (!queue.empty()) {

@@ -593,7 +593,13 @@ void TraceReader::scan_container() {
 
 ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finalize) {
   ns_per_tick_ = ticks_per_second > 0 ? 1e9 / ticks_per_second : 1.0;
-  if (init != nullptr) init_ = *init;
+  const auto bound = [](const Sync& s) {
+    return static_cast<double>(s.round_trip_ns) / 2 + static_cast<double>(s.pairing_ns);
+  };
+  if (init != nullptr) {
+    init_ = *init;
+    error_bound_ns_ = bound(*init);
+  }
   if (init != nullptr && finalize != nullptr && finalize->tick != init->tick &&
       finalize->local_ns != init->local_ns) {
     // Both syncs: the tick rate and the offset drift are measured over the whole run.
@@ -602,6 +608,7 @@ ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finali
     offset_slope_ = static_cast<double>(finalize->offset_ns - init->offset_ns) /
                     static_cast<double>(finalize->local_ns - init->local_ns);
     has_finalize_ = true;
+    error_bound_ns_ = std::max(error_bound_ns_, bound(*finalize));
   }
 }
 
@@ -610,7 +617,8 @@ namespace {
 ClockMap::Sync sync_from_json(const nlohmann::json& j) {
   return ClockMap::Sync{
       json_field(j, "tick", std::int64_t{0}), json_field(j, "local_ns", std::int64_t{0}),
-      json_field(j, "offset_ns", std::int64_t{0}), json_field(j, "round_trip_ns", std::int64_t{0})};
+      json_field(j, "offset_ns", std::int64_t{0}), json_field(j, "round_trip_ns", std::int64_t{0}),
+      json_field(j, "pairing_ns", std::int64_t{0})};
 }
 
 }  // namespace

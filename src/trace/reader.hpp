@@ -189,6 +189,7 @@ class ClockMap {
     std::int64_t local_ns = 0;
     std::int64_t offset_ns = 0;  ///< rank 0's clock minus this rank's, at `local_ns`
     std::int64_t round_trip_ns = 0;
+    std::int64_t pairing_ns = 0;  ///< error bound of the (tick, local_ns) pair; 0 in old traces
   };
   ClockMap() = default;
   /// From the header's tick rate estimate and the sync records available (init, finalize).
@@ -201,12 +202,16 @@ class ClockMap {
   double duration_ns(std::int64_t ticks) const { return static_cast<double>(ticks) * ns_per_tick_; }
   double ns_per_tick() const { return ns_per_tick_; }
   bool has_finalize() const { return has_finalize_; }
+  /// Bound of root_ns's error between the syncs: the larger sync's (round trip / 2 + pairing);
+  /// linear interpolation between two points never exceeds the larger of their errors.
+  double error_bound_ns() const { return error_bound_ns_; }
 
  private:
   double ns_per_tick_ = 1.0;
   Sync init_;
   double offset_slope_ = 0.0;  ///< change of offset per local ns
   bool has_finalize_ = false;
+  double error_bound_ns_ = 0.0;
 };
 
 /// The ClockMap of `rank`, from the trace index (which holds both syncs when the run finished)

@@ -491,5 +491,23 @@ TEST(TraceClock, MapsTicksToRankZeroByLinearInterpolation) {
   EXPECT_DOUBLE_EQ(init_only.root_ns(init.tick + 10), 1'001'010.0);
 }
 
+TEST(TraceClock, ErrorBoundIsTheLargerSyncsHalfRoundTripPlusPairing) {
+  // Init synced quietly (round trip 400 ns, pairing 30 ns); Finalize under load (round trip
+  // 9000 ns, the tick read 2000 ns apart from its time): the mapping errs up to 4500 + 2000 ns.
+  const ClockMap::Sync init{1000, 1000, 0, 400, 30};
+  const ClockMap::Sync finalize{1'000'001'000, 1'000'001'000, 0, 9000, 2000};
+  EXPECT_DOUBLE_EQ(ClockMap(1e9, &init, &finalize).error_bound_ns(), 6500.0);
+  EXPECT_DOUBLE_EQ(ClockMap(1e9, &init, nullptr).error_bound_ns(), 230.0);
+  EXPECT_DOUBLE_EQ(ClockMap(1e9, nullptr, nullptr).error_bound_ns(), 0.0);
+  // Written before pairing_ns existed: read as 0.
+  EXPECT_EQ(ClockMap::parse_sync(R"({"tick":1,"local_ns":2,"offset_ns":3,"round_trip_ns":4})")
+                .pairing_ns,
+            0);
+  EXPECT_EQ(ClockMap::parse_sync(R"({"tick":1,"local_ns":2,"offset_ns":3,"round_trip_ns":4,)"
+                                 R"("pairing_ns":5})")
+                .pairing_ns,
+            5);
+}
+
 }  // namespace
 }  // namespace commgauge::trace
