@@ -4,7 +4,7 @@
 // its recorded duration. docs/simulate.md describes the semantics; DESIGN.md the cost convention.
 //
 // Time is integer picoseconds. The engine's ordering invariants are written at its queue
-// (simulator.cpp, "Event queue").
+// (sim/engine.hpp, "Event queue"); the engine's parts are listed there.
 
 #include <array>
 #include <cstdint>

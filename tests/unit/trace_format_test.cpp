@@ -500,9 +500,9 @@ TEST(TraceClock, ErrorBoundIsTheLargerSyncsHalfRoundTripPlusPairing) {
   EXPECT_DOUBLE_EQ(ClockMap(1e9, &init, nullptr).error_bound_ns(), 230.0);
   EXPECT_DOUBLE_EQ(ClockMap(1e9, nullptr, nullptr).error_bound_ns(), 0.0);
   // Written before pairing_ns existed: read as 0.
-  EXPECT_EQ(ClockMap::parse_sync(R"({"tick":1,"local_ns":2,"offset_ns":3,"round_trip_ns":4})")
-                .pairing_ns,
-            0);
+  EXPECT_EQ(
+      ClockMap::parse_sync(R"({"tick":1,"local_ns":2,"offset_ns":3,"round_trip_ns":4})").pairing_ns,
+      0);
   EXPECT_EQ(ClockMap::parse_sync(R"({"tick":1,"local_ns":2,"offset_ns":3,"round_trip_ns":4,)"
                                  R"("pairing_ns":5})")
                 .pairing_ns,

@@ -1,0 +1,147 @@
+// Collectives in the replay: communicators' members, the schedule each call runs (Open MPI's
+// tuned rules or --coll), its steps posted as point-to-point messages and its local work.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/engine.hpp"
+
+namespace commgauge::sim::detail {
+
+const std::vector<std::int32_t>& Engine::members_of(std::uint64_t comm, std::int32_t me) {
+  if (comm == 0) return world_;
+  if (comm == 1) {
+    self_[0] = me;
+    return self_;
+  }
+  const auto it = comms_.find(comm);
+  if (it == comms_.end())
+    throw trace::TraceError(
+        fmt::format("rank {}: communicator {} is used before its comm_create "
+                    "record",
+                    me, comm));
+  return it->second;
+}
+
+// The steps of one collective call, appended to the rank's step list (steps run in order).
+void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc) {
+  const auto& members = members_of(pc.comm, me);
+  auto index_of = [&](std::int32_t world) -> std::size_t {
+    if (pc.comm == 0) return static_cast<std::size_t>(world);
+    const auto it = std::find(members.begin(), members.end(), world);
+    if (it == members.end())
+      throw trace::TraceError(
+          fmt::format("rank {}: rank {} is not a member of communicator {}", me, world, pc.comm));
+    return static_cast<std::size_t>(it - members.begin());
+  };
+  for (const auto* counts : {&pc.counts, &pc.recv_counts}) {
+    if (!counts->empty() && counts->size() != members.size())
+      throw trace::TraceError(fmt::format(
+          "{}: rank {}, event {}: {} has {} per-member counts, but communicator {:#x} has {} "
+          "members",
+          r.reader->file_name(), me, r.reader->event_count() - 1, collectives::to_string(pc.op),
+          counts->size(), pc.comm, members.size()));
+  }
+  const std::size_t my_index = index_of(me);
+  const std::size_t root_index = collectives::rooted(pc.op) && pc.root >= 0 ? index_of(pc.root) : 0;
+  // The communicator's member list is lent to the scratch collective, not copied.
+  auto& shared = const_cast<std::vector<std::int32_t>&>(members);
+  scratch_.members.swap(shared);
+  struct Restore {
+    std::vector<std::int32_t>& a;
+    std::vector<std::int32_t>& b;
+    ~Restore() { a.swap(b); }
+  } restore{scratch_.members, shared};
+  scratch_.op = pc.op;
+  scratch_.me = my_index;
+  scratch_.root = root_index;
+  scratch_.bytes = pc.bytes;
+  scratch_.counts = pc.counts;
+  scratch_.recv_counts = pc.recv_counts;
+  try {
+    std::vector<collectives::Step> steps;
+    UseKey key{pc.op, 0, collectives::Algorithm::linear, 0};
+    collectives::TunedChoice choice;
+    if (const auto it = policy_.algorithms.find(pc.op); it != policy_.algorithms.end()) {
+      steps = collectives::schedule(scratch_, it->second);
+      key.used = it->second;
+      key.how = kChosenWithColl;
+    } else {
+      steps =
+          collectives::openmpi_tuned_schedule(scratch_, pc.commutative, pc.element_bytes, &choice);
+      key.openmpi_id = choice.decision.algorithm_id;
+      key.used = choice.used;
+      key.how = pc.request != 0 ? kNonblocking : kTuned;
+    }
+    r.steps.insert(r.steps.end(), steps.begin(), steps.end());
+    r.step_comms.resize(r.steps.size(), pc.comm);
+    auto [use, added] = collective_uses_.try_emplace(key);
+    if (added) use->second = describe_use(pc.op, key, choice);
+    ++use->second.calls;
+  } catch (const std::invalid_argument& error) {
+    throw trace::TraceError(fmt::format("{}: rank {}, event {}: {} cannot be replayed: {}",
+                                        r.reader->file_name(), me, r.reader->event_count() - 1,
+                                        collectives::to_string(pc.op), error.what()));
+  }
+}
+
+// How one (operation, algorithm) pair was chosen, said once when it is first used.
+CollectiveUse Engine::describe_use(collectives::Operation op, const UseKey& key,
+                                   const collectives::TunedChoice& choice) {
+  CollectiveUse use;
+  use.operation = std::string(collectives::to_string(op));
+  use.algorithm = std::string(collectives::to_string(key.used));
+  if (key.how == kChosenWithColl) {
+    use.note = "chosen with --coll";
+    return use;
+  }
+  const auto& d = choice.decision;
+  use.exact = choice.exact;
+  if (d.algorithm_id == 0) {
+    use.openmpi = fmt::format("basic:{}", use.algorithm);
+    use.note = "Open MPI serves it from coll/basic (not decided by coll/tuned)";
+  } else {
+    use.openmpi = fmt::format("tuned:{} ({})", d.openmpi_name, d.algorithm_id);
+    if (choice.composed)
+      use.note = "composed of other collectives, each under its own tuned rule";
+    else if (choice.fallback)
+      use.note = "Open MPI's algorithm falls back to this one for fewer elements than members";
+    else if (choice.exact)
+      use.note = "Open MPI 4.1 tuned fixed rules, same messages";
+    else
+      use.note = "Open MPI 4.1 tuned fixed rules; not implemented, the nearest algorithm ran";
+  }
+  if (key.how == kNonblocking) {
+    use.operation = "i" + use.operation;
+    use.exact = false;
+    use.note +=
+        "; nonblocking: coll/libnbc's schedule approximated by the blocking rules, "
+        "progressing only inside MPI calls";
+  }
+  return use;
+}
+
+bool Engine::run_steps(Rank& r, std::int32_t me) {
+  while (r.step < r.steps.size()) {
+    if (!r.step_posted) {
+      const collectives::Step& st = r.steps[r.step];
+      if (st.copy_bytes > 0) charge_local(r, net_.local_work(0, st.copy_bytes));
+      const std::uint64_t ctx = r.step_comms[r.step] | kCollectiveContext;
+      if (st.recv_from >= 0)
+        r.temps.push_back(post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true));
+      if (st.send_to >= 0)
+        r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard));
+      r.step_posted = true;
+    }
+    if (!wait_all(r, r.temps)) return false;
+    consume(r, r.temps);
+    if (const auto reduce = r.steps[r.step].reduce_bytes; reduce > 0)
+      charge_local(r, net_.local_work(reduce, 0));
+    ++r.step;
+    r.step_posted = false;
+  }
+  return true;
+}
+
+}  // namespace commgauge::sim::detail

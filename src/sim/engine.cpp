@@ -1,0 +1,243 @@
+// The event engine: the queue and its invariants, the operation pool, the run loop.
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "sim/engine.hpp"
+#include "trace/function_ids.hpp"
+
+namespace commgauge::sim::detail {
+
+Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
+    : trace_(trace), net_(network), policy_(options) {
+  const auto table = trace::function_table();
+  kinds_.assign(table.size() + 1, CallKind::opaque);
+  for (const auto& f : table)
+    kinds_[f.id] = kind_of(f);
+  function_totals_.resize(table.size() + 1);
+  const std::uint32_t n = trace.ranks();
+  if (!trace.missing_ranks().empty())
+    throw trace::TraceError(
+        fmt::format("the trace has no data for rank {} (of {})", trace.missing_ranks().front(), n));
+  world_.resize(n);
+  std::iota(world_.begin(), world_.end(), 0);
+  self_.resize(1);
+  ranks_.resize(n);
+  // Address space for two operations in flight per rank, touched only as they are used: the pool
+  // then grows without copying (past that, as a vector does).
+  ops_.reserve(std::size_t{2} * n);
+  // The ranks' read buffers take at most kReadBuffersBytes: past that many ranks, each keeps a
+  // window of its current block instead of the whole block (at least 256 B).
+  constexpr std::size_t kReadBuffersBytes = std::size_t{256} << 20;
+  const std::size_t window = std::size_t{n} * trace::kBlockPayloadTarget > kReadBuffersBytes
+                                 ? std::max<std::size_t>(256, kReadBuffersBytes / n)
+                                 : 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Rank& r = ranks_[i];
+    r.reader.emplace(trace.open_rank(i, trace::HeaderMode::essentials, window));
+    r.ns_per_tick = trace::clock_map(trace, *r.reader).ns_per_tick();
+    r.overhead_ticks = r.reader->essentials().overhead_ticks_per_event;
+  }
+  result_.model = network.model_name();
+  if (options.denoise) {
+    least_compute_.resize(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+      find_least_compute(i);
+  }
+  if (options.critical_path) paths_ = std::make_unique<PathTracker>(n);
+  if (options.contention == "myrinet")
+    sharing_ = std::make_unique<LinkSharing>(
+        std::make_unique<model::MyrinetModel>(options.myrinet_set_limit));
+  else if (options.contention != "none")
+    sharing_ =
+        std::make_unique<LinkSharing>(model::make_sharing_model(options.contention, options.gige));
+  result_.ranks = n;
+}
+
+namespace {
+[[noreturn, gnu::cold]] void past_the_clock() {
+  throw TimeRangeError(
+      fmt::format("the simulated time passes {:.0f} days, beyond the range of the simulated clock",
+                  static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
+}
+}  // namespace
+
+void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
+  if (time < now_) {
+    // Nothing may happen before the event being processed; should a path compute such a time,
+    // it happens now, and the count says so in the output.
+    ++clamped_events_;
+    time = now_;
+  }
+  if (time > model::kMaxSimulatedTimePs) [[unlikely]]
+    past_the_clock();
+  queue_.push({time, seq_++, target, kind});
+}
+
+Picoseconds Engine::ticks_to_ps(const Rank& r, std::int64_t ticks) const {
+  if (ticks <= 0) return 0;
+  const double ps = r.duration_ns(ticks) * 1000.0;
+  if (!(ps <= static_cast<double>(model::kMaxSimulatedTimePs)))
+    throw TimeRangeError(
+        fmt::format("a recorded duration of {} ticks passes the range of the "
+                    "simulated clock",
+                    ticks));
+  return static_cast<Picoseconds>(std::llround(ps));
+}
+
+std::uint32_t Engine::alloc_op() {
+  ++ops_in_flight_;
+  result_.peak_ops_in_flight = std::max(result_.peak_ops_in_flight, ops_in_flight_);
+  if (!free_ops_.empty()) {
+    const std::uint32_t id = free_ops_.back();
+    free_ops_.pop_back();
+    ops_[id] = Op{};
+    if (sharing_) flows_[id] = FlowState{};
+    return id;
+  }
+  ops_.emplace_back();
+  if (sharing_) flows_.resize(ops_.size());
+  return static_cast<std::uint32_t>(ops_.size() - 1);
+}
+
+void Engine::release_if_finished(std::uint32_t id) {
+  const Op& o = ops_[id];
+  // A send stays until its receive has copied it (the copy reads its cost), or it is withdrawn.
+  // A cancelled send is kept until its data (or rendezvous request) has left the network: an
+  // event still names it.
+  const bool cancelled_and_gone =
+      o.cancelled && (o.cost.rendezvous ? o.request_arrived : o.arrived);
+  const bool finished = o.done && o.consumed && (!o.is_send || o.delivered || cancelled_and_gone);
+  if (!finished || o.released) return;
+  ops_[id].released = true;
+  free_ops_.push_back(id);
+  --ops_in_flight_;
+}
+
+void Engine::process(const QueuedEvent& e) {
+  switch (e.kind) {
+    case EventKind::resume:
+      advance(e.target);
+      break;
+    case EventKind::arrival: {
+      Op& s = ops_[e.target];
+      s.arrived = true;
+      if (s.match != kNone)
+        trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
+      else if (s.cancelled)
+        release_if_finished(e.target);
+      else
+        wake_prober(s, e.time);
+      break;
+    }
+    case EventKind::request_arrival: {
+      Op& s = ops_[e.target];
+      s.request_arrived = true;
+      if (s.match != kNone)
+        answer_request(e.target, e.time);
+      else if (s.cancelled)
+        release_if_finished(e.target);
+      else
+        wake_prober(s, e.time);
+      break;
+    }
+    case EventKind::ack_arrival: {
+      const Op& s = ops_[e.target];
+      if (s.cost.progress == model::Progress::dependent) {
+        trigger(s.owner, {ActionKind::inject, e.target, e.time});
+      } else {
+        // ICP: the acknowledgement is handled and the data sent off the sender's CPU.
+        const Picoseconds injected = e.time + s.cost.control_recv + s.cost.send_overhead;
+        complete_at(e.target, injected);
+        send_data(e.target, injected);
+      }
+      break;
+    }
+    case EventKind::completion:
+      complete(e.target, e.time);
+      break;
+    case EventKind::flow_start: {
+      const Op& s = ops_[e.target];
+      sharing_->start(e.target, static_cast<int>(net_.node(s.owner)),
+                      static_cast<int>(net_.node(s.peer)), s.cost.transfer - s.cost.latency, e.time,
+                      flow_changes_);
+      ++result_.shared_transfers;
+      apply_flow_changes();
+      break;
+    }
+    case EventKind::flow_end: {
+      const Op& s = ops_[e.target];
+      FlowState& flow = flows_[e.target];
+      if (e.seq != flow.event) break;  // superseded by an earlier end
+      if (const Picoseconds end = sharing_->end(e.target); end > e.time) {
+        flow.event = seq_;  // the flow slowed down since: look again at its end
+        flow.event_time = end;
+        schedule(EventKind::flow_end, e.target, end);
+        break;
+      }
+      sharing_->finish(e.target, flow.version, e.time, flow_changes_);
+      schedule(EventKind::arrival, e.target, e.time + s.cost.latency);
+      apply_flow_changes();
+      break;
+    }
+  }
+}
+
+Result Engine::run() {
+  for (std::uint32_t i = 0; i < ranks_.size(); ++i)
+    resume_at(i, 0);
+  std::uint64_t next_progress = 1u << 22;
+  while (!queue_.empty()) {
+    const QueuedEvent e = queue_.pop();
+    now_ = e.time;
+    ++result_.events_processed;
+    process(e);
+    if (policy_.progress && result_.events_processed >= next_progress) {
+      next_progress += 1u << 22;
+      policy_.progress(result_.records);
+    }
+  }
+  for (const Rank& r : ranks_)
+    if (r.phase != Phase::finished) deadlock();
+  result_.per_rank.reserve(ranks_.size());
+  for (Rank& r : ranks_) {
+    result_.predicted_ps = std::max(result_.predicted_ps, r.result.predicted_ps);
+    result_.measured_ns = std::max(result_.measured_ns, r.result.measured_ns);
+    result_.forced_completions += r.result.forced_completions;
+    result_.early_completions += r.result.early_completions;
+    result_.total += r.result.predicted;
+    result_.per_rank.push_back(r.result);
+  }
+  for (std::size_t f = 1; f < function_totals_.size(); ++f)
+    if (function_totals_[f].calls > 0)
+      result_.functions[std::string(trace::function_name(static_cast<std::uint32_t>(f)))] =
+          function_totals_[f];
+  result_.contention = policy_.contention;
+  if (clamped_events_ > 0)
+    result_.notes.push_back(fmt::format(
+        "{} events were computed before the simulated present and moved to it (a replay "
+        "artefact worth reporting)",
+        clamped_events_));
+  if (policy_.noisy)
+    result_.notes.push_back(fmt::format(
+        "--noise: exponential, mean {} us, seed {}: {:.6f} s added to {} computations (mean {:.3f} "
+        "us)",
+        policy_.noise.mean_us, policy_.noise.seed, model::to_microseconds(noise_added_) * 1e-6,
+        noisy_computations_,
+        noisy_computations_ > 0
+            ? model::to_microseconds(noise_added_) / static_cast<double>(noisy_computations_)
+            : 0.0));
+  if (sharing_) {
+    result_.rate_recomputations = sharing_->stats().recomputations;
+    result_.largest_sharing_component = sharing_->stats().largest_component;
+  }
+  for (auto& [key, use] : collective_uses_)
+    result_.collectives.push_back(std::move(use));
+  return std::move(result_);
+}
+
+}  // namespace commgauge::sim::detail
