@@ -13,6 +13,7 @@
 #include "trace/function_ids.hpp"
 
 namespace commgauge::sim::detail {
+namespace {  // one unit with the other parts (CMake unity group "engine")
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -500,4 +501,5 @@ void Engine::advance(std::uint32_t ri) {
   }
 }
 
+}  // namespace
 }  // namespace commgauge::sim::detail

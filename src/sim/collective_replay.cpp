@@ -8,6 +8,7 @@
 #include "sim/engine.hpp"
 
 namespace commgauge::sim::detail {
+namespace {  // one unit with the other parts (CMake unity group "engine")
 
 const std::vector<std::int32_t>& Engine::members_of(std::uint64_t comm, std::int32_t me) {
   if (comm == 0) return world_;
@@ -144,4 +145,5 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
   return true;
 }
 
+}  // namespace
 }  // namespace commgauge::sim::detail

@@ -6,6 +6,7 @@
 #include "sim/engine.hpp"
 
 namespace commgauge::sim::detail {
+namespace {  // one unit with the other parts (CMake unity group "engine")
 
 void Engine::deadlock() {
   std::string report = "replay cannot progress: ";
@@ -75,4 +76,5 @@ void Engine::deadlock() {
   throw DeadlockError(report, cls);
 }
 
+}  // namespace
 }  // namespace commgauge::sim::detail

@@ -11,6 +11,7 @@
 #include "trace/function_ids.hpp"
 
 namespace commgauge::sim::detail {
+namespace {  // one unit with the other parts (CMake unity group "engine")
 
 Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
     : trace_(trace), net_(network), policy_(options) {
@@ -240,4 +241,5 @@ Result Engine::run() {
   return std::move(result_);
 }
 
+}  // namespace
 }  // namespace commgauge::sim::detail

@@ -6,7 +6,9 @@
 //   collective_replay.cpp collectives: communicators, schedules, their steps
 //   deadlock.cpp          the diagnosis when replay cannot progress
 //   observers.cpp         critical path and timeline (nothing runs when they are off)
-// Internal to src/sim: include only from those files.
+// Internal to src/sim: include only from those files, which CMake compiles as one unit (the unity
+// group "engine" in src/sim/CMakeLists.txt): the engine lives in an unnamed namespace so that the
+// compiler inlines the hot calls between the parts as it did when they were one file.
 
 #include <cmath>
 #include <cstdint>
@@ -28,6 +30,7 @@
 #include "trace/functions.hpp"
 
 namespace commgauge::sim::detail {
+namespace {
 
 using model::Picoseconds;
 using trace::CallKind;
@@ -402,4 +405,5 @@ class Engine {
   std::vector<FlowState> flows_;  // by operation, with contention
 };
 
+}  // namespace
 }  // namespace commgauge::sim::detail

@@ -8,6 +8,7 @@
 #include "sim/engine.hpp"
 
 namespace commgauge::sim::detail {
+namespace {  // one unit with the other parts (CMake unity group "engine")
 
 void Engine::check_peer(const Rank& r, std::int32_t me, std::int32_t peer) const {
   // The replay indexes ranks by the trace's peers: one out of range is a damaged trace (which
@@ -341,4 +342,5 @@ void Engine::remove(OpQueue& q, std::uint32_t id) {
   if (at.id != kNone) unlink(q, at.previous, id);
 }
 
+}  // namespace
 }  // namespace commgauge::sim::detail

@@ -39,6 +39,7 @@ std::vector<CriticalPath::Step> CriticalPath::last_steps() const {
 }  // namespace commgauge::sim
 
 namespace commgauge::sim::detail {
+namespace {  // one unit with the other parts (CMake unity group "engine")
 
 // ---- critical path ---------------------------------------------------------------------------
 
@@ -79,4 +80,5 @@ void Engine::emit_timeline(const Rank& r, Picoseconds call_ps) {
       {rank, e.function, false, measured_start, r.duration_ns(e.end_tick - e.start_tick)});
 }
 
+}  // namespace
 }  // namespace commgauge::sim::detail
