@@ -422,7 +422,7 @@ void Engine::advance(std::uint32_t ri) {
         Picoseconds compute = computation(r, e);
         if (!least_compute_.empty())
           compute = least_compute_[ri].at(site_of(r.previous_function, e.function));
-        if (policy_.noisy && compute > 0) {
+        if (policy_.noise.mean_us > 0 && compute > 0) {
           const Picoseconds noise = noise_ps(policy_.noise, ri, r.result.records);
           compute += noise;
           noise_added_ += noise;

@@ -223,7 +223,7 @@ Result Engine::run() {
         "{} events were computed before the simulated present and moved to it (a replay "
         "artefact worth reporting)",
         clamped_events_));
-  if (policy_.noisy)
+  if (policy_.noise.mean_us > 0)
     result_.notes.push_back(fmt::format(
         "--noise: exponential, mean {} us, seed {}: {:.6f} s added to {} computations (mean {:.3f} "
         "us)",

@@ -235,18 +235,14 @@ SendMode send_mode(std::uint32_t function);
 struct Policy {
   explicit Policy(const Options& o)
       : cpu_compute(o.compute == ComputeSource::cpu),
-        scaled(o.compute_scale != 1.0),
         compute_scale(o.compute_scale),
-        noisy(o.noise.mean_us > 0),
         noise(o.noise),
         algorithms(o.algorithms),
         contention(o.contention),
         timeline(o.timeline),
         progress(o.progress) {}
   bool cpu_compute;      ///< computation from recorded CPU times
-  bool scaled;           ///< --compute-scale other than 1
-  double compute_scale;  ///< its factor
-  bool noisy;            ///< --noise on
+  double compute_scale;  ///< --compute-scale (1: recorded durations as they are)
   Noise noise;
   const std::map<collectives::Operation, collectives::Algorithm>& algorithms;  ///< --coll
   const std::string& contention;
@@ -254,8 +250,9 @@ struct Policy {
   const std::function<void(std::uint64_t)>& progress;
 
   Picoseconds scale(Picoseconds ps) const {
-    return scaled ? static_cast<Picoseconds>(std::llround(static_cast<double>(ps) * compute_scale))
-                  : ps;
+    return compute_scale != 1.0
+               ? static_cast<Picoseconds>(std::llround(static_cast<double>(ps) * compute_scale))
+               : ps;
   }
 };
 
