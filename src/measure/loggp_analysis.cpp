@@ -223,18 +223,28 @@ double combined(double a, double b, double scale) {
   return std::sqrt(a * a + b * b) * scale;
 }
 
-// Marks where eq. (7) measured the overhead, not the gap (o >= G_all, seed 000 §4 on SCI).
+// Whether eq. (7) measured the gap at one size (o < G_all, seed 000 §4 on SCI).
 // Eq. (5): PRTT(n,0,s)'s cycle is max(o_s, g + (s-1)G, o_r), never below o_s. An eq. (6) o_s
 // clearly above G_all is therefore an overestimate (a sender descheduled in its sends under
 // load) and is no evidence that the gap is hidden: then only o_r is compared.
+// shown: G_all above o by more than two standard errors; hidden: o's median reaches G_all
+// (less 1 %); undecided: o's median is below G_all but its interval is too wide to tell (under
+// load, sends blocked on a full socket buffer) - no evidence either way.
+enum class Gap { shown, hidden, undecided };
+
+Gap gap_evidence(const LoggpPoint& p) {
+  const double deterministic = 0.01 * std::abs(p.g_all_us) + kRelativeFloor * std::abs(p.g_all_us);
+  const double margin =
+      2 * combined(p.g_all_noise, std::max(p.o_s_noise, p.o_r_noise), 1) + deterministic;
+  const bool o_s_consistent = p.o_s_us <= p.g_all_us + margin;
+  const double o = std::max(o_s_consistent ? p.o_s_us : 0.0, p.o_r_us);
+  if (p.g_all_us > o + margin) return Gap::shown;
+  return p.g_all_us > o + deterministic ? Gap::undecided : Gap::hidden;
+}
+
 void mark_identifiability(std::vector<LoggpPoint>& pts) {
-  for (auto& p : pts) {
-    const double margin = 2 * combined(p.g_all_noise, std::max(p.o_s_noise, p.o_r_noise), 1) +
-                          0.01 * std::abs(p.g_all_us) + kRelativeFloor * std::abs(p.g_all_us);
-    const bool o_s_consistent = p.o_s_us <= p.g_all_us + margin;
-    const double o = std::max(o_s_consistent ? p.o_s_us : 0.0, p.o_r_us);
-    p.g_identifiable = p.g_all_us > o + margin;
-  }
+  for (auto& p : pts)
+    p.g_identifiable = gap_evidence(p) == Gap::shown;
 }
 
 stats::LineFit weighted_fit(const std::vector<double>& x, const std::vector<double>& y,
@@ -338,11 +348,13 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
   }
   // The gap shows at the top of the range (eq. (5): g + (s-1)G overtakes o as s grows): eq. (7)
   // is fitted over the longest run of sizes ending at the range's largest in which at most a
-  // third are hidden - a few hidden large sizes (a noisy o) do not end the run, the hidden small
-  // sizes below it are not the gap.
+  // third of those decided are hidden - a few hidden large sizes (a noisy o) do not end the
+  // run, undecided sizes count for neither, the hidden small sizes below it are not the gap.
   std::size_t top = last + 1;
   for (std::size_t i = last + 1, hidden = 0, shown = 0; i-- > first;) {
-    (pts[i].g_identifiable ? shown : hidden) += 1;
+    const Gap e = gap_evidence(pts[i]);
+    if (e == Gap::undecided) continue;
+    (e == Gap::shown ? shown : hidden) += 1;
     if (3 * hidden <= shown + hidden) top = i;
   }
   for (std::size_t i = top; i <= last; ++i) {
@@ -366,16 +378,34 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
   // The ping-pong's per-byte cost: what the one-way time grows by per byte.
   const auto fp = non_negative_fit(x, p1h, p1h_n, clamped);
 
-  // g and G need at least 3 identifiable points (2 if the range has only 2).
-  range.g_identifiable = xg.size() >= 3 || (xg.size() == 2 && x.size() == 2);
+  // The fallback below: the ping-pong slope less O_s and O_r, with the three slopes' errors.
+  const double fallback_G_stderr = std::hypot(fp.slope_stderr, fs.slope_stderr, fr.slope_stderr);
+  // g and G need at least 3 identifiable points (2 if the range has only 2). Two at the top of a
+  // longer range also serve when eq. (7)'s slope through them, with the error their own
+  // intervals give it, is narrower than the fallback's: under load a noisy o_s can leave the gap
+  // undecided at the sizes between while G_all itself is measured to 1-2 % (a wider estimator
+  // never wins over a narrower one).
+  bool two_point = false;
+  if (xg.size() == 2 && x.size() > 2) {
+    const double two_point_stderr = std::hypot(g_n[0], g_n[1]) / std::abs(xg[1] - xg[0]);
+    two_point = !(std::isfinite(fallback_G_stderr) && fallback_G_stderr <= two_point_stderr);
+  }
+  range.g_identifiable = xg.size() >= 3 || (xg.size() == 2 && (x.size() == 2 || two_point));
   if (range.g_identifiable) {
     // seed 000 eq. (7): G_all(s) = g + (s-1) G over the range, by least squares.
     const auto fg = weighted_fit(xg, g, g_n);
     lr.gap_us = fg.intercept;
     lr.gap_per_byte_us = fg.slope;
     range.g_stderr_us = fg.intercept_stderr;
-    range.G_stderr_us_per_byte = fg.slope_stderr;
+    range.G_stderr_us_per_byte =
+        two_point ? std::hypot(g_n[0], g_n[1]) / std::abs(xg[1] - xg[0]) : fg.slope_stderr;
     range.fit_residual_us = fg.rms_residual;
+    if (two_point) {
+      range.notes.push_back(fmt::format(
+          "eq. (7) through the 2 largest sizes where the gap shows: G = {:.4g} +- {:.2g} us/B, "
+          "narrower than the ping-pong slope less O_s and O_r (+- {:.2g})",
+          fg.slope, range.G_stderr_us_per_byte, fallback_G_stderr));
+    }
   } else {
     // Eq. (7) measured max(o, G_all): the gap is hidden. G is what the one-way time grows by
     // per byte beyond the per-byte overheads (O_s + G + O_r is the ping-pong's slope).
@@ -385,7 +415,7 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
         x.size() - xg.size(), x.size()));
     lr.gap_us = 0;
     lr.gap_per_byte_us = std::max(0.0, fp.slope - fs.slope - fr.slope);
-    range.G_stderr_us_per_byte = fp.slope_stderr;
+    range.G_stderr_us_per_byte = fallback_G_stderr;
   }
   // The LogGP view (no per-byte overheads): eq. (7) over every size as seed 000's tool fits it,
   // but where o hides the gap its G is the ping-pong slope, so no per-byte cost is lost.
