@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "measure/limits.hpp"
 #include "measure/loggp.hpp"
 #include "measure/timer.hpp"
 #include "profile/json_file.hpp"
@@ -53,7 +54,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
                       ->capture_default_str()
                       ->group(g);
   auto* ppo = cmd->add_option("--points-per-octave", f->loggp.points_per_octave,
-                              "density of the geometric sweep")
+                              fmt::format("density of the geometric sweep (at most {:g})",
+                                          measure::kMaxPointsPerOctave))
                   ->capture_default_str()
                   ->group(g);
   cmd->add_option("--sizes", f->sizes, "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\"")

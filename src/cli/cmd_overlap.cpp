@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "measure/limits.hpp"
 #include "measure/overlap.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
@@ -38,9 +39,11 @@ void add_overlap_command(CLI::App& app, Action& action) {
       cmd->add_option("--min-size", f->min_size, "first size")->capture_default_str()->group(g);
   auto* mx =
       cmd->add_option("--max-size", f->max_size, "last size")->capture_default_str()->group(g);
-  auto* ppo = cmd->add_option("--points-per-octave", f->overlap.points_per_octave, "sweep density")
-                  ->capture_default_str()
-                  ->group(g);
+  auto* ppo =
+      cmd->add_option("--points-per-octave", f->overlap.points_per_octave,
+                      fmt::format("sweep density (at most {:g})", measure::kMaxPointsPerOctave))
+          ->capture_default_str()
+          ->group(g);
   cmd->add_option("--sizes", f->sizes, "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\"")
       ->group(g)
       ->excludes(mn)
@@ -49,11 +52,16 @@ void add_overlap_command(CLI::App& app, Action& action) {
   cmd->add_option("--repetitions", f->overlap.repetitions, "trials per experiment (medians)")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--min-comp", f->overlap.min_comp_us,
-                  "least computation C in us (C = max(this, 4 x the one-way time))")
+  cmd->add_option(
+         "--min-comp", f->overlap.min_comp_us,
+         fmt::format(
+             "least computation C in us (C = max(this, 4 x the one-way time)); at most {:g}",
+             measure::kMaxComputation_us))
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--comp-us", f->overlap.comp_us, "computation for Rso and Rro (default: C)")
+  cmd->add_option("--comp-us", f->overlap.comp_us,
+                  fmt::format("computation for Rso and Rro in us (default: C); at most {:g}",
+                              measure::kMaxComputation_us))
       ->group(g);
   cmd->add_option("--loggp", f->loggp,
                   "link parameters (loggp --json) or profile: its ranges and S to compare with")

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "cli/trace_boundary.hpp"
 #include "common/error.hpp"
@@ -122,7 +123,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--compute-scale", f->compute_scale,
                   "multiply computation by this (2 = a processor half as fast)")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--coll", f->coll,
                   "collective algorithms, e.g. allreduce=ring,bcast=binomial (default: what Open "

@@ -1,7 +1,10 @@
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "cli/options.hpp"
 #include "cli/run_guard.hpp"
+#include "measure/limits.hpp"
 #include "measure/timer.hpp"
 #include "profile/json_file.hpp"
 #include "report/timer_report.hpp"
@@ -27,7 +30,8 @@ void add_timer_command(CLI::App& app, Action& action) {
   cmd->add_option("--bin-width", flags->timer.bin_width_us,
                   "distribution bin width in microseconds (0: automatic)")
       ->capture_default_str();
-  cmd->add_option("--max-bins", flags->timer.max_bins, "distribution bins (the last is open)")
+  cmd->add_option("--max-bins", flags->timer.max_bins,
+                  fmt::format("distribution bins (the last is open), 1 to {}", measure::kMaxBins))
       ->capture_default_str();
   cmd->add_option("--max-frequency-rows", flags->timer.max_frequency_rows,
                   "distinct values listed in the frequency table (the rest are summarised)")

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "cli/trace_boundary.hpp"
 #include "collectives/algorithms.hpp"
@@ -356,13 +357,13 @@ void add_trace_export_command(CLI::App& app, Action& action) {
   cmd->add_option("out", flags->out, "output directory (created)")->required();
   cmd->add_option("--host-speed", flags->host_speed,
                   "flops per second of each host (computation seconds x this = flops)")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--bandwidth", flags->bandwidth, "link bandwidth in bytes per second")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--latency", flags->latency, "link latency in seconds")
-      ->check(CLI::NonNegativeNumber)
+      ->check(kNonNegative)
       ->capture_default_str();
   cmd->add_option("--coll", flags->algorithms,
                   "algorithm for lowered collectives, OPERATION=ALGORITHM (e.g. "

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
   commgauge::cli::add_simulate_command(app, action);
   commgauge::cli::add_synth_command(app, action);
   commgauge::cli::add_serve_command(app, action);
+  commgauge::cli::check_every_value(app);
 
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/limits.hpp"
 #include "stats/median_ci.hpp"
 
 namespace commgauge::measure {
@@ -23,7 +24,8 @@ void LatencyOptions::validate() const {
   if (!(res_npp > 0)) throw InputError("res_npp", "must be positive");
   if (!(cut_coef > 0)) throw InputError("cut_coef", "must be positive");
   if (bin_width_us < 0) throw InputError("bin_width", "must be positive (or 0 for automatic)");
-  if (max_bins < 1) throw InputError("max_bins", "must be at least 1");
+  if (max_bins < 1 || max_bins > kMaxBins)
+    throw InputError("max_bins", fmt::format("must be 1 to {}", kMaxBins));
 }
 
 void to_json(nlohmann::json& j, const LatencyOptions& o) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/limits.hpp"
 #include "measure/loggp_detail.hpp"
 #include "measure/prtt.hpp"
 #include "stats/change_detection.hpp"
@@ -34,7 +35,9 @@ void LoggpOptions::validate() const {
   if (delay_us < 0 && delay_us != -1) {
     throw InputError("delay", fmt::format("must be >= 0 us, got {}", delay_us));
   }
-  if (!(points_per_octave > 0)) throw InputError("points_per_octave", "must be positive");
+  if (!(points_per_octave > 0) || points_per_octave > kMaxPointsPerOctave)
+    throw InputError("points_per_octave",
+                     fmt::format("must be > 0 and at most {}", kMaxPointsPerOctave));
   if (detector != "joint" && detector != "seed000" && detector != "none") {
     throw InputError("detector",
                      fmt::format("expected joint, seed000 or none, got \"{}\"", detector));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/limits.hpp"
 #include "model/models.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/floor_shift.hpp"
@@ -22,9 +23,13 @@ void OverlapOptions::validate() const {
                      fmt::format("{} is larger than the largest size, {}", min_size, max_size));
   }
   if (repetitions < 1) throw InputError("repetitions", "must be at least 1");
-  if (!(points_per_octave > 0)) throw InputError("points_per_octave", "must be positive");
-  if (!(min_comp_us >= 0)) throw InputError("min_comp", "must be >= 0 us");
-  if (comp_us < 0 && comp_us != -1) throw InputError("comp_us", "must be >= 0 us");
+  if (!(points_per_octave > 0) || points_per_octave > kMaxPointsPerOctave)
+    throw InputError("points_per_octave",
+                     fmt::format("must be > 0 and at most {}", kMaxPointsPerOctave));
+  if (!(min_comp_us >= 0) || min_comp_us > kMaxComputation_us)
+    throw InputError("min_comp", fmt::format("must be 0 to {:g} us", kMaxComputation_us));
+  if ((comp_us < 0 && comp_us != -1) || !(comp_us <= kMaxComputation_us))
+    throw InputError("comp_us", fmt::format("must be 0 to {:g} us", kMaxComputation_us));
 }
 
 std::vector<std::uint64_t> OverlapOptions::sweep_sizes() const {

@@ -8,13 +8,16 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/limits.hpp"
 #include "stats/histogram.hpp"
 
 namespace commgauge::measure {
 
 void TimerOptions::validate() const {
   if (trials == 0) throw InputError("timer_trials", "must be at least 1");
-  if (bin_width_us < 0) throw InputError("bin_width", "must be positive (or 0 for automatic)");
+  if (!(bin_width_us >= 0)) throw InputError("bin_width", "must be positive (or 0 for automatic)");
+  if (max_bins < 1 || max_bins > kMaxBins)
+    throw InputError("max_bins", fmt::format("must be 1 to {}", kMaxBins));
 }
 
 TimerCharacterization characterize_timer(const net::Clock& clock, const TimerOptions& options) {

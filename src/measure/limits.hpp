@@ -1,0 +1,11 @@
+#pragma once
+// Bounds on the values that size a measurement's work, so that no flag can make a run endless
+// or its memory unbounded (stated in each flag's --help).
+
+namespace commgauge::measure {
+
+inline constexpr int kMaxBins = 10000;             ///< distribution bins (timer, latency)
+inline constexpr double kMaxPointsPerOctave = 64;  ///< geometric sweeps (loggp, overlap)
+inline constexpr double kMaxComputation_us = 1e8;  ///< overlap's computation C (100 s)
+
+}  // namespace commgauge::measure

@@ -1,0 +1,103 @@
+// Every value of every flag of every command is checked before any work starts: read from each
+// command's own --help, so a flag added later is covered without editing this test.
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Flag {
+  std::string command, name, type;
+};
+
+// The subcommands in `commgauge --help`, and the flags with a value in each one's --help.
+std::vector<Flag> every_flag() {
+  std::vector<Flag> flags;
+  const Outcome top = run({commgauge(), "--help"});
+  std::istringstream lines(top.out);
+  std::vector<std::string> commands;
+  bool in_subcommands = false;
+  const std::regex command_line(R"(^  ([a-z][a-z-]*)\s{2,})");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("Subcommands:", 0) == 0) in_subcommands = true;
+    std::smatch m;
+    if (in_subcommands && std::regex_search(line, m, command_line)) commands.push_back(m[1]);
+  }
+  const std::regex flag_line(R"(^\s+(?:-\w,)?(--[a-z][a-z-]*)\s+(FLOAT|INT|UINT|TEXT)\b)");
+  for (const auto& command : commands) {
+    const Outcome help = run({commgauge(), command, "--help"});
+    std::istringstream text(help.out);
+    for (std::string line; std::getline(text, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, flag_line)) flags.push_back({command, m[1], m[2]});
+    }
+  }
+  return flags;
+}
+
+TEST(CliValues, NoNumericFlagTakesNanOrInfinityAndNoValueIsEmpty) {
+  const auto flags = every_flag();
+  // The commands and their flags are there (a broken --help would make this test vacuous).
+  ASSERT_GE(flags.size(), 100u);
+  std::size_t numeric = 0;
+  for (const auto& f : flags) {
+    const bool is_number = f.type != "TEXT";
+    numeric += is_number ? 1 : 0;
+    const std::vector<std::string> bad =
+        is_number ? std::vector<std::string>{"nan", "inf", "-inf", "1e999"}
+                  : std::vector<std::string>{""};
+    for (const auto& value : bad) {
+      const Outcome o = run({commgauge(), f.command, f.name, value});
+      EXPECT_EQ(o.exit_code, 2) << f.command << " " << f.name << " '" << value << "': " << o.err;
+      EXPECT_THAT(o.err, HasSubstr(f.name)) << f.command << " " << f.name << " '" << value << "'";
+      // An empty value: refused as empty, or as not one of the allowed words.
+      EXPECT_THAT(o.err, is_number ? ::testing::ContainsRegex("finite")
+                                   : ::testing::ContainsRegex("must not be empty|not in \\{"))
+          << f.command << " " << f.name << " '" << value << "'";
+    }
+  }
+  EXPECT_GE(numeric, 40u);
+}
+
+TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
+  // Each limit named in --help, and a value past it refused before anything runs.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"overlap", "--points-per-octave=1e9"}, {"loggp", "--points-per-octave=65"},
+      {"overlap", "--min-comp=1e300"},        {"overlap", "--comp-us=1e9"},
+      {"timer", "--max-bins=2000000000"},
+  };
+  const std::string link =
+      std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  for (const auto& [command, flag_value] : cases) {
+    const std::string flag = flag_value.substr(0, flag_value.find('='));
+    const Outcome o =
+        run({commgauge(), command, flag_value, "--transport", "virtual", "--virtual-net", link},
+            std::chrono::seconds(30));
+    EXPECT_EQ(o.exit_code, 2) << command << " " << flag_value << ": " << o.err;
+    EXPECT_THAT(o.err, HasSubstr(flag));
+    const Outcome help = run({commgauge(), command, "--help"});
+    const std::size_t at = help.out.find("  " + flag + " ");
+    ASSERT_NE(at, std::string::npos) << command << " --help has no " << flag;
+    const std::string entry = help.out.substr(at, help.out.find("\n  --", at + 1) - at);
+    EXPECT_THAT(entry, ::testing::ContainsRegex("at most|1 to "))
+        << command << " --help does not state the limit of " << flag << ": " << entry;
+  }
+  // A rule, not only finiteness: simulate's --compute-scale must be positive.
+  const Outcome o = run({commgauge(), "simulate", "x", "--compute-scale", "-1"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--compute-scale: must be a finite number > 0"));
+}
+
+}  // namespace
+}  // namespace commgauge::testing
