@@ -172,7 +172,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
         profile::write_json_file(
             f->json, report::loggp_json(*result, lo, report::timer_json(timer), context));
       }
-      if (!f->csv.empty()) report::write_text_file(f->csv, report::loggp_csv(*result));
+      if (!f->csv.empty()) profile::write_text_file(f->csv, report::loggp_csv(*result));
       if (!f->plot.empty()) {
         report::plot_loggp(f->plot, *result,
                            fmt::format("commgauge loggp over {}", context.value("transport", "?")));

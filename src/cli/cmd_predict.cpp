@@ -4,6 +4,7 @@
 
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "common/units.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
@@ -184,7 +185,7 @@ void add_models_command(CLI::App& app, Action& action) {
         for (const auto& m : model::model_infos())
           out.push_back(
               {{"name", m.name}, {"description", m.description}, {"citation", m.citation}});
-        std::printf("%s\n", out.dump(2).c_str());
+        std::printf("%s\n", json_text(out, 2).c_str());
         return 0;
       }
       for (const auto& m : model::model_infos())

@@ -19,6 +19,7 @@
 #include "collectives/algorithms.hpp"
 #include "common/child_job.hpp"
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "profile/json_file.hpp"
 #include "report/trace_report.hpp"
 #include "trace/check.hpp"
@@ -260,7 +261,7 @@ void add_trace_dump_command(CLI::App& app, Action& action) {
         trace::RankReader reader = trace.open_rank(r);
         const trace::ClockMap map = trace::clock_map(trace, reader);
         std::printf("# rank %u (%s)\n", r, reader.file_name().c_str());
-        if (flags->header) std::printf("# header %s\n", reader.header().dump().c_str());
+        if (flags->header) std::printf("# header %s\n", json_text(reader.header()).c_str());
         while ((flags->limit == 0 || reader.event_count() < flags->limit) && reader.next(e)) {
           std::printf("%u #%-6llu %s\n", r,
                       static_cast<unsigned long long>(reader.event_count() - 1),

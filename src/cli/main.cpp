@@ -7,12 +7,15 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
+#include "profile/json_file.hpp"
 #include "report/context.hpp"
 #include "sim/simulator.hpp"
 
@@ -94,6 +97,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (primary_process()) std::fprintf(stderr, "commgauge: error: %s\n", e.what());
     return 2;
+  }
+  // A result written to standard output (--json -, --csv -) keeps it to itself: the tables and
+  // messages that would go there go to standard error, so the result can be piped.
+  bool result_on_stdout = false;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const char* name : {"--json", "--csv"}) {
+      const CLI::Option* option = sub->get_option_no_throw(name);
+      if (option != nullptr && option->count() > 0 && option->as<std::string>() == "-")
+        result_on_stdout = true;
+    }
+  }
+  if (result_on_stdout) {
+    std::fflush(stdout);
+    commgauge::profile::set_result_output(::dup(STDOUT_FILENO));
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
   }
   try {
     return action(argc, argv);

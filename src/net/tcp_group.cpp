@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 
 namespace commgauge::net {
 
@@ -70,7 +71,7 @@ void read_all(int fd, void* data, std::size_t n, Clock::time_point deadline, con
 }
 
 void send_json(int fd, const nlohmann::json& j, std::chrono::milliseconds timeout) {
-  const std::string text = j.dump();
+  const std::string text = json_text(j);
   const std::uint32_t len = static_cast<std::uint32_t>(text.size());
   const auto deadline = Clock::now() + timeout;
   write_all(fd, &len, sizeof len, deadline, "control channel");

@@ -17,6 +17,7 @@
 
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 
 namespace commgauge::net {
 
@@ -137,7 +138,7 @@ TcpClientSession::TcpClientSession(const TcpOptions& options, const Job& job) {
                                               nlohmann::json::object());
   nlohmann::json request = hello(me);
   request["job"] = {{"method", job.method}, {"params", job.params}};
-  transport_->send_frame(FrameTag::control, request.dump());
+  transport_->send_frame(FrameTag::control, json_text(request));
   const auto reply =
       nlohmann::json::parse(transport_->recv_frame(FrameTag::control), nullptr, false);
   if (!reply.is_object() || reply.value("hello", "") != "commgauge") {
@@ -153,7 +154,7 @@ TcpClientSession::TcpClientSession(const TcpOptions& options, const Job& job) {
 }
 
 void TcpClientSession::finish() {
-  transport_->send_frame(FrameTag::control, nlohmann::json{{"bye", true}}.dump());
+  transport_->send_frame(FrameTag::control, json_text(nlohmann::json{{"bye", true}}));
   transport_->recv_frame(FrameTag::control);
   finished_ = true;
   if (local_peer_) local_peer_->reap(std::chrono::milliseconds(5000));
@@ -189,10 +190,10 @@ void serve_session(Socket socket, const ServeOptions& options, const JobRunner& 
                                        request.value("version", "?"), kVersion));
     }
     Job job{request["job"].value("method", ""), request["job"].value("params", nlohmann::json{})};
-    transport.send_frame(FrameTag::control, hello(host_name()).dump());
+    transport.send_frame(FrameTag::control, json_text(hello(host_name())));
     runner(transport, job);
     transport.recv_frame(FrameTag::control);  // the client's bye
-    transport.send_frame(FrameTag::control, nlohmann::json{{"bye", true}}.dump());
+    transport.send_frame(FrameTag::control, json_text(nlohmann::json{{"bye", true}}));
   } catch (const std::exception& e) {
     transport.send_error_noexcept(e.what());
     throw;

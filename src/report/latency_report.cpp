@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
+#include "profile/json_file.hpp"
 #include "report/statistics_json.hpp"
 #include "report/text_table.hpp"
 #include "report/timer_report.hpp"
@@ -80,16 +82,9 @@ std::string parameters_block(const measure::LatencyResult& r, const measure::Lat
       "PROGRAM PARAMETERS\n\ntransport = {}\nhosts = {}\ncommgauge {} ({})\n"
       "Number of timing trials: npptrial = {}, ntrial = {}\nnpp_init = {}, res_npp = {}\n"
       "messages sent by the source = {}, bytes = {}, run time = {:.3f} s\n\n",
-      context.value("transport", "?"), hosts.dump(), context.value("commgauge_version", "?"),
+      context.value("transport", "?"), json_text(hosts), context.value("commgauge_version", "?"),
       context.value("git_revision", "?"), o.npp_trials, o.trials, o.npp_init, o.res_npp,
       r.counters.messages, r.counters.bytes, r.seconds);
-}
-
-void write_text(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path.string(), "cannot write the file");
-  out << text;
-  if (!out) throw InputError(path.string(), "writing the file failed");
 }
 
 }  // namespace
@@ -152,9 +147,9 @@ void write_latency_files(const std::filesystem::path& dir, const measure::Latenc
       csv += fmt::format("{},{},{},{:.6f}\n", p.size_bytes, i, p.npp_used, p.one_way_us[i]);
     }
   }
-  write_text(dir / "latency.summary.output", summary);
-  write_text(dir / "latency.output", full);
-  write_text(dir / "latency.trials.csv", csv);
+  profile::write_text_file(dir / "latency.summary.output", summary);
+  profile::write_text_file(dir / "latency.output", full);
+  profile::write_text_file(dir / "latency.trials.csv", csv);
 }
 
 }  // namespace commgauge::report

@@ -331,13 +331,6 @@ std::string loggp_csv(const measure::LoggpResult& r) {
   return out;
 }
 
-void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path.string(), "cannot write the file");
-  out << text;
-  if (!out) throw InputError(path.string(), "writing the file failed");
-}
-
 void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult& r,
                 const std::string& title) {
   std::string points = "# size g_all o_s o_r identifiable\n";

@@ -22,8 +22,6 @@ std::string loggp_table(const measure::LoggpResult& r);
 /// The raw points, one line per size.
 std::string loggp_csv(const measure::LoggpResult& r);
 
-void write_text_file(const std::filesystem::path& path, const std::string& text);
-
 /// G_all(s) with each range's fitted line, o_s(s), o_r(s) and the switches (seed 000 Figs. 3-4).
 void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult& r,
                 const std::string& title);

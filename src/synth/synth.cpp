@@ -10,6 +10,7 @@
 
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
@@ -531,7 +532,7 @@ SynthPlan plan_synthetic(const SynthOptions& o) {
                                    {"cpu_time", false},
                                    {"commgauge_version", version_text()}}},
                                  {"synthetic", p.description}};
-  p.header_tail = common.dump().substr(1);
+  p.header_tail = json_text(common).substr(1);
   return p;
 }
 
@@ -567,7 +568,7 @@ std::string synthetic_index_json(const SynthPlan& plan) {
       {"program", plan.program},
       {"command", command},
       {"synthetic", plan.description}};
-  std::string text = index.dump();
+  std::string text = json_text(index);
   text.pop_back();  // the closing brace: hosts and placement follow
   // Nodes hold ranks from 0 up, first seen in node order, so host index = node number.
   text += R"(,"hosts":[)";

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commgauge/version.hpp"
+#include "common/json_text.hpp"
 #include "net/mpi/mpi_tool_info.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
@@ -245,7 +246,7 @@ std::string Recorder::clock_sync(const char* phase) {
                                {"offset_ns", offset_ns},
                                {"round_trip_ns", best_rtt},
                                {"pairing_ns", p.pairing_ns}};
-  return sync.dump();
+  return json_text(sync);
 }
 
 std::string Recorder::header_json(int thread_level, Lang lang) const {
@@ -270,7 +271,7 @@ std::string Recorder::header_json(int thread_level, Lang lang) const {
         {"cpu_time", settings_.cpu_time},
         {"commgauge_version", std::string(kVersion) + " (" + kGitRevision + ")"}}},
       {"started", iso_time_now()}};
-  return header.dump();
+  return json_text(header);
 }
 
 bool Recorder::start(std::uint32_t init_function, std::int64_t init_start, int thread_level,
@@ -358,7 +359,7 @@ std::string Recorder::rank_summary_json() const {
       {"overhead_ns_per_event", static_cast<double>(overhead_ticks_) * 1e9 / ticks_per_second_},
       {"unmodeled", opaque},
       {"failed", failed_}};
-  return summary.dump();
+  return json_text(summary);
 }
 
 void Recorder::finish(std::uint32_t function, std::int64_t start, Lang lang) {
@@ -385,7 +386,7 @@ void Recorder::finish(std::uint32_t function, std::int64_t start, Lang lang) {
           {"calls", local_calls_[id]}, {"ticks", local_ticks_[id]}};
   Event& end = record(trace::RecordKind::end, tick);
   end.fields = trace::kText;
-  end.text = nlohmann::json{{"local", local}, {"incomplete", incomplete_}}.dump();
+  end.text = json_text(nlohmann::json{{"local", local}, {"incomplete", incomplete_}});
   write(end);
   try {
     if (encoder_) encoder_->flush();
@@ -478,7 +479,7 @@ void Recorder::write_index(const std::vector<std::string>& summaries) {
   const std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary);
-    out << index.dump(1) << "\n";
+    out << json_text(index, 1) << "\n";
     out.close();  // a full disk shows when the buffer is written
     if (!out) {
       std::remove(temporary.c_str());

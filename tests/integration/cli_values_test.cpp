@@ -1,6 +1,8 @@
 // Every value of every flag of every command is checked before any work starts: read from each
 // command's own --help, so a flag added later is covered without editing this test.
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -9,6 +11,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "process.hpp"
 
@@ -97,6 +101,27 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
   const Outcome o = run({commgauge(), "simulate", "x", "--compute-scale", "-1"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("--compute-scale: must be a finite number > 0"));
+}
+
+TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cg-json-stdout-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const Outcome piped = run({commgauge(), "synth", "ring", "--ranks", "3", "--iterations", "2",
+                             "-o", (dir / "a").string(), "--json", "-"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  const Outcome filed = run({commgauge(), "synth", "ring", "--ranks", "3", "--iterations", "2",
+                             "-o", (dir / "b").string(), "--json", (dir / "b.json").string()});
+  ASSERT_EQ(filed.exit_code, 0) << filed.err;
+  // The whole of standard output is the document (the table went to standard error).
+  const auto from_pipe = nlohmann::json::parse(piped.out);
+  std::ifstream in(dir / "b.json");
+  const auto from_file = nlohmann::json::parse(in);
+  EXPECT_EQ(from_pipe["events"], from_file["events"]);
+  EXPECT_EQ(from_pipe["ranks"], 3);
+  EXPECT_THAT(piped.err, HasSubstr("commgauge synth: ring"));
+  EXPECT_FALSE(fs::exists("-"));
+  fs::remove_all(dir);
 }
 
 }  // namespace

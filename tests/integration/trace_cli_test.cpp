@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -413,7 +414,23 @@ TEST_F(TraceTest, RefusesANonEmptyDirectoryWithoutForce) {
   o = trace(2, {TRACER_PROGRAM_CRASH, "abort"}, {"--force"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("notes.txt, which is not part of a trace"));
+  // Refused before anything was deleted: the old trace and the user's file are both still there.
+  EXPECT_TRUE(fs::exists(dir_ / "trace" / "rank-0.cgt"));
+  EXPECT_TRUE(fs::exists(dir_ / "trace" / "notes.txt"));
 }
+
+#ifdef EXAMPLE_RING
+TEST_F(TraceTest, AnArgumentThatIsNotUtf8IsRecordedAndTheProgramRuns) {
+  // The program's command line goes into the trace's index.json: bytes that are not UTF-8 are
+  // written as U+FFFD instead of aborting the program.
+  const Outcome o = trace(2, {EXAMPLE_RING, "2", "100", "5", "\xff\xfe"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(check().exit_code, 0);
+  std::ifstream index(dir_ / "trace" / "index.json");
+  const std::string text((std::istreambuf_iterator<char>(index)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("\xef\xbf\xbd\xef\xbf\xbd"));
+}
+#endif
 
 TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
   // An 8 KiB tmpfs: each rank's trace (about 4.7 KB) meets the full disk on the way.

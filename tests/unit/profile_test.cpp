@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -39,6 +41,35 @@ std::string error_of(const nlohmann::json& doc) {
     return e.what();
   }
   return "no error";
+}
+
+// Results are written safely: a symlink at the target is replaced, never followed; a user's file
+// named like a temporary is never touched; bytes that are not UTF-8 do not lose the result; a
+// failed write leaves neither a result nor a temporary.
+TEST(JsonFile, WritesAtomicallyAndNeverThroughASymlink) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cg-json-file-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "victim.txt") << "keep";
+  std::ofstream(dir / "out.json.tmp") << "mine";
+  fs::create_symlink(dir / "victim.txt", dir / "out.json");
+  write_json_file(dir / "out.json", nlohmann::json{{"argv", std::string("a\xff\xfe")}});
+  EXPECT_FALSE(fs::is_symlink(dir / "out.json"));
+  EXPECT_EQ(read_json_file(dir / "out.json")["argv"], "a\xef\xbf\xbd\xef\xbf\xbd");
+  std::ifstream victim(dir / "victim.txt"), mine(dir / "out.json.tmp");
+  std::string v, m;
+  victim >> v;
+  mine >> m;
+  EXPECT_EQ(v, "keep");
+  EXPECT_EQ(m, "mine");
+  // Into a directory that does not exist: an error naming the file, nothing left behind.
+  EXPECT_THROW(write_text_file(dir / "none" / "x.json", "{}"), InputError);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+    ++files;
+  EXPECT_EQ(files, 3u);  // victim.txt, out.json.tmp, out.json
+  fs::remove_all(dir);
 }
 
 TEST(Profile, ReadsAMinimalProfile) {
