@@ -628,60 +628,101 @@ std::string size_text(double bytes_per_s) {
 
 }  // namespace
 
-SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& out,
-                                      const SimgridExportOptions& options) {
-  if (!trace.missing_ranks().empty())
-    throw TraceError(fmt::format("rank {} is missing from the trace", trace.missing_ranks()[0]));
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw TraceError(out.string(), "cannot create: " + ec.message());
-  SimgridExportResult result;
-  result.ranks = trace.ranks();
-  std::ofstream list(out / "trace.txt");
-  for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
-    const fs::path file = out / fmt::format("rank-{}.txt", r);
-    std::ofstream actions(file);
-    if (!actions) throw TraceError(file.string(), "cannot write");
-    RankExporter(trace, r, options, actions, result).run();
-    list << fs::absolute(file).string() << '\n';
-  }
-  // Hosts as the trace placed the ranks (one host per distinct host name).
+namespace {
+
+// Hosts as the trace placed the ranks (index.json's "placement": one host number per rank, each
+// below the rank count); one host per rank without it.
+std::vector<std::size_t> placement_of(const TraceReader& trace) {
   std::vector<std::size_t> placement(trace.ranks());
-  std::size_t hosts = trace.ranks();
   const auto& index = trace.index();
   if (index.contains("placement") && index["placement"].is_array() &&
       index["placement"].size() == trace.ranks()) {
-    hosts = 0;
     for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
-      placement[r] = index["placement"][r].get<std::size_t>();
-      hosts = std::max(hosts, placement[r] + 1);
+      const auto& host = index["placement"][r];
+      if (!host.is_number_unsigned() || host.get<std::uint64_t>() >= trace.ranks())
+        throw TraceError(
+            fmt::format("index.json: /placement/{}: expected a host number 0 to {}, "
+                        "got {}",
+                        r, trace.ranks() - 1, host.dump()));
+      placement[r] = host.get<std::size_t>();
     }
   } else {
     for (std::uint32_t r = 0; r < trace.ranks(); ++r)
       placement[r] = r;
   }
-  std::vector<std::size_t> per_host(hosts, 0);
-  for (auto h : placement)
-    ++per_host[h];
-  const std::size_t cores = *std::max_element(per_host.begin(), per_host.end());
-  result.hosts = hosts;
-  std::ofstream platform(out / "platform.xml");
-  platform << "<?xml version='1.0'?>\n"
-              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-              "<!-- Written by commgauge trace-export: the traced hosts, each with the cores its "
-              "ranks used; --host-speed flops per second. -->\n"
-              "<platform version=\"4.1\">\n"
-           << fmt::format(
-                  "  <cluster id=\"commgauge\" prefix=\"host-\" suffix=\"\" radical=\"0-{}\" "
-                  "speed=\"{:.0f}f\" core=\"{}\" bw=\"{}\" lat=\"{:g}s\"/>\n",
-                  hosts - 1, options.host_speed_flops, cores,
-                  size_text(options.bandwidth_bytes_per_s), options.latency_s)
-           << "</platform>\n";
-  std::ofstream hostfile(out / "hostfile.txt");
-  for (std::uint32_t r = 0; r < trace.ranks(); ++r)
-    hostfile << "host-" << placement[r] << '\n';
-  if (!platform || !hostfile || !list) throw TraceError(out.string(), "cannot write the export");
-  return result;
+  return placement;
+}
+
+// A stream written in full and closed, or the export fails (a full disk shows at the close).
+void finish(std::ofstream& stream, const fs::path& file) {
+  stream.close();
+  if (!stream) throw TraceError(file.string(), "cannot write (disk full?)");
+}
+
+}  // namespace
+
+SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& out,
+                                      const SimgridExportOptions& options) {
+  if (trace.ranks() == 0) throw TraceError("the trace has no ranks");
+  if (!trace.missing_ranks().empty())
+    throw TraceError(fmt::format("rank {} is missing from the trace", trace.missing_ranks()[0]));
+  const std::vector<std::size_t> placement = placement_of(trace);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw TraceError(out.string(), "cannot create: " + ec.message());
+  // Every file written is removed again if the export fails: no truncated rank file is left.
+  std::vector<fs::path> written;
+  try {
+    SimgridExportResult result;
+    result.ranks = trace.ranks();
+    const fs::path list_file = out / "trace.txt";
+    written.push_back(list_file);
+    std::ofstream list(list_file);
+    for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
+      const fs::path file = out / fmt::format("rank-{}.txt", r);
+      written.push_back(file);
+      std::ofstream actions(file);
+      if (!actions) throw TraceError(file.string(), "cannot write");
+      RankExporter(trace, r, options, actions, result).run();
+      finish(actions, file);
+      list << fs::absolute(file).string() << '\n';
+    }
+    finish(list, list_file);
+    std::size_t hosts = 0;
+    for (auto h : placement)
+      hosts = std::max(hosts, h + 1);
+    std::vector<std::size_t> per_host(hosts, 0);
+    for (auto h : placement)
+      ++per_host[h];
+    const std::size_t cores = *std::max_element(per_host.begin(), per_host.end());
+    result.hosts = hosts;
+    const fs::path platform_file = out / "platform.xml";
+    written.push_back(platform_file);
+    std::ofstream platform(platform_file);
+    platform << "<?xml version='1.0'?>\n"
+                "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                "<!-- Written by commgauge trace-export: the traced hosts, each with the cores its "
+                "ranks used; --host-speed flops per second. -->\n"
+                "<platform version=\"4.1\">\n"
+             << fmt::format(
+                    "  <cluster id=\"commgauge\" prefix=\"host-\" suffix=\"\" radical=\"0-{}\" "
+                    "speed=\"{:.0f}f\" core=\"{}\" bw=\"{}\" lat=\"{:g}s\"/>\n",
+                    hosts - 1, options.host_speed_flops, cores,
+                    size_text(options.bandwidth_bytes_per_s), options.latency_s)
+             << "</platform>\n";
+    finish(platform, platform_file);
+    const fs::path hostfile_file = out / "hostfile.txt";
+    written.push_back(hostfile_file);
+    std::ofstream hostfile(hostfile_file);
+    for (std::uint32_t r = 0; r < trace.ranks(); ++r)
+      hostfile << "host-" << placement[r] << '\n';
+    finish(hostfile, hostfile_file);
+    return result;
+  } catch (...) {
+    for (const auto& file : written)
+      fs::remove(file, ec);
+    throw;
+  }
 }
 
 }  // namespace commgauge::trace

@@ -1,4 +1,4 @@
-// libFuzzer target for the trace reader: any bytes, read as a rank file and as a container,
+// libFuzzer target for the trace reader (and summary, check, export): any bytes, read as a rank file and as a container,
 // must give events or a TraceError (file and offset), never a crash, a hang or another
 // exception. Built with clang (-fsanitize=fuzzer,address,undefined) by tests/fuzz/CMakeLists.txt.
 
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "trace/check.hpp"
+#include "trace/export_simgrid.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
 #include "trace/summary.hpp"
@@ -53,6 +54,8 @@ void read_everything(const fs::path& path) {
     if (trace.ranks() <= 64) {
       (void)summarize(trace, 3);
       (void)check_trace(trace, 5);
+      // trace-export takes what the reader returns too (it runs on unchecked traces).
+      (void)export_simgrid_ti(trace, work_dir() / "export", SimgridExportOptions{});
     }
   } catch (const TraceError&) {
   }

@@ -432,6 +432,34 @@ TEST_F(TraceTest, AnArgumentThatIsNotUtf8IsRecordedAndTheProgramRuns) {
 }
 #endif
 
+#ifdef EXAMPLE_RING
+TEST_F(TraceTest, ExportRefusesABadPlacementAndLeavesNoPartialFiles) {
+  ASSERT_EQ(trace(2, {EXAMPLE_RING, "2", "100", "5"}).exit_code, 0);
+  const fs::path index_file = dir_ / "trace" / "index.json";
+  std::ifstream in(index_file);
+  auto index = nlohmann::json::parse(in);
+  in.close();
+  index["placement"] = {0, -1};
+  std::ofstream(index_file) << index.dump();
+  Outcome o =
+      run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "export").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("/placement/1: expected a host number 0 to 1, got -1"));
+  EXPECT_FALSE(fs::exists(dir_ / "export"));
+  // A write that fails half-way (rank 1's file is /dev/full): an error, and the files already
+  // written are removed again.
+  index["placement"] = {0, 1};
+  std::ofstream(index_file) << index.dump();
+  fs::create_directories(dir_ / "export");
+  fs::create_symlink("/dev/full", dir_ / "export" / "rank-1.txt");
+  o = run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "export").string()});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("rank-1.txt: cannot write"));
+  EXPECT_FALSE(fs::exists(dir_ / "export" / "rank-0.txt"));
+  EXPECT_FALSE(fs::exists(dir_ / "export" / "trace.txt"));
+}
+#endif
+
 TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
   // An 8 KiB tmpfs: each rank's trace (about 4.7 KB) meets the full disk on the way.
   const fs::path small = dir_ / "small";
