@@ -379,7 +379,8 @@ void TraceReader::open_directory(const std::filesystem::path& dir) {
                                                 " is not supported (this build reads version " +
                                                 std::to_string(kVersion) + ")");
     if (!index_.contains("ranks") || !index_["ranks"].is_number_unsigned() ||
-        index_["ranks"].get<std::uint64_t>() > kMaxRanks)
+        index_["ranks"].get<std::uint64_t>() > kMaxRanks ||
+        index_["ranks"].get<std::uint64_t>() == 0)
       throw TraceError(index_path.string(), "no plausible \"ranks\" count");
     ranks_ = index_["ranks"].get<std::uint32_t>();
   } else {

@@ -457,6 +457,17 @@ TEST_F(TraceTest, ExportRefusesABadPlacementAndLeavesNoPartialFiles) {
   EXPECT_THAT(o.err, HasSubstr("rank-1.txt: cannot write"));
   EXPECT_FALSE(fs::exists(dir_ / "export" / "rank-0.txt"));
   EXPECT_FALSE(fs::exists(dir_ / "export" / "trace.txt"));
+  // An index of 0 ranks is damage, not an empty program (simulate predicted 0 us from it).
+  index["ranks"] = 0;
+  std::ofstream(index_file) << index.dump();
+  for (const char* command : {"trace-export", "simulate", "trace-check"}) {
+    std::vector<std::string> argv = {commgauge(), command, (dir_ / "trace").string()};
+    if (std::string(command) == "trace-export") argv.push_back((dir_ / "export2").string());
+    if (std::string(command) == "simulate") argv.insert(argv.end(), {"--model", "none"});
+    o = run(argv);
+    EXPECT_EQ(o.exit_code, 2) << command << ": " << o.out << o.err;
+    EXPECT_THAT(o.err + o.out, HasSubstr("no plausible \"ranks\" count")) << command;
+  }
 }
 #endif
 
