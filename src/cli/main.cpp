@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/checks.hpp"
 #include "cli/options.hpp"
@@ -121,6 +122,14 @@ int main(int argc, char** argv) {
     return report_error("transport error: ", e, 3);
   } catch (const commgauge::sim::DeadlockError& e) {
     return report_error("deadlock: ", e, 4);
+  } catch (const nlohmann::json::exception& e) {
+    // A document's field of the wrong type that a reader did not name (the readers check
+    // their fields; this is the last guard): bad input.
+    return report_error("error in a JSON document: ", e, 2);
+  } catch (const std::bad_alloc& e) {
+    return report_error("out of memory: ", e, 1);
+  } catch (const std::length_error& e) {
+    return report_error("a size beyond what this machine can hold: ", e, 1);
   } catch (const std::exception& e) {
     return report_error("error: ", e, 1);
   }

@@ -83,7 +83,12 @@ model::GigeParams read_gige_params(const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     throw InputError(path, "expected {\"beta\": ..., \"gamma_o\": ..., \"gamma_i\": ...}");
   }
-  if (!(p.beta > 0)) throw InputError(path, "/beta: must be positive");
+  if (!(p.beta > 0) || !std::isfinite(p.beta)) throw InputError(path, "/beta: must be positive");
+  // Definition 1's non-member factor 1 - gamma / card (card >= 1) must not turn negative.
+  for (const auto& [name, gamma] : {std::pair{"/gamma_o", p.gamma_o}, {"/gamma_i", p.gamma_i}}) {
+    if (!std::isfinite(gamma) || gamma > 1)
+      throw InputError(path, fmt::format("{}: must be a finite number <= 1, got {}", name, gamma));
+  }
   return p;
 }
 

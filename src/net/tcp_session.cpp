@@ -214,10 +214,15 @@ int serve(const ServeOptions& options, const JobRunner& runner) {
                  options.bind_host.empty() ? "*" : options.bind_host.c_str(), port);
   }
   for (;;) {
+    // No client within --accept-timeout ends the server as a timeout (TransportError, exit 3);
+    // a failed session ends it only with --once (3 for a transport failure, 1 otherwise).
+    Socket client = accept_with_timeout(listener, options.accept_timeout);
     try {
-      Socket client = accept_with_timeout(listener, options.accept_timeout);
       serve_session(std::move(client), options, runner);
       if (options.once) return 0;
+    } catch (const TransportError& e) {
+      std::fprintf(stderr, "commgauge serve: %s\n", e.what());
+      if (options.once) return 3;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "commgauge serve: %s\n", e.what());
       if (options.once) return 1;

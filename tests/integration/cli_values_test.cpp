@@ -124,5 +124,28 @@ TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
   fs::remove_all(dir);
 }
 
+TEST(CliValues, ExitCodesFollowTheReadmesTable) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cg-exit-codes-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // 0: success.
+  EXPECT_EQ(
+      run({commgauge(), "synth", "ring", "--ranks", "2", "-o", (dir / "t").string()}).exit_code, 0);
+  // 2: bad input, also a field of a parameter file out of its range.
+  std::ofstream(dir / "gige.json") << R"({"beta": 1.1, "gamma_o": 7, "gamma_i": 0.036})";
+  Outcome o = run({commgauge(), "share", "--predict", "--model", "gige", "--params",
+                   (dir / "gige.json").string(), "--scheme",
+                   std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-1.sch"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("/gamma_o: must be a finite number <= 1, got 7"));
+  // 3: a timeout - serve with no client before --accept-timeout.
+  o = run({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once", "--accept-timeout",
+           "0.5"});
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("no client connected within 0.5 s"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace commgauge::testing
