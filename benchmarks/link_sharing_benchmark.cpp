@@ -2,6 +2,7 @@
 // flows active in small components (2 to 4 flows, as many ranks per node exchange with a few
 // peers). The cost should follow the component's size, not N.
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -86,6 +87,28 @@ void BM_LinkSharingMyrinet(benchmark::State& state) {
   start_finish_cycle(state, "myrinet");
 }
 
+// GigE's Definition 1 over a whole scheme of N communications among N/4 nodes (what
+// `share --predict --model gige` evaluates): it should grow as N log N, not N^2.
+void BM_GigePenaltiesOfAScheme(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const int nodes = static_cast<int>(std::max<std::size_t>(n / 4, 2));
+  std::vector<model::Flow> flows(n);
+  std::uint64_t x = 88172645463325252ull;  // xorshift: the same scheme every run
+  for (auto& f : flows) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    f.source = static_cast<int>(x % static_cast<std::uint64_t>(nodes));
+    f.destination = static_cast<int>((x >> 20) % static_cast<std::uint64_t>(nodes - 1));
+    if (f.destination >= f.source) ++f.destination;
+  }
+  const model::GigeModel gige({});
+  for (auto _ : state)
+    benchmark::DoNotOptimize(gige.model_penalties(flows));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+}
+
+BENCHMARK(BM_GigePenaltiesOfAScheme)->Arg(1'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_LinkSharingFair)->Arg(1'000)->Arg(100'000);
 BENCHMARK(BM_LinkSharingGige)->Arg(1'000)->Arg(100'000);
 BENCHMARK(BM_LinkSharingMyrinet)->Arg(1'000)->Arg(100'000);

@@ -70,12 +70,11 @@ class GigeModel final : public SharingModel {
   std::vector<double> rates(std::span<const Flow> active) const override;
   /// Definition 1's p for each flow, before the rate is capped at 1.
   std::vector<double> model_penalties(std::span<const Flow> active) const;
-  /// Definition 1's p for one flow c = (s -> d) from the degrees it reads: Delta_o(s),
-  /// Delta_i(d), the in-degree of the destination of every flow out of s (c included) and the
-  /// out-degree of the source of every flow into d (c included). What model_penalties
-  /// evaluates per flow, for callers that keep the degrees themselves (the simulator).
-  double penalty(int delta_o, int delta_i, std::span<const int> in_degrees_from_source,
-                 std::span<const int> out_degrees_into_destination) const;
+  /// Definition 1's p for one flow c = (s -> d) from what it reads: Delta_o(s), Delta_i(d), the
+  /// largest in-degree among the destinations of the flows out of s and how many flows have it
+  /// (card_o), the largest out-degree among the sources of the flows into d and how many have it
+  /// (card_i).
+  double penalty(int delta_o, int delta_i, int max_in, int card_o, int max_out, int card_i) const;
   /// min(1, 1 / p): a flow never goes faster than alone.
   static double rate_of_penalty(double p) { return std::min(1.0, 1 / p); }
   const GigeParams& params() const { return p_; }

@@ -52,17 +52,25 @@ void LinkSharing::update_gige_around(int src, int dst) {
     }
     const Node& from = nodes_[static_cast<std::size_t>(c.src)];
     const Node& to = nodes_[static_cast<std::size_t>(c.dst)];
-    degrees_from_source_.clear();
+    // The largest in-degree among the destinations of the flows out of src, and how many
+    // flows reach it; the largest out-degree among the sources of the flows into dst, likewise.
+    int max_in = 0, card_o = 0, max_out = 0, card_i = 0;
+    const auto count = [](int degree, int& max_degree, int& card) {
+      if (degree > max_degree) {
+        max_degree = degree;
+        card = 0;
+      }
+      card += degree == max_degree ? 1 : 0;
+    };
     for (const std::uint32_t g : from.out.flows)
-      degrees_from_source_.push_back(
-          static_cast<int>(nodes_[static_cast<std::size_t>(flows_[g].dst)].in.flows.size()));
-    degrees_into_destination_.clear();
+      count(static_cast<int>(nodes_[static_cast<std::size_t>(flows_[g].dst)].in.flows.size()),
+            max_in, card_o);
     for (const std::uint32_t g : to.in.flows)
-      degrees_into_destination_.push_back(
-          static_cast<int>(nodes_[static_cast<std::size_t>(flows_[g].src)].out.flows.size()));
-    new_rate_[k] = model::GigeModel::rate_of_penalty(gige_->penalty(
-        static_cast<int>(from.out.flows.size()), static_cast<int>(to.in.flows.size()),
-        degrees_from_source_, degrees_into_destination_));
+      count(static_cast<int>(nodes_[static_cast<std::size_t>(flows_[g].src)].out.flows.size()),
+            max_out, card_i);
+    new_rate_[k] = model::GigeModel::rate_of_penalty(
+        gige_->penalty(static_cast<int>(from.out.flows.size()),
+                       static_cast<int>(to.in.flows.size()), max_in, card_o, max_out, card_i));
     pair_rate_.emplace(pair, new_rate_[k]);
   }
   ++stats_.recomputations;

@@ -126,7 +126,6 @@ class LinkSharing {
 
   std::unique_ptr<model::SharingModel> model_;
   const model::GigeModel* gige_ = nullptr;  ///< model_, when it is GigE (local updates)
-  std::vector<int> degrees_from_source_, degrees_into_destination_;
   std::unordered_map<std::uint64_t, double> pair_rate_;  ///< (src, dst) -> rate, per update
   std::vector<FlowState> flows_;                         ///< by flow id
   /// One direction of a node's network link.

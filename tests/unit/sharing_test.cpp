@@ -1,8 +1,11 @@
 // The scheme language and seed 003's sharing models against the paper's figures and against
 // hand-computed and brute-force results.
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -117,6 +120,60 @@ TEST(Gige, Fig4PredictedColumn) {
 }
 
 // ---- Myrinet (seed 003 §V-B) ----
+
+// Definition 1 read literally, per flow over every flow (quadratic): C_o and C_i, their
+// strongly slow members by the largest degree, p_o, p_i and their maximum.
+double gige_by_definition(const GigeParams& g, const std::vector<Flow>& flows, std::size_t i) {
+  auto out_degree = [&](int node) {
+    return static_cast<double>(
+        std::count_if(flows.begin(), flows.end(), [&](const Flow& f) { return f.source == node; }));
+  };
+  auto in_degree = [&](int node) {
+    return static_cast<double>(std::count_if(flows.begin(), flows.end(),
+                                             [&](const Flow& f) { return f.destination == node; }));
+  };
+  const Flow& c = flows[i];
+  const double d_o = out_degree(c.source), d_i = in_degree(c.destination);
+  double max_in = 0, max_out = 0;
+  for (const auto& f : flows) {
+    if (f.source == c.source) max_in = std::max(max_in, in_degree(f.destination));
+    if (f.destination == c.destination) max_out = std::max(max_out, out_degree(f.source));
+  }
+  double card_o = 0, card_i = 0;
+  for (const auto& f : flows) {
+    if (f.source == c.source && in_degree(f.destination) == max_in) ++card_o;
+    if (f.destination == c.destination && out_degree(f.source) == max_out) ++card_i;
+  }
+  double p_o = 1, p_i = 1;
+  if (d_o > 1)
+    p_o = d_i == max_in ? d_o * g.beta * (1 + g.gamma_o * (d_o - card_o))
+                        : d_o * g.beta * (1 - g.gamma_o / card_o);
+  if (d_i > 1)
+    p_i = d_o == max_out ? d_i * g.beta * (1 + g.gamma_i * (d_i - card_i))
+                         : d_i * g.beta * (1 - g.gamma_i / card_i);
+  return std::max(p_o, p_i);
+}
+
+TEST(Gige, PenaltiesOfLargeSchemesEqualDefinitionOneReadLiterally) {
+  const GigeParams g{};
+  const GigeModel model(g);
+  std::uint64_t x = 12345;
+  for (int nodes : {2, 3, 5, 8, 20}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<Flow> flows(static_cast<std::size_t>(1 + trial % 40));
+      for (auto& f : flows) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        f.source = static_cast<int>((x >> 33) % static_cast<std::uint64_t>(nodes));
+        f.destination = static_cast<int>((x >> 45) % static_cast<std::uint64_t>(nodes - 1));
+        if (f.destination >= f.source) ++f.destination;
+      }
+      const auto p = model.model_penalties(flows);
+      ASSERT_EQ(p.size(), flows.size());
+      for (std::size_t i = 0; i < flows.size(); ++i)
+        EXPECT_DOUBLE_EQ(p[i], gige_by_definition(g, flows, i)) << nodes << " nodes, flow " << i;
+    }
+  }
+}
 
 TEST(Myrinet, Fig5And6) {
   const Scheme s = example("fig5.sch");
