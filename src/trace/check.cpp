@@ -48,9 +48,20 @@ struct PendingRecv {
 /// (communicator, source, destination, tag): MPI's non-overtaking order holds per channel.
 using Channel = std::tuple<std::uint64_t, std::int32_t, std::int32_t, std::int32_t>;
 
+/// A channel's receives in the order the receiving rank posted them (its event index): MPI
+/// matches a channel's messages, in send order, to its receives in posting order, however the
+/// program later completes them (Waitany, Testsome). A receive that names its source and tag
+/// holds its place from the moment it is posted and is filled when it completes; a wildcard
+/// receive takes its place when its completion shows the channel.
+struct RecvSlot {
+  std::uint64_t posted_event = 0;
+  bool filled = false;
+  PendingRecv recv;
+};
+
 struct ChannelQueues {
   std::deque<PendingSend> sends;
-  std::deque<PendingRecv> recvs;
+  std::deque<RecvSlot> recvs;
 };
 
 /// What a live request stands for.
@@ -62,6 +73,15 @@ struct RequestState {
   std::int32_t tag = 0;
   std::uint64_t bytes = 0;
   double start_ns = 0;
+  bool reserved = false;  ///< recv: holds a slot in its channel since it was posted
+};
+
+/// A wildcard receive posted and not yet completed: until it completes, no later-posted receive
+/// of a channel it could match may take that channel's next message (it may be its own).
+struct PendingWildcard {
+  std::uint64_t comm = 0;
+  std::int32_t source = 0;  ///< kAnySource or a rank
+  std::int32_t tag = 0;     ///< -1: any tag
 };
 
 /// The parameters of a persistent request, used at each Start.
@@ -91,6 +111,8 @@ struct RankState {
   std::unordered_map<std::uint64_t, RequestState> requests;
   std::unordered_map<std::uint64_t, PersistentInit> persistent;
   std::unordered_map<std::uint64_t, ProbedMessage> messages;
+  std::map<std::uint64_t, PendingWildcard> wildcards;  ///< by posting event
+  std::vector<Channel> held_back;  ///< channels into this rank a pending wildcard stopped
   std::map<std::uint64_t, std::uint64_t> collective_counts;  ///< per communicator
   std::set<std::uint64_t> comms{0, 1};
   bool initialized = false;  ///< MPI_Init or MPI_Init_thread seen
@@ -149,6 +171,10 @@ class Checker {
                  std::uint64_t bytes, double start_ns);
   void post_recv(const Site& s, std::uint64_t comm, const Completion& c, std::uint64_t posted,
                  std::int32_t asked_source, std::int32_t asked_tag, double end_ns);
+  /// A receive request naming its source and tag takes its channel slot when it is posted.
+  bool reserve_recv(std::uint32_t r, const Site& s, std::uint64_t comm, std::int32_t source,
+                    std::int32_t tag);
+  void drain(const Channel& ch);
   void match(const PendingSend& send, const PendingRecv& recv, const Channel& ch);
   void complete(std::uint32_t r, const Site& s, const Completion& c, double end_ns);
   void check_collective(std::uint32_t r, const Site& s, const Event& e, std::string_view pattern);
@@ -228,16 +254,51 @@ void Checker::post_send(const Site& s, std::uint64_t comm, std::int32_t dest, st
     return;
   }
   const Channel ch{comm, static_cast<std::int32_t>(s.rank), dest, tag};
-  ChannelQueues& q = channels_[ch];
-  const PendingSend send{s, bytes, start_ns};
-  if (!q.recvs.empty()) {
-    const PendingRecv recv = q.recvs.front();
+  channels_[ch].sends.push_back(PendingSend{s, bytes, start_ns});
+  drain(ch);
+}
+
+bool Checker::reserve_recv(std::uint32_t r, const Site& s, std::uint64_t comm, std::int32_t source,
+                           std::int32_t tag) {
+  if (source == kProcNull) return false;
+  if (source < 0 || static_cast<std::uint32_t>(source) >= ranks_.size() || tag < 0) {
+    ranks_[r].wildcards[s.event] = PendingWildcard{comm, source, tag};
+    return false;
+  }
+  ChannelQueues& q = channels_[Channel{comm, source, static_cast<std::int32_t>(r), tag}];
+  q.recvs.push_back(RecvSlot{s.event, false, {}});
+  return true;
+}
+
+void Checker::drain(const Channel& ch) {
+  const auto it = channels_.find(ch);
+  if (it == channels_.end()) return;
+  ChannelQueues& q = it->second;
+  const auto& [comm, source, dest, tag] = ch;
+  // A pending wildcard receive posted before the front one that could match this channel may
+  // still be the one the next message went to.
+  const auto& wildcards = ranks_[static_cast<std::size_t>(dest)].wildcards;
+  const auto held_back = [&](std::uint64_t posted_event) {
+    for (auto w = wildcards.begin(); w != wildcards.end() && w->first < posted_event; ++w) {
+      const PendingWildcard& p = w->second;
+      if (p.comm == comm && (p.source == kAnySource || p.source == source) &&
+          (p.tag == -1 || p.tag == tag))
+        return true;
+    }
+    return false;
+  };
+  while (!q.sends.empty() && !q.recvs.empty() && q.recvs.front().filled) {
+    if (held_back(q.recvs.front().posted_event)) {
+      ranks_[static_cast<std::size_t>(dest)].held_back.push_back(ch);
+      return;
+    }
+    const PendingSend send = q.sends.front();
+    const PendingRecv recv = q.recvs.front().recv;
+    q.sends.pop_front();
     q.recvs.pop_front();
     match(send, recv, ch);
-  } else {
-    q.sends.push_back(send);
   }
-  if (q.sends.empty() && q.recvs.empty()) channels_.erase(ch);
+  if (q.sends.empty() && q.recvs.empty()) channels_.erase(it);
 }
 
 void Checker::post_recv(const Site& s, std::uint64_t comm, const Completion& c,
@@ -255,16 +316,21 @@ void Checker::post_recv(const Site& s, std::uint64_t comm, const Completion& c,
   if (asked_tag != -1 && asked_tag != c.tag)
     error(s, fmt::format("receive with tag {} completed with tag {}", asked_tag, c.tag));
   const Channel ch{comm, c.source, static_cast<std::int32_t>(s.rank), c.tag};
-  ChannelQueues& q = channels_[ch];
+  auto& recvs = channels_[ch].recvs;
   const PendingRecv recv{s, c.bytes, posted, end_ns};
-  if (!q.sends.empty()) {
-    const PendingSend send = q.sends.front();
-    q.sends.pop_front();
-    match(send, recv, ch);
-  } else {
-    q.recvs.push_back(recv);
+  // Its slot: its own if it holds one since it was posted, else in posting order (s.event is
+  // the posting call's index on this rank).
+  auto slot = std::find_if(recvs.begin(), recvs.end(), [&](const RecvSlot& x) {
+    return !x.filled && x.posted_event == s.event;
+  });
+  if (slot == recvs.end()) {
+    slot = std::find_if(recvs.begin(), recvs.end(),
+                        [&](const RecvSlot& x) { return x.posted_event > s.event; });
+    slot = recvs.insert(slot, RecvSlot{s.event, false, {}});
   }
-  if (q.sends.empty() && q.recvs.empty()) channels_.erase(ch);
+  slot->filled = true;
+  slot->recv = recv;
+  drain(ch);
 }
 
 void Checker::match(const PendingSend& send, const PendingRecv& recv, const Channel& ch) {
@@ -297,8 +363,30 @@ void Checker::complete(std::uint32_t r, const Site& s, const Completion& c, doub
   const RequestState req = it->second;
   rs.requests.erase(it);
   ++result_.requests_completed;
+  const bool wildcard = req.kind == RequestState::Kind::recv && !req.reserved &&
+                        ranks_[r].wildcards.erase(req.site.event) > 0;
   if (req.kind == RequestState::Kind::recv) {
+    if (req.reserved && (c.cancelled || c.source != req.peer || c.tag != req.tag)) {
+      // Its slot is not where the message came from (an error post_recv reports) or it never
+      // received: give the place up.
+      const Channel ch{req.comm, req.peer, static_cast<std::int32_t>(r), req.tag};
+      if (auto q = channels_.find(ch); q != channels_.end()) {
+        auto& recvs = q->second.recvs;
+        const auto pos = std::find_if(recvs.begin(), recvs.end(), [&](const RecvSlot& x) {
+          return !x.filled && x.posted_event == req.site.event;
+        });
+        if (pos != recvs.end()) recvs.erase(pos);
+        drain(ch);
+      }
+    }
     post_recv(req.site, req.comm, c, req.bytes, req.peer, req.tag, end_ns);
+    if (wildcard) {
+      // It took its place in its channel (post_recv); the channels it held back may go on.
+      const std::vector<Channel> held = std::move(ranks_[r].held_back);
+      ranks_[r].held_back.clear();
+      for (const auto& ch : held)
+        drain(ch);
+    }
   } else if (req.kind == RequestState::Kind::send && c.cancelled) {
     // A cancelled send never arrives: take it back out of its channel.
     const Channel ch{req.comm, static_cast<std::int32_t>(r), req.peer, req.tag};
@@ -325,6 +413,7 @@ void Checker::start_persistent(std::uint32_t r, const Site& s, std::uint64_t ini
   RequestState req{p.kind, s, p.comm, p.peer, p.tag, p.bytes, start_ns};
   req.site.function = p.function;
   if (p.kind == RequestState::Kind::send) post_send(s, p.comm, p.peer, p.tag, p.bytes, start_ns);
+  if (p.kind == RequestState::Kind::recv) req.reserved = reserve_recv(r, s, p.comm, p.peer, p.tag);
   if (rs.requests.count(new_id))
     error(s, fmt::format("request id {} is started while still active", new_id));
   rs.requests[new_id] = req;
@@ -455,7 +544,10 @@ void Checker::process(std::uint32_t r, const Event& e) {
     else
       post_recv(s, e.comm, e.completions.front(), e.bytes, e.peer, e.tag, end_ns);
   } else if (p == "irecv") {
-    add_request(Kind::recv, e.peer, e.flag(kWildcardTag) ? -1 : e.tag, e.bytes);
+    const std::int32_t tag = e.flag(kWildcardTag) ? -1 : e.tag;
+    add_request(Kind::recv, e.peer, tag, e.bytes);
+    if (e.has(kRequest) && e.request != 0)
+      rs.requests[e.request].reserved = reserve_recv(r, s, e.comm, e.peer, tag);
   } else if (p == "send_init" || p == "recv_init") {
     rs.persistent[e.request] = {p == "send_init" ? Kind::send : Kind::recv, e.comm,  e.peer,
                                 e.flag(kWildcardTag) ? -1 : e.tag,          e.bytes, e.function};
@@ -496,6 +588,9 @@ void Checker::process(std::uint32_t r, const Event& e) {
     for (const Completion& c : e.completions)
       complete(r, s, c, end_ns);
     if (!e.requests.empty()) {
+      // A freed receive that never completes holds no channel back.
+      if (const auto it = rs.requests.find(e.requests.front()); it != rs.requests.end())
+        rs.wildcards.erase(it->second.site.event);
       rs.requests.erase(e.requests.front());
       rs.persistent.erase(e.requests.front());
     }
@@ -539,6 +634,17 @@ void Checker::finish() {
     const RankState& rs = ranks_[static_cast<std::size_t>(r)];
     return rs.failed || !rs.reader || rs.reader->end() != RankEnd::complete;
   };
+  // Receives that were posted but never completed (reported as such) give up their places;
+  // what follows them still matches.
+  std::vector<Channel> all;
+  for (auto& rank : ranks_)
+    rank.wildcards.clear();
+  for (auto& [ch, q] : channels_) {
+    std::erase_if(q.recvs, [](const RecvSlot& x) { return !x.filled; });
+    all.push_back(ch);
+  }
+  for (const auto& ch : all)
+    drain(ch);
   for (const auto& [ch, q] : channels_) {
     const auto& [comm, source, dest, tag] = ch;
     // Where a rank's data stops early, its partners' messages are expected to dangle.
@@ -550,7 +656,7 @@ void Checker::finish() {
           dest, tag, comm);
       expected ? warning(send.site, m) : error(send.site, m);
     }
-    for (const auto& recv : q.recvs) {
+    for (const auto& [posted_event, filled, recv] : q.recvs) {
       const std::string m = fmt::format(
           "receive from rank {} (tag {}, communicator {:#x}) "
           "matched no send",
