@@ -185,17 +185,46 @@ TcpGroupCoordinator::TcpGroupCoordinator(const std::vector<int>& task_nodes,
 }
 
 TcpGroupCoordinator::~TcpGroupCoordinator() {
+  // A stopped task (SIGSTOP) holds SIGTERM pending and never exits: it is continued so that it
+  // can, and killed if it has not within a second; waiting without a bound hung for 616 s.
   for (auto& m : members_) {
     if (m->pid > 0) {
       kill(m->pid, SIGTERM);
-      waitpid(m->pid, nullptr, 0);
+      kill(m->pid, SIGCONT);
     }
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  for (auto& m : members_) {
+    if (m->pid <= 0) continue;
+    while (waitpid(m->pid, nullptr, WNOHANG) == 0) {
+      if (Clock::now() >= deadline) {
+        kill(m->pid, SIGKILL);
+        waitpid(m->pid, nullptr, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    m->pid = -1;
   }
 }
 
+namespace {
+// What a task sent on its control channel; a task that stops answering is named in the error.
+nlohmann::json recv_from_task(std::size_t k, int fd, pid_t pid, const std::string& host,
+                              std::chrono::milliseconds timeout) {
+  try {
+    return recv_json(fd, timeout);
+  } catch (const TransportError& e) {
+    throw TransportError(
+        fmt::format("task {} (pid {} on node {}): {}", k + 1, pid, host, e.what()));
+  }
+}
+}  // namespace
+
 void TcpGroupCoordinator::barrier() {
-  for (auto& m : members_) {
-    const auto j = recv_json(m->control.fd(), options_.io_timeout);
+  for (std::size_t k = 0; k < members_.size(); ++k) {
+    const auto& m = members_[k];
+    const auto j = recv_from_task(k, m->control.fd(), m->pid, m->host, options_.io_timeout);
     if (j.value("type", "") != "barrier") throw TransportError("task out of step at a barrier");
   }
   for (auto& m : members_)
@@ -216,8 +245,9 @@ double TcpGroupCoordinator::now_us() {
 
 std::vector<std::vector<double>> TcpGroupCoordinator::gather(const std::vector<double>& mine) {
   std::vector<std::vector<double>> all = {mine};
-  for (auto& m : members_) {
-    const auto j = recv_json(m->control.fd(), options_.io_timeout);
+  for (std::size_t k = 0; k < members_.size(); ++k) {
+    const auto& m = members_[k];
+    const auto j = recv_from_task(k, m->control.fd(), m->pid, m->host, options_.io_timeout);
     if (j.value("type", "") != "gather") throw TransportError("task out of step at the gather");
     all.push_back(j.at("values").get<std::vector<double>>());
   }

@@ -3,6 +3,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <signal.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -66,6 +70,51 @@ TEST(ShareCli, TcpTaskProcessesOnThisHost) {
            "1MiB", "--iterations", "3", "--model", "fair", "--json", json.string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   expect_sane(read_json(json), 3);
+}
+
+// The processes whose parent is `parent` (from /proc).
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+TEST(ShareCli, AStoppedTcpTaskEndsTheRunWithinTheIoTimeoutNamingIt) {
+  // One task process stopped (SIGSTOP) mid-run: the coordinator gives up after --io-timeout
+  // without progress, names the task, ends every task (a stopped one too) and exits 3.
+  Background share({commgauge(), "share", "--transport", "tcp", "--scheme", scheme("fig2-3.sch"),
+                    "--iterations", "1000000", "--io-timeout", "2"});
+  // Its task processes (3 senders and the receivers of fig2-3's 3 destination nodes), once
+  // their number has stayed the same for half a second.
+  std::vector<pid_t> tasks;
+  for (int i = 0, steady = 0; i < 400 && steady < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto now = children_of(share.pid());
+    steady = now.size() == tasks.size() && !now.empty() ? steady + 1 : 0;
+    tasks = now;
+  }
+  ASSERT_GE(tasks.size(), 2u) << "the coordinator did not start its task processes";
+  ASSERT_EQ(::kill(tasks[1], SIGSTOP), 0);
+  // The bound follows from the work: 2 s of --io-timeout and 1 s to end the tasks, with room.
+  const int status = share.wait_for_exit(std::chrono::seconds(30));
+  EXPECT_EQ(status, 3);
+  const std::string err = share.wait_for_stderr("(pid ", std::chrono::seconds(1));
+  EXPECT_THAT(err, ::testing::ContainsRegex("task [0-9]+ \\(pid [0-9]+ on node .*I/O timeout"));
+  for (pid_t t : tasks)
+    EXPECT_NE(::kill(t, 0), 0) << "task " << t << " is still running";
 }
 
 TEST(ShareCli, PredictAndEvaluate) {
