@@ -6,6 +6,7 @@
 #include "cli/method_run.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "measure/limits.hpp"
 #include "measure/loggp.hpp"
@@ -172,7 +173,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
         profile::write_json_file(
             f->json, report::loggp_json(*result, lo, report::timer_json(timer), context));
       }
-      if (!f->csv.empty()) profile::write_text_file(f->csv, report::loggp_csv(*result));
+      if (!f->csv.empty()) write_text_file(f->csv, report::loggp_csv(*result));
       if (!f->plot.empty()) {
         report::plot_loggp(f->plot, *result,
                            fmt::format("commgauge loggp over {}", context.value("transport", "?")));

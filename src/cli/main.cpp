@@ -16,6 +16,7 @@
 #include "cli/options.hpp"
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "profile/json_file.hpp"
 #include "report/context.hpp"
 #include "sim/simulator.hpp"
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   }
   if (result_on_stdout) {
     std::fflush(stdout);
-    commgauge::profile::set_result_output(::dup(STDOUT_FILENO));
+    commgauge::set_result_output(::dup(STDOUT_FILENO));
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
   }
   try {

@@ -15,16 +15,8 @@ nlohmann::json read_json_file(const std::filesystem::path& path);
 /// Parses JSON text; `where` names its source in errors.
 nlohmann::json parse_json(const std::string& text, const std::string& where);
 
-/// Writes `text` atomically: a temporary created exclusively in the target's directory, synced,
-/// then renamed over the target, so a crash or a full disk never leaves half a result and no
-/// symlink is followed. "-" is standard output. Throws InputError if it cannot be written (the
-/// temporary is removed).
-void write_text_file(const std::filesystem::path& path, const std::string& text);
-
-/// Where "-" writes (standard output unless the CLI moved the tables aside, see main.cpp).
-void set_result_output(int fd);
-
-/// Writes `document` indented with write_text_file; bytes that are not UTF-8 become U+FFFD.
+/// Writes `document` indented with commgauge::write_text_file; bytes that are not UTF-8 become
+/// U+FFFD.
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& document);
 
 }  // namespace commgauge::profile

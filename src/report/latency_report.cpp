@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "common/text_file.hpp"
 #include "profile/json_file.hpp"
 #include "report/statistics_json.hpp"
 #include "report/text_table.hpp"
@@ -147,9 +148,9 @@ void write_latency_files(const std::filesystem::path& dir, const measure::Latenc
       csv += fmt::format("{},{},{},{:.6f}\n", p.size_bytes, i, p.npp_used, p.one_way_us[i]);
     }
   }
-  profile::write_text_file(dir / "latency.summary.output", summary);
-  profile::write_text_file(dir / "latency.output", full);
-  profile::write_text_file(dir / "latency.trials.csv", csv);
+  write_text_file(dir / "latency.summary.output", summary);
+  write_text_file(dir / "latency.output", full);
+  write_text_file(dir / "latency.trials.csv", csv);
 }
 
 }  // namespace commgauge::report

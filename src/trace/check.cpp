@@ -274,7 +274,9 @@ void Checker::drain(const Channel& ch) {
   const auto it = channels_.find(ch);
   if (it == channels_.end()) return;
   ChannelQueues& q = it->second;
-  const auto& [comm, source, dest, tag] = ch;
+  // (Plain copies, not structured bindings: clang 14 cannot capture those in a lambda.)
+  const std::uint64_t comm = std::get<0>(ch);
+  const std::int32_t source = std::get<1>(ch), dest = std::get<2>(ch), tag = std::get<3>(ch);
   // A pending wildcard receive posted before the front one that could match this channel may
   // still be the one the next message went to.
   const auto& wildcards = ranks_[static_cast<std::size_t>(dest)].wildcards;

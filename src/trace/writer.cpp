@@ -92,8 +92,16 @@ void BlockEncoder::emit(std::span<const unsigned char> payload) {
 
 // ---- MappedRankFile ----
 
-MappedRankFile::MappedRankFile(const std::filesystem::path& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+MappedRankFile::MappedRankFile(const std::filesystem::path& path, bool exclusive) : path_(path) {
+  fd_ =
+      ::open(path.c_str(),
+             O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : 0), 0644);
+  if (fd_ < 0 && errno == EEXIST)
+    throw std::runtime_error(path.string() +
+                             " exists already: an earlier trace is not "
+                             "overwritten (give COMMGAUGE_TRACE_DIR a new directory)");
+  if (fd_ < 0 && errno == ELOOP)
+    throw std::runtime_error(path.string() + " is a symlink: not followed");
   if (fd_ < 0) throw_errno(errno, path, "cannot create");
 }
 

@@ -61,7 +61,9 @@ class MappedRankFile : public BlockSink {
   static constexpr std::size_t kReserveBytes = 256u << 10;
 
   /// Opens (creates, truncates) `path`. Throws std::system_error naming the path.
-  explicit MappedRankFile(const std::filesystem::path& path);
+  /// Never follows a symlink at `path`; `exclusive`: refuses a file that exists already (the
+  /// tracer never overwrites or mixes into an earlier trace).
+  explicit MappedRankFile(const std::filesystem::path& path, bool exclusive = false);
   ~MappedRankFile() override;
   MappedRankFile(const MappedRankFile&) = delete;
   MappedRankFile& operator=(const MappedRankFile&) = delete;

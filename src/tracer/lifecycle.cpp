@@ -22,6 +22,7 @@
 
 #include "commgauge/version.hpp"
 #include "common/json_text.hpp"
+#include "common/text_file.hpp"
 #include "net/mpi/mpi_tool_info.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
@@ -306,7 +307,7 @@ bool Recorder::start(std::uint32_t init_function, std::int64_t init_start, int t
   ::mkdir(settings_.directory.c_str(), 0755);  // usually there already (commgauge trace)
   file_path_ = settings_.directory + "/" + trace::rank_file_name(static_cast<std::uint32_t>(rank_));
   try {
-    file_ = std::make_unique<trace::MappedRankFile>(file_path_);
+    file_ = std::make_unique<trace::MappedRankFile>(file_path_, true);
     encoder_ = std::make_unique<trace::BlockEncoder>(static_cast<std::uint32_t>(rank_), *file_);
   } catch (const std::exception& error) {
     fail(error.what());
@@ -422,7 +423,11 @@ void Recorder::finish(std::uint32_t function, std::int64_t start, Lang lang) {
     for (std::size_t r = 0; r < lengths.size(); ++r)
       summaries.push_back(all.substr(static_cast<std::size_t>(displacements[r]),
                                      static_cast<std::size_t>(lengths[r])));
-    write_index(summaries);
+    // Without its own rank file (an earlier trace was there) rank 0 leaves the index alone too.
+    if (file_)
+      write_index(summaries);
+    else
+      std::fprintf(stderr, "commgauge tracer: no index.json written: rank 0 did not trace\n");
   }
   PMPI_Comm_free(&private_comm_);
 }
@@ -476,21 +481,11 @@ void Recorder::write_index(const std::vector<std::string>& summaries) {
       {"created", iso_time_now()},
       {"rank_info", ranks}};
   const std::string path = settings_.directory + "/index.json";
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << json_text(index, 1) << "\n";
-    out.close();  // a full disk shows when the buffer is written
-    if (!out) {
-      std::remove(temporary.c_str());
-      std::fprintf(stderr, "commgauge tracer: cannot write %s: %s\n", temporary.c_str(),
-                   std::strerror(errno));
-      return;
-    }
+  try {
+    write_text_file(path, json_text(index, 1) + "\n");
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "commgauge tracer: %s\n", error.what());
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    std::fprintf(stderr, "commgauge tracer: cannot write %s: %s\n", path.c_str(),
-                 std::strerror(errno));
 }
 
 void Recorder::abort(std::uint32_t function, std::int64_t start, int errorcode, Lang lang) {

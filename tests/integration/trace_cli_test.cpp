@@ -471,6 +471,44 @@ TEST_F(TraceTest, ExportRefusesABadPlacementAndLeavesNoPartialFiles) {
 }
 #endif
 
+#if defined(EXAMPLE_RING) && defined(TRACER_LIBRARY)
+TEST_F(TraceTest, TheTracerByHandNeverOverwritesAnEarlierTrace) {
+  // LD_PRELOAD by hand into a directory that holds a trace already: the program runs, the
+  // tracer says why it does not trace, and the earlier trace is left as it was.
+  const fs::path dir = dir_ / "by-hand";
+  const std::vector<std::string> job = {"mpirun",
+                                        "--allow-run-as-root",
+                                        "--oversubscribe",
+                                        "-np",
+                                        "2",
+                                        "-x",
+                                        std::string("LD_PRELOAD=") + TRACER_LIBRARY,
+                                        "-x",
+                                        "COMMGAUGE_TRACE_DIR=" + dir.string(),
+                                        EXAMPLE_RING,
+                                        "2",
+                                        "100",
+                                        "5"};
+  ASSERT_EQ(run(job).exit_code, 0);
+  const auto size0 = fs::file_size(dir / "rank-0.cgt");
+  const auto index_time = fs::last_write_time(dir / "index.json");
+  // The same again, and once more with rank 1's file replaced by a symlink to a file of ours.
+  fs::remove(dir / "rank-1.cgt");
+  std::ofstream(dir_ / "victim.txt") << "mine";
+  fs::create_symlink(dir_ / "victim.txt", dir / "rank-1.cgt");
+  const Outcome o = run(job);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("rank-0.cgt exists already: an earlier trace is not overwritten"));
+  EXPECT_THAT(o.err, HasSubstr("no index.json written"));
+  EXPECT_EQ(fs::file_size(dir / "rank-0.cgt"), size0);
+  EXPECT_EQ(fs::last_write_time(dir / "index.json"), index_time);
+  std::ifstream victim(dir_ / "victim.txt");
+  std::string text;
+  victim >> text;
+  EXPECT_EQ(text, "mine");
+}
+#endif
+
 TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
   // An 8 KiB tmpfs: each rank's trace (about 4.7 KB) meets the full disk on the way.
   const fs::path small = dir_ / "small";

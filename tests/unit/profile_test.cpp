@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "link_fixtures.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
@@ -64,7 +65,7 @@ TEST(JsonFile, WritesAtomicallyAndNeverThroughASymlink) {
   EXPECT_EQ(v, "keep");
   EXPECT_EQ(m, "mine");
   // Into a directory that does not exist: an error naming the file, nothing left behind.
-  EXPECT_THROW(write_text_file(dir / "none" / "x.json", "{}"), InputError);
+  EXPECT_THROW(commgauge::write_text_file(dir / "none" / "x.json", "{}"), InputError);
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
     ++files;
