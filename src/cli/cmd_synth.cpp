@@ -14,6 +14,7 @@
 #include "profile/json_file.hpp"
 #include "report/context.hpp"
 #include "synth/synth.hpp"
+#include "trace/reader.hpp"
 
 namespace commgauge::cli {
 
@@ -105,7 +106,10 @@ void add_synth_command(CLI::App& app, Action& action) {
   auto f = std::make_shared<Flags>();
   cmd->add_option("pattern", f->pattern, synth::synth_pattern_names())->required();
   cmd->add_option("scheme", f->scheme, "the scheme file (pattern scheme)");
-  cmd->add_option("--ranks", f->ranks, "ranks (MPI_COMM_WORLD size)")->required();
+  cmd->add_option("--ranks", f->ranks,
+                  fmt::format("ranks (MPI_COMM_WORLD size), 1 to {} (the trace reader's limit)",
+                              trace::kMaxRanks))
+      ->required();
   cmd->add_option("--iterations", f->iterations, "iterations (master-worker: tasks per worker)")
       ->capture_default_str();
   cmd->add_option("--bytes", f->bytes,
