@@ -59,7 +59,7 @@ int run_child_job(ChildJob job) {
       kill(-pid, SIGTERM);
       timed_out = true;
     }
-    if (timed_out && elapsed > job.time_limit_s + 5) kill(-pid, SIGKILL);
+    if (timed_out && elapsed > job.time_limit_s + job.kill_grace_s) kill(-pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   sigaction(SIGINT, &old_int, nullptr);

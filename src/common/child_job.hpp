@@ -1,6 +1,6 @@
 #pragma once
 // A command run as a child job in its own process group: SIGINT and SIGTERM sent to commgauge
-// are forwarded to the whole job, and a time limit ends it (SIGTERM, then SIGKILL 5 s later),
+// are forwarded to the whole job, and a time limit ends it (SIGTERM, then SIGKILL a grace later),
 // so that a hung MPI job never hangs commgauge. Used to run the program `trace` records.
 
 #include <functional>
@@ -14,6 +14,9 @@ struct ChildJob {
   std::vector<std::string> env;         ///< NAME=value entries added to the environment
   double time_limit_s = 0;              ///< 0: none
   std::function<void()> on_time_limit;  ///< called once, when the limit is reached
+  /// After the limit's SIGTERM, how long the job may take to end before SIGKILL (a launcher
+  /// that itself waits before killing its ranks needs longer than that wait).
+  double kill_grace_s = 5;
 };
 
 /// Runs the job to its end; returns its exit status (128 + signal if it was killed, 127 if the

@@ -1,6 +1,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "common/child_job.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -36,6 +43,36 @@ TEST(SizeList, ListAndRange) {
   EXPECT_EQ(parse_size_list("1:100:10", "x"), (std::vector<std::uint64_t>{1, 10, 100}));
   EXPECT_THROW(parse_size_list("16:1", "x"), InputError);
   EXPECT_THROW(parse_size_list("1:16:1", "x"), InputError);
+}
+
+// A job past its time limit gets SIGTERM and then its grace before SIGKILL: one that needs a
+// while to write its last data (as mpirun's ranks do) ends by itself, with what it wrote.
+TEST(ChildJob, TheTimeLimitsSigtermLeavesTheJobItsGrace) {
+  const std::string done = "/tmp/commgauge-child-job-" + std::to_string(::getpid());
+  std::remove(done.c_str());
+  const int status = run_child_job(
+      {{"sh", "-c",
+        "trap 'sleep 1; echo written > " + done + "; exit 0' TERM; while :; do sleep 0.05; done"},
+       {},
+       0.2,
+       {},
+       30});
+  EXPECT_EQ(status, 0);
+  std::ifstream in(done);
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "written");
+  std::remove(done.c_str());
+  // Without grace for it, the same job is killed (128 + SIGKILL) before it writes.
+  const int killed = run_child_job(
+      {{"sh", "-c",
+        "trap 'sleep 5; echo written > " + done + "; exit 0' TERM; while :; do sleep 0.05; done"},
+       {},
+       0.2,
+       {},
+       0.5});
+  EXPECT_EQ(killed, 128 + 9);
+  EXPECT_FALSE(std::ifstream(done).good());
 }
 
 }  // namespace
