@@ -1,12 +1,12 @@
 #include "common/text_file.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.hpp"
@@ -27,10 +27,23 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-}  // namespace
+// A new file beside the target, created exclusively (never a file or symlink that is there
+// already) with the permissions a plain open would give under the umask; its name in `name`.
+int create_temporary(const std::filesystem::path& target, std::string& name) {
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    name = fmt::format("{}/.{}.{}.{}.tmp", dir.string(), target.filename().string(), ::getpid(),
+                       counter.fetch_add(1));
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
 
-namespace {
 int standard_output_fd = STDOUT_FILENO;
+
 }  // namespace
 
 void set_result_output(int fd) {
@@ -46,15 +59,10 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
   // A temporary created exclusively beside the target (never a name a user's file or a symlink
   // could hold), synced, then renamed over the target: a crash or a full disk never leaves half a
   // result, and a symlink at the target is replaced, not followed.
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  std::string temporary = fmt::format("{}/.{}.XXXXXX", dir.string(), path.filename().string());
-  const int fd = ::mkstemp(temporary.data());
+  std::string temporary;
+  const int fd = create_temporary(path, temporary);
   if (fd < 0)
     throw InputError(path.string(), fmt::format("cannot write the file: {}", std::strerror(errno)));
-  // mkstemp creates 0600; a result file gets what the umask allows, as a plain open would.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
   const bool written = write_all(fd, text) && ::fsync(fd) == 0;
   const int error = errno;
   if (::close(fd) != 0 || !written) {
