@@ -38,6 +38,7 @@ net::TransportOptions TransportFlags::resolve() const {
   if (!peer.empty()) o.peer = net::parse_host_port(peer, "--peer");
   o.connect_timeout = seconds_option(connect_timeout_s, "--connect-timeout");
   o.io_timeout = seconds_option(io_timeout_s, "--io-timeout");
+  o.mpi_call_limit = seconds_option(mpi_timeout_s, "--mpi-timeout");
   if (virt) o.virtual_link = profile::read_link_params(virtual_net);
   return o;
 }
@@ -65,6 +66,13 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
       ->group(group);
   app.add_option("--io-timeout", f.io_timeout_s,
                  "seconds a TCP call may wait with no byte moving before the peer counts as dead")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option(
+         "--mpi-timeout", f.mpi_timeout_s,
+         "seconds one blocking MPI call of the pair (send, receive, wait, barrier) may wait "
+         "before the run ends with exit status 3, naming the peer (a stopped or dead rank); "
+         "long, as a rank may wait while the other analyses")
       ->capture_default_str()
       ->group(group);
   app.add_option("--virtual-net", f.virtual_net,

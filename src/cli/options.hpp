@@ -19,6 +19,7 @@ struct TransportFlags {
   std::string peer;
   double connect_timeout_s = 5;
   double io_timeout_s = 10;
+  double mpi_timeout_s = 60;
   std::string virtual_net;
 
   net::TransportOptions resolve() const;  ///< throws InputError

@@ -25,6 +25,8 @@ struct TransportOptions {
   std::optional<HostPort> peer;  ///< TCP peer; empty: start one on 127.0.0.1
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds io_timeout{10000};
+  /// MPI: one blocking call of the pair that waits longer ends the run (exit 3); 0: no bound.
+  std::chrono::milliseconds mpi_call_limit{60000};
   std::optional<model::LinkParams> virtual_link;  ///< the virtual network's link (kind virtual)
 };
 

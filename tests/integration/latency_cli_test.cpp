@@ -5,8 +5,12 @@
 
 #include <signal.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -228,6 +232,48 @@ TEST(LatencyCliErrors, HungPeerHitsTheIoTimeout) {
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
   EXPECT_LT(o.seconds, 1.5 + 3 + 5);  // the bound: start-up + I/O timeout + margin
+}
+
+// The CPU seconds a process has used (utime + stime from /proc, in clock ticks).
+double cpu_seconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) stime = std::stod(field);
+  }
+  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+TEST(LatencyCliErrors, AStoppedMpiRankEndsTheRunWithinTheMpiTimeout) {
+  // A rank stopped (SIGSTOP) mid-measurement: the other one's call watchdog ends the run after
+  // --mpi-timeout, naming the stopped rank, with exit status 3 (mpirun passes it on).
+  std::vector<std::string> argv = mpirun(2);
+  argv.insert(argv.end(), {"latency", "--trials", "100000000", "--rse-target", "0",
+                           "--timer-trials", "1000", "--mpi-timeout", "2"});
+  Background job(argv);
+  // Both ranks measuring: each has used a second of CPU (both poll), however loaded the machine.
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 1200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ranks = children_of(job.pid());
+    if (ranks.size() == 2 && cpu_seconds(ranks[0]) > 1 && cpu_seconds(ranks[1]) > 1) break;
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "mpirun did not start 2 ranks";
+  ASSERT_EQ(::kill(ranks[1], SIGSTOP), 0);
+  // The bound follows from the work: 2 s of --mpi-timeout, then mpirun ends the job.
+  const int status = job.wait_for_exit(std::chrono::seconds(60));
+  ::kill(ranks[1], SIGKILL);  // in case mpirun left it stopped
+  EXPECT_EQ(status, 3);
+  const std::string line = job.wait_for_stderr("--mpi-timeout", std::chrono::seconds(1));
+  EXPECT_THAT(line, ::testing::ContainsRegex("rank [01]: one call has waited [0-9.]+ s for rank "
+                                             "[01] \\(--mpi-timeout\\)"));
 }
 
 TEST(LatencyCliErrors, MpiNeedsTwoRanks) {

@@ -48,6 +48,9 @@ class Background {
   std::string buffer_;
 };
 
+/// The processes whose parent is `parent` (from /proc).
+std::vector<pid_t> children_of(pid_t parent);
+
 /// The commgauge binary under test.
 std::string commgauge();
 /// mpirun with the flags this machine needs (root, oversubscription).

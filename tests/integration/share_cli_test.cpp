@@ -72,26 +72,6 @@ TEST(ShareCli, TcpTaskProcessesOnThisHost) {
   expect_sane(read_json(json), 3);
 }
 
-// The processes whose parent is `parent` (from /proc).
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return out;
-}
-
 TEST(ShareCli, AStoppedTcpTaskEndsTheRunWithinTheIoTimeoutNamingIt) {
   // One task process stopped (SIGSTOP) mid-run: the coordinator gives up after --io-timeout
   // without progress, names the task, ends every task (a stopped one too) and exits 3.

@@ -24,8 +24,9 @@ class MpiRunner final : public PairRunner {
   MpiRunner(const TransportOptions& options, int& argc, char**& argv)
       : environment_(argc, argv),
         clock_(options.clock),
+        call_limit_(options.mpi_call_limit),
         transport_(std::make_unique<MpiTransport>(options.source, options.dest,
-                                                  make_mpi_clock(options.clock))) {}
+                                                  make_mpi_clock(options.clock), call_limit_)) {}
   ~MpiRunner() override { release_or_wait(); }
   MpiRunner(const MpiRunner&) = delete;
   MpiRunner& operator=(const MpiRunner&) = delete;
@@ -58,7 +59,7 @@ class MpiRunner final : public PairRunner {
   void select_pair(int source, int dest) override {
     release_or_wait();
     transport_.reset();
-    transport_ = std::make_unique<MpiTransport>(source, dest, make_mpi_clock(clock_));
+    transport_ = std::make_unique<MpiTransport>(source, dest, make_mpi_clock(clock_), call_limit_);
   }
 
  private:
@@ -89,6 +90,7 @@ class MpiRunner final : public PairRunner {
 
   MpiEnvironment environment_;
   std::string clock_;
+  std::chrono::milliseconds call_limit_;
   std::unique_ptr<MpiTransport> transport_;
 };
 

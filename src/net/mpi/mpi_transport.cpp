@@ -26,7 +26,9 @@ int to_count(std::size_t bytes) {
 MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(&argc, &argv);
+  // Funneled: only this thread calls MPI; the call watchdog's thread never does.
+  int provided = 0;
+  if (!initialized) MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
@@ -43,7 +45,8 @@ std::unique_ptr<Clock> make_mpi_clock(const std::string& name) {
   throw InputError("clock", fmt::format("expected steady or wtime, got \"{}\"", name));
 }
 
-MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
+MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
+                           std::chrono::milliseconds call_limit)
     : clock_(std::move(clock)) {
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
@@ -71,6 +74,7 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock)
   role_ = world_rank_ == source ? Role::source : Role::dest;
   peer_world_rank_ = world_rank_ == source ? dest : source;
   peer_ = role_ == Role::source ? 1 : 0;
+  watchdog_ = std::make_unique<CallWatchdog>(call_limit, world_rank_);
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
@@ -121,11 +125,13 @@ void MpiTransport::check_count(const MPI_Status& status, std::size_t bytes) cons
 void MpiTransport::send(std::size_t bytes) {
   ++counters_.messages;
   counters_.bytes += bytes;
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Send(send_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_);
 }
 
 void MpiTransport::recv(std::size_t bytes) {
   MPI_Status status;
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Recv(recv_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_, &status);
   check_count(status, bytes);
 }
@@ -162,7 +168,10 @@ Request MpiTransport::irecv(std::size_t bytes) {
 void MpiTransport::wait(Request& request) {
   if (!request.active()) throw TransportError("wait on an inactive request");
   Slot& s = slots_.at(static_cast<std::size_t>(request.id));
-  MPI_Wait(&s.request, MPI_STATUS_IGNORE);
+  {
+    const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
+    MPI_Wait(&s.request, MPI_STATUS_IGNORE);
+  }
   s.used = false;
   request.id = -1;
 }
@@ -179,12 +188,14 @@ bool MpiTransport::test(Request& request) {
 }
 
 void MpiTransport::barrier() {
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Barrier(pair_);
 }
 
 bool MpiTransport::allreduce(std::size_t bytes) {
   ++counters_.messages;
   counters_.bytes += bytes;
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Allreduce(send_buffer(bytes), recv_buffer(bytes), to_count(bytes), MPI_BYTE, MPI_BOR, pair_);
   return true;
 }
@@ -193,6 +204,7 @@ bool MpiTransport::alltoall(std::size_t bytes) {
   ++counters_.messages;
   counters_.bytes += bytes;
   // The pair has 2 ranks: 2 blocks of `bytes` each way.
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Alltoall(send_buffer(2 * bytes), to_count(bytes), MPI_BYTE, recv_buffer(2 * bytes),
                to_count(bytes), MPI_BYTE, pair_);
   return true;
@@ -224,12 +236,14 @@ bool MpiTransport::comm_free_all() {
 void MpiTransport::send_value(std::uint64_t value) {
   ++counters_.messages;
   counters_.bytes += sizeof value;
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Send(&value, static_cast<int>(sizeof value), MPI_BYTE, peer_, kDataTag, pair_);
 }
 
 std::uint64_t MpiTransport::recv_value() {
   std::uint64_t value = 0;
   MPI_Status status;
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Recv(&value, static_cast<int>(sizeof value), MPI_BYTE, peer_, kDataTag, pair_, &status);
   check_count(status, sizeof value);
   return value;

@@ -4,11 +4,13 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "net/transport.hpp"
+#include "net/watchdog.hpp"
 
 namespace commgauge::net {
 
@@ -44,8 +46,10 @@ std::unique_ptr<Clock> make_mpi_clock(const std::string& name);
 class MpiTransport final : public Transport {
  public:
   /// Collective over MPI_COMM_WORLD. Ranks outside {source, dest} get in_pair() == false
-  /// and must not communicate. Throws InputError for an invalid pair.
-  MpiTransport(int source, int dest, std::unique_ptr<Clock> clock);
+  /// and must not communicate. Throws InputError for an invalid pair. `call_limit`: one blocking
+  /// call that waits longer ends the process with exit status 3 (CallWatchdog); 0: no bound.
+  MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
+               std::chrono::milliseconds call_limit = std::chrono::milliseconds(0));
   ~MpiTransport() override;
 
   bool in_pair() const { return pair_ != MPI_COMM_NULL; }
@@ -100,6 +104,7 @@ class MpiTransport final : public Transport {
   std::vector<unsigned char> send_buffer_;
   std::vector<unsigned char> recv_buffer_;
   std::vector<Slot> slots_;
+  std::unique_ptr<CallWatchdog> watchdog_;  ///< pair members only
 };
 
 }  // namespace commgauge::net

@@ -1,0 +1,49 @@
+#include "net/watchdog.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace commgauge::net {
+
+CallWatchdog::CallWatchdog(std::chrono::milliseconds limit, int me) : limit_(limit), me_(me) {
+  if (limit_.count() > 0) thread_ = std::thread([this] { watch(); });
+}
+
+CallWatchdog::~CallWatchdog() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CallWatchdog::watch() {
+  using Clock = std::chrono::steady_clock;
+  const auto period =
+      std::clamp(limit_ / 20, std::chrono::milliseconds(10), std::chrono::milliseconds(250));
+  std::uint64_t seen = 0;
+  auto since = Clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!wake_.wait_for(lock, period, [this] { return stop_; })) {
+    const std::uint64_t now_calls = calls_.load(std::memory_order_acquire);
+    const auto now = Clock::now();
+    if (now_calls % 2 == 0 || now_calls != seen) {
+      seen = now_calls;
+      since = now;
+      continue;
+    }
+    if (now - since >= limit_) {
+      std::fprintf(stderr,
+                   "commgauge: rank %d: one call has waited %.3g s for rank %d (--mpi-timeout): "
+                   "that rank is stopped, dead or hung; ending with exit status 3\n",
+                   me_, std::chrono::duration<double>(now - since).count(),
+                   peer_.load(std::memory_order_relaxed));
+      std::fflush(stderr);
+      std::_Exit(3);
+    }
+  }
+}
+
+}  // namespace commgauge::net
