@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -138,7 +139,7 @@ void add_share_command(CLI::App& app, Action& action) {
     bool predict_only = false;
     std::string tcp_nodes;
     std::string coordinator_bind = "127.0.0.1";
-    double io_timeout_s = 20, connect_timeout_s = 10;
+    double io_timeout_s = 20, connect_timeout_s = 10, mpi_timeout_s = 60;
     std::uint64_t set_limit = 1'000'000;
   };
   auto f = std::make_shared<Flags>();
@@ -158,6 +159,11 @@ void add_share_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--connect-timeout", f->connect_timeout_s,
                   "seconds for every task to connect (tcp)")
+      ->capture_default_str();
+  cmd->add_option("--mpi-timeout", f->mpi_timeout_s,
+                  "seconds one blocking MPI call may wait before the run ends with exit status 3 "
+                  "(mpi: a stopped or dead rank)")
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--iterations", f->share.iterations, "timed repetitions of the scheme")
       ->capture_default_str();
@@ -220,7 +226,9 @@ void add_share_command(CLI::App& app, Action& action) {
         if (!coordinator.finish()) throw TransportError("a task process did not end cleanly");
         context = coordinator.context();
       } else if (f->transport == "mpi") {
-        auto group = net::make_mpi_group(argc, argv);
+        auto group = net::make_mpi_group(
+            argc, argv,
+            std::chrono::milliseconds(static_cast<std::int64_t>(f->mpi_timeout_s * 1000)));
         f->share.rank_nodes = emulated_nodes(f->nodes, group->size(), s.placement);
         f->share.emulated = !f->share.rank_nodes.empty();
         try {

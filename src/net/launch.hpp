@@ -61,8 +61,10 @@ std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions& options, int
 
 class Group;
 /// All ranks of MPI_COMM_WORLD as a Group, with MPI initialised for as long as it lives
-/// (MPI target; the stub explains MPI is not built).
-std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv);
+/// (MPI target; the stub explains MPI is not built). `call_limit`: one blocking call that waits
+/// longer ends the process with exit status 3 (CallWatchdog); 0: no bound.
+std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
+                                      std::chrono::milliseconds call_limit);
 /// Aborts every MPI rank (after this rank said why); a no-op without MPI.
 void abort_mpi_group(const char* message) noexcept;
 

@@ -10,7 +10,7 @@ std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions&, int&, char*
                    "(scripts/setup) or use --transport tcp");
 }
 
-std::unique_ptr<Group> make_mpi_group(int&, char**&) {
+std::unique_ptr<Group> make_mpi_group(int&, char**&, std::chrono::milliseconds) {
   throw InputError("transport mpi",
                    "this commgauge was built without MPI; rebuild with Open MPI installed "
                    "(scripts/setup) or use --transport tcp");

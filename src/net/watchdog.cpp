@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace commgauge::net {
 
@@ -35,11 +36,12 @@ void CallWatchdog::watch() {
       continue;
     }
     if (now - since >= limit_) {
+      const int peer = peer_.load(std::memory_order_relaxed);
+      const std::string whom = peer >= 0 ? "rank " + std::to_string(peer) : "the other ranks";
       std::fprintf(stderr,
-                   "commgauge: rank %d: one call has waited %.3g s for rank %d (--mpi-timeout): "
-                   "that rank is stopped, dead or hung; ending with exit status 3\n",
-                   me_, std::chrono::duration<double>(now - since).count(),
-                   peer_.load(std::memory_order_relaxed));
+                   "commgauge: rank %d: one call has waited %.3g s for %s (--mpi-timeout): a "
+                   "rank is stopped, dead or hung; ending with exit status 3\n",
+                   me_, std::chrono::duration<double>(now - since).count(), whom.c_str());
       std::fflush(stderr);
       std::_Exit(3);
     }

@@ -22,7 +22,8 @@ class CallWatchdog {
   CallWatchdog(const CallWatchdog&) = delete;
   CallWatchdog& operator=(const CallWatchdog&) = delete;
 
-  /// Marks one blocking call waiting for `peer` while it lives (one calling thread only).
+  /// Marks one blocking call waiting for `peer` (-1: any or every other rank) while it lives
+  /// (one calling thread only).
   class Call {
    public:
     Call(CallWatchdog& w, int peer) noexcept : w_(w) {

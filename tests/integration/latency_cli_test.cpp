@@ -234,23 +234,6 @@ TEST(LatencyCliErrors, HungPeerHitsTheIoTimeout) {
   EXPECT_LT(o.seconds, 1.5 + 3 + 5);  // the bound: start-up + I/O timeout + margin
 }
 
-// The CPU seconds a process has used (utime + stime from /proc, in clock ticks).
-double cpu_seconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(line.substr(close + 2));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {
-    if (i == 14) utime = std::stod(field);
-    if (i == 15) stime = std::stod(field);
-  }
-  return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
 TEST(LatencyCliErrors, AStoppedMpiRankEndsTheRunWithinTheMpiTimeout) {
   // A rank stopped (SIGSTOP) mid-measurement: the other one's call watchdog ends the run after
   // --mpi-timeout, naming the stopped rank, with exit status 3 (mpirun passes it on).

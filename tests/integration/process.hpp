@@ -51,6 +51,9 @@ class Background {
 /// The processes whose parent is `parent` (from /proc).
 std::vector<pid_t> children_of(pid_t parent);
 
+/// The CPU seconds a process has used (utime + stime from /proc).
+double cpu_seconds(pid_t pid);
+
 /// The commgauge binary under test.
 std::string commgauge();
 /// mpirun with the flags this machine needs (root, oversubscription).

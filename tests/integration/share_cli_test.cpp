@@ -97,6 +97,32 @@ TEST(ShareCli, AStoppedTcpTaskEndsTheRunWithinTheIoTimeoutNamingIt) {
     EXPECT_NE(::kill(t, 0), 0) << "task " << t << " is still running";
 }
 
+TEST(ShareCli, AStoppedMpiTaskEndsTheRunWithinTheMpiTimeout) {
+  // One of 4 MPI tasks stopped (SIGSTOP) mid-run: the others' call watchdogs end the run after
+  // --mpi-timeout with exit status 3 (mpirun passes it on), never a hang.
+  std::vector<std::string> argv = mpirun(4);
+  argv.insert(argv.end(), {"share", "--scheme", scheme("fig2-2.sch"), "--nodes", "3", "--size",
+                           "64KiB", "--iterations", "1000000", "--mpi-timeout", "2"});
+  Background job(argv);
+  // All 4 under way: each has used half a second of CPU (they poll), however loaded the machine.
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 2400; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ranks = children_of(job.pid());
+    bool all = ranks.size() == 4;
+    for (pid_t r : ranks)
+      all = all && cpu_seconds(r) > 0.5;
+    if (all) break;
+  }
+  ASSERT_EQ(ranks.size(), 4u) << "mpirun did not start 4 ranks";
+  ASSERT_EQ(::kill(ranks[3], SIGSTOP), 0);
+  const int status = job.wait_for_exit(std::chrono::seconds(60));
+  ::kill(ranks[3], SIGKILL);  // in case mpirun left it stopped
+  EXPECT_EQ(status, 3);
+  const std::string line = job.wait_for_stderr("--mpi-timeout", std::chrono::seconds(1));
+  EXPECT_THAT(line, ::testing::ContainsRegex("rank [0-3]: one call has waited [0-9.]+ s for"));
+}
+
 TEST(ShareCli, PredictAndEvaluate) {
   const auto json = temp_file("predict.json");
   const auto o = run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--model",

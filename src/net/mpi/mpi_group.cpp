@@ -8,8 +8,9 @@
 
 namespace commgauge::net {
 
-MpiGroup::MpiGroup() {
+MpiGroup::MpiGroup(std::chrono::milliseconds call_limit) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  watchdog_ = std::make_unique<CallWatchdog>(call_limit, rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
@@ -25,12 +26,14 @@ MpiGroup::MpiGroup() {
 void MpiGroup::send(int to, std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) throw InputError("message too large for MPI");
   if (buffer_.size() < bytes) buffer_.resize(bytes);
+  const CallWatchdog::Call call(*watchdog_, to);
   MPI_Send(buffer_.data(), static_cast<int>(bytes), MPI_BYTE, to, 7, MPI_COMM_WORLD);
 }
 
 int MpiGroup::recv_any(std::size_t bytes) {
   if (buffer_.size() < bytes) buffer_.resize(bytes);
   MPI_Status status;
+  const CallWatchdog::Call call(*watchdog_, -1);
   MPI_Recv(buffer_.data(), static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD,
            &status);
   return status.MPI_SOURCE;
@@ -39,6 +42,7 @@ int MpiGroup::recv_any(std::size_t bytes) {
 std::vector<std::vector<double>> MpiGroup::gather(const std::vector<double>& mine) {
   const int n = static_cast<int>(mine.size());
   std::vector<double> all(rank_ == 0 ? mine.size() * static_cast<std::size_t>(size_) : 0);
+  const CallWatchdog::Call call(*watchdog_, -1);
   MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   std::vector<std::vector<double>> out;
   if (rank_ != 0) return out;

@@ -3,19 +3,26 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <memory>
 #include <vector>
 
 #include "net/group.hpp"
+#include "net/watchdog.hpp"
 
 namespace commgauge::net {
 
 class MpiGroup final : public Group {
  public:
-  MpiGroup();  ///< MPI must be initialised
+  /// MPI must be initialised. `call_limit`: see CallWatchdog (0: no bound).
+  explicit MpiGroup(std::chrono::milliseconds call_limit = std::chrono::milliseconds(0));
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::vector<std::string>& hosts() const override { return hosts_; }
-  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+  void barrier() override {
+    const CallWatchdog::Call call(*watchdog_, -1);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
   void send(int to, std::size_t bytes) override;
   int recv_any(std::size_t bytes) override;
   double now_us() override { return MPI_Wtime() * 1e6; }
@@ -27,6 +34,7 @@ class MpiGroup final : public Group {
   int size_ = 1;
   std::vector<std::string> hosts_;
   std::vector<unsigned char> buffer_;
+  std::unique_ptr<CallWatchdog> watchdog_;
 };
 
 }  // namespace commgauge::net

@@ -97,7 +97,8 @@ class MpiRunner final : public PairRunner {
 // MpiGroup with MPI initialised before it and finalised after it.
 class OwningMpiGroup final : public Group {
  public:
-  OwningMpiGroup(int& argc, char**& argv) : environment_(argc, argv) {}
+  OwningMpiGroup(int& argc, char**& argv, std::chrono::milliseconds call_limit)
+      : environment_(argc, argv), group_(call_limit) {}
   int rank() const override { return group_.rank(); }
   int size() const override { return group_.size(); }
   const std::vector<std::string>& hosts() const override { return group_.hosts(); }
@@ -117,8 +118,9 @@ class OwningMpiGroup final : public Group {
 
 }  // namespace
 
-std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv) {
-  return std::make_unique<OwningMpiGroup>(argc, argv);
+std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
+                                      std::chrono::milliseconds call_limit) {
+  return std::make_unique<OwningMpiGroup>(argc, argv, call_limit);
 }
 
 void abort_mpi_group(const char* message) noexcept {
