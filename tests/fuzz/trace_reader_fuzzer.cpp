@@ -1,6 +1,7 @@
-// libFuzzer target for the trace reader (and summary, check, export): any bytes, read as a rank file and as a container,
-// must give events or a TraceError (file and offset), never a crash, a hang or another
-// exception. Built with clang (-fsanitize=fuzzer,address,undefined) by tests/fuzz/CMakeLists.txt.
+// libFuzzer target for the trace reader (and summary, check, export): any bytes, read as a rank
+// file and as a container, must give events or a TraceError (file and offset), never a crash, a
+// hang or another exception. Built with clang (-fsanitize=fuzzer,address,undefined) by
+// tests/fuzz/CMakeLists.txt.
 
 #include <unistd.h>
 
