@@ -31,6 +31,14 @@ class TimeRangeError : public InputError {
   using InputError::InputError;
 };
 
+/// A result that could not be written although its path was good: the disk filled, a sync or a
+/// rename failed. A runtime failure (exit 1), not bad input.
+class OutputError : public std::runtime_error {
+ public:
+  OutputError(const std::string& path, const std::string& message)
+      : std::runtime_error(path + ": " + message) {}
+};
+
 /// A communication failure: unreachable or dead peer, timeout, protocol violation.
 class TransportError : public std::runtime_error {
  public:

@@ -1,9 +1,11 @@
 #include "common/text_file.hpp"
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <streambuf>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,12 +18,15 @@ namespace commgauge {
 namespace {
 
 // Everything written, or an error: write() may write part of a buffer.
-bool write_all(int fd, const std::string& text) {
+bool write_all(int fd, const char* data, std::size_t size) {
   std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      return false;
+    }
     done += static_cast<std::size_t>(n);
   }
   return true;
@@ -46,6 +51,86 @@ int standard_output_fd = STDOUT_FILENO;
 
 }  // namespace
 
+// The stream's buffer over the temporary's descriptor. Hand-written because the standard library
+// has no stream over a descriptor we opened ourselves (O_EXCL | O_NOFOLLOW); the first failed
+// write is kept (errno) and every later write is dropped, so commit() can report it.
+class AtomicFile::Buffer : public std::streambuf {
+ public:
+  explicit Buffer(int fd) : fd_(fd) { setp(data_.data(), data_.data() + data_.size()); }
+  int error() const { return error_; }
+  bool drain() {
+    const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    setp(data_.data(), data_.data() + data_.size());
+    if (error_ == 0 && n > 0 && !write_all(fd_, data_.data(), n)) error_ = errno;
+    return error_ == 0;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n >= static_cast<std::streamsize>(data_.size())) {  // large: straight through
+      if (!drain()) return 0;
+      if (!write_all(fd_, s, static_cast<std::size_t>(n))) {
+        error_ = errno;
+        return 0;
+      }
+      return n;
+    }
+    return std::streambuf::xsputn(s, n);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  int fd_;
+  int error_ = 0;
+  std::array<char, 1 << 16> data_{};
+};
+
+AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  fd_ = create_temporary(target_, temporary_);
+  if (fd_ < 0)
+    throw InputError(target_.string(),
+                     fmt::format("cannot write the file: {}", std::strerror(errno)));
+  buffer_ = std::make_unique<Buffer>(fd_);
+  stream_ = std::make_unique<std::ostream>(buffer_.get());
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+std::ostream& AtomicFile::stream() {
+  return *stream_;
+}
+
+void AtomicFile::fail(int error) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(temporary_.c_str());
+  temporary_.clear();
+  throw OutputError(target_.string(),
+                    fmt::format("writing the file failed: {}", std::strerror(error)));
+}
+
+void AtomicFile::commit() {
+  if (temporary_.empty()) throw std::logic_error("AtomicFile: committed twice");
+  if (!buffer_->drain()) fail(buffer_->error());
+  if (::fsync(fd_) != 0) fail(errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail(errno);
+  if (::rename(temporary_.c_str(), target_.c_str()) != 0) fail(errno);
+  temporary_.clear();
+}
+
 void set_result_output(int fd) {
   standard_output_fd = fd;
 }
@@ -53,29 +138,13 @@ void set_result_output(int fd) {
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
   if (path == "-") {
     std::fflush(stdout);
-    if (!write_all(standard_output_fd, text)) throw InputError("standard output", "writing failed");
+    if (!write_all(standard_output_fd, text.data(), text.size()))
+      throw OutputError("standard output", std::strerror(errno));
     return;
   }
-  // A temporary created exclusively beside the target (never a name a user's file or a symlink
-  // could hold), synced, then renamed over the target: a crash or a full disk never leaves half a
-  // result, and a symlink at the target is replaced, not followed.
-  std::string temporary;
-  const int fd = create_temporary(path, temporary);
-  if (fd < 0)
-    throw InputError(path.string(), fmt::format("cannot write the file: {}", std::strerror(errno)));
-  const bool written = write_all(fd, text) && ::fsync(fd) == 0;
-  const int error = errno;
-  if (::close(fd) != 0 || !written) {
-    ::unlink(temporary.c_str());
-    throw InputError(path.string(), fmt::format("writing the file failed: {}",
-                                                std::strerror(written ? errno : error)));
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int rename_error = errno;
-    ::unlink(temporary.c_str());
-    throw InputError(path.string(),
-                     fmt::format("cannot write the file: {}", std::strerror(rename_error)));
-  }
+  AtomicFile file(path);
+  file.write(text);
+  file.commit();
 }
 
 }  // namespace commgauge

@@ -2,14 +2,45 @@
 // Writing a result file so that it is whole or absent: the one place every output goes through.
 
 #include <filesystem>
+#include <memory>
+#include <ostream>
 #include <string>
+#include <string_view>
 
 namespace commgauge {
 
-/// Writes `text` atomically: a temporary created exclusively in the target's directory, synced,
-/// then renamed over the target, so a crash or a full disk never leaves half a result and no
-/// symlink is followed. "-" is standard output. Throws InputError if it cannot be written (the
-/// temporary is removed).
+/// A result file written as a stream and published whole: the bytes go to a temporary created
+/// exclusively beside the target (never a name a user's file or a symlink could hold); commit()
+/// syncs it and renames it over the target. Until then the target is untouched; a file that is
+/// never committed (an error, an exception) leaves nothing behind.
+/// Errors: the temporary cannot be created -> InputError naming the target (a bad path, exit 2);
+/// writing, syncing or renaming fails (a full disk) -> OutputError (exit 1).
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();  ///< removes the temporary unless committed
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  std::ostream& stream();
+  void write(std::string_view text) {
+    stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  /// Flushes, syncs, closes and renames over the target.
+  void commit();
+  const std::filesystem::path& target() const { return target_; }
+
+ private:
+  class Buffer;
+  void fail(int error);
+  std::filesystem::path target_;
+  std::string temporary_;
+  int fd_ = -1;
+  std::unique_ptr<Buffer> buffer_;
+  std::unique_ptr<std::ostream> stream_;
+};
+
+/// Writes `text` atomically through an AtomicFile; "-" is standard output.
 void write_text_file(const std::filesystem::path& path, const std::string& text);
 
 /// Where "-" writes (standard output unless the CLI moved the tables aside, see main.cpp).

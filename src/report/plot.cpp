@@ -4,11 +4,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 
 namespace commgauge::report {
 
@@ -40,15 +42,21 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
   char tmpl[] = "/tmp/commgauge-plot-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw InputError("plot", "cannot create a temporary directory");
   const std::filesystem::path dir = tmpl;
+  // gnuplot draws into the scratch directory; the picture is then published with
+  // write_text_file (whole or absent at the target, never through a symlink there).
+  struct Scratch {
+    std::filesystem::path dir;
+    ~Scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } scratch{dir};
   for (const auto& [name, content] : data_files)
-    std::ofstream(dir / name) << content;
-  const std::filesystem::path absolute = std::filesystem::absolute(output);
-  {
-    std::ofstream s(dir / "plot.gp");
-    s << "set terminal " << terminal << "\nset output " << quoted(absolute.string()) << "\n"
-      << "cd " << quoted(dir.string()) << "\n"
-      << script << "\n";
-  }
+    write_text_file(dir / name, content);
+  const std::filesystem::path drawn = dir / ("plot" + ext);
+  write_text_file(dir / "plot.gp", "set terminal " + terminal + "\nset output " +
+                                       quoted(drawn.string()) + "\ncd " + quoted(dir.string()) +
+                                       "\n" + script + "\n");
   const std::string command =
       fmt::format("gnuplot {} > {} 2>&1", quoted((dir / "plot.gp").string()),
                   quoted((dir / "gnuplot.log").string()));
@@ -58,13 +66,15 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
     std::ifstream in(dir / "gnuplot.log");
     std::getline(in, log, '\0');
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   if (status != 0) {
     throw InputError("plot", fmt::format("gnuplot failed (is it installed? scripts/setup installs "
                                          "it): {}",
                                          log.substr(0, 300)));
   }
+  std::ifstream in(drawn, std::ios::binary);
+  if (!in) throw OutputError(drawn.string(), "gnuplot wrote no picture");
+  const std::string picture{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  write_text_file(output, picture);
 }
 
 }  // namespace commgauge::report

@@ -1,55 +1,40 @@
 #include "report/timeline.hpp"
 
-#include <cerrno>
-#include <cstring>
+#include <fmt/ostream.h>
 
-#include <fmt/format.h>
-
-#include "common/error.hpp"
 #include "trace/functions.hpp"
 
 namespace commgauge::report {
 
-TimelineWriter::TimelineWriter(const std::filesystem::path& path) : path_(path) {
-  out_ = std::fopen(path.c_str(), "w");
-  if (out_ == nullptr)
-    throw InputError("timeline",
-                     fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
-  std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out_);
-}
-
-TimelineWriter::~TimelineWriter() {
-  if (out_ != nullptr) std::fclose(out_);
+TimelineWriter::TimelineWriter(const std::filesystem::path& path) : file_(path) {
+  file_.write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 }
 
 void TimelineWriter::separator() {
-  if (!first_) std::fputs(",\n", out_);
+  if (!first_) file_.write(",\n");
   first_ = false;
 }
 
 void TimelineWriter::process(int pid, const std::string& name) {
   separator();
-  fmt::print(out_, R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"{}"}}}})", pid,
-             name);
+  fmt::print(file_.stream(),
+             R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":"{}"}}}})", pid, name);
 }
 
 void TimelineWriter::span(int pid, const sim::TimelineSpan& s) {
   separator();
   const bool compute = s.function == 0;
   // Microseconds with nanosecond digits: the format's unit.
-  fmt::print(
-      out_, R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{:.3f},"dur":{:.3f}}})",
-      pid, s.rank, compute ? std::string_view("computation") : trace::function_name(s.function),
-      compute ? "compute" : "mpi", s.start_ns * 1e-3, s.duration_ns * 1e-3);
+  fmt::print(file_.stream(),
+             R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{:.3f},"dur":{:.3f}}})",
+             pid, s.rank,
+             compute ? std::string_view("computation") : trace::function_name(s.function),
+             compute ? "compute" : "mpi", s.start_ns * 1e-3, s.duration_ns * 1e-3);
 }
 
 void TimelineWriter::finish() {
-  std::fputs("\n]}\n", out_);
-  const bool failed = std::ferror(out_) != 0;
-  const int closed = std::fclose(out_);
-  out_ = nullptr;
-  if (failed || closed != 0)
-    throw InputError("timeline", "could not write " + path_.string() + " completely");
+  file_.write("\n]}\n");
+  file_.commit();
 }
 
 }  // namespace commgauge::report

@@ -4,9 +4,10 @@
 // run (the trace, then each model), one thread per rank; times in microseconds from the end of
 // each rank's MPI_Init. Written as the replay goes, so memory does not grow with the trace.
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "common/text_file.hpp"
 
 #include "sim/simulator.hpp"
 
@@ -14,9 +15,8 @@ namespace commgauge::report {
 
 class TimelineWriter {
  public:
-  /// Creates `path` (InputError if it cannot).
+  /// Starts `path` (an AtomicFile: it appears only when finish() succeeds).
   explicit TimelineWriter(const std::filesystem::path& path);
-  ~TimelineWriter();
   TimelineWriter(const TimelineWriter&) = delete;
   TimelineWriter& operator=(const TimelineWriter&) = delete;
 
@@ -24,13 +24,12 @@ class TimelineWriter {
   void process(int pid, const std::string& name);
   /// One span of `pid`.
   void span(int pid, const sim::TimelineSpan& s);
-  /// Closes the JSON array; throws InputError if the file could not be written completely.
+  /// Closes the JSON array and publishes the file; OutputError if it could not be written.
   void finish();
 
  private:
   void separator();
-  std::filesystem::path path_;
-  std::FILE* out_ = nullptr;
+  AtomicFile file_;
   bool first_ = true;
 };
 

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <deque>
-#include <fstream>
+#include <ostream>
 #include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "common/text_file.hpp"
 
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
@@ -97,7 +99,7 @@ struct PersistentRequest {
 class RankExporter {
  public:
   RankExporter(const TraceReader& trace, std::uint32_t rank, const SimgridExportOptions& options,
-               std::ofstream& out, SimgridExportResult& result)
+               std::ostream& out, SimgridExportResult& result)
       : trace_(trace), rank_(rank), options_(options), out_(out), result_(result) {}
 
   void run();
@@ -132,7 +134,7 @@ class RankExporter {
   const TraceReader& trace_;
   std::uint32_t rank_;
   const SimgridExportOptions& options_;
-  std::ofstream& out_;
+  std::ostream& out_;
   SimgridExportResult& result_;
   std::unique_ptr<RankReader> reader_;
   ClockMap clock_;
@@ -653,12 +655,6 @@ std::vector<std::size_t> placement_of(const TraceReader& trace) {
   return placement;
 }
 
-// A stream written in full and closed, or the export fails (a full disk shows at the close).
-void finish(std::ofstream& stream, const fs::path& file) {
-  stream.close();
-  if (!stream) throw TraceError(file.string(), "cannot write (disk full?)");
-}
-
 }  // namespace
 
 SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& out,
@@ -670,24 +666,27 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw TraceError(out.string(), "cannot create: " + ec.message());
-  // Every file written is removed again if the export fails: no truncated rank file is left.
+  // Each file is an AtomicFile (whole or absent, never through a symlink; a full disk is an
+  // OutputError), published as soon as it is complete: a trace of 32 K ranks cannot hold 32 K
+  // temporaries open. Every file published is removed again if the export fails later.
   std::vector<fs::path> written;
+  auto publish = [&written](AtomicFile& file) {
+    file.commit();
+    written.push_back(file.target());
+  };
   try {
     SimgridExportResult result;
     result.ranks = trace.ranks();
-    const fs::path list_file = out / "trace.txt";
-    written.push_back(list_file);
-    std::ofstream list(list_file);
+    std::string list;
     for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
-      const fs::path file = out / fmt::format("rank-{}.txt", r);
-      written.push_back(file);
-      std::ofstream actions(file);
-      if (!actions) throw TraceError(file.string(), "cannot write");
-      RankExporter(trace, r, options, actions, result).run();
-      finish(actions, file);
-      list << fs::absolute(file).string() << '\n';
+      AtomicFile actions(out / fmt::format("rank-{}.txt", r));
+      RankExporter(trace, r, options, actions.stream(), result).run();
+      publish(actions);
+      list += fs::absolute(actions.target()).string() + '\n';
     }
-    finish(list, list_file);
+    AtomicFile list_file(out / "trace.txt");
+    list_file.write(list);
+    publish(list_file);
     std::size_t hosts = 0;
     for (auto h : placement)
       hosts = std::max(hosts, h + 1);
@@ -696,27 +695,24 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
       ++per_host[h];
     const std::size_t cores = *std::max_element(per_host.begin(), per_host.end());
     result.hosts = hosts;
-    const fs::path platform_file = out / "platform.xml";
-    written.push_back(platform_file);
-    std::ofstream platform(platform_file);
-    platform << "<?xml version='1.0'?>\n"
-                "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                "<!-- Written by commgauge trace-export: the traced hosts, each with the cores its "
-                "ranks used; --host-speed flops per second. -->\n"
-                "<platform version=\"4.1\">\n"
-             << fmt::format(
-                    "  <cluster id=\"commgauge\" prefix=\"host-\" suffix=\"\" radical=\"0-{}\" "
-                    "speed=\"{:.0f}f\" core=\"{}\" bw=\"{}\" lat=\"{:g}s\"/>\n",
-                    hosts - 1, options.host_speed_flops, cores,
-                    size_text(options.bandwidth_bytes_per_s), options.latency_s)
-             << "</platform>\n";
-    finish(platform, platform_file);
-    const fs::path hostfile_file = out / "hostfile.txt";
-    written.push_back(hostfile_file);
-    std::ofstream hostfile(hostfile_file);
+    AtomicFile platform(out / "platform.xml");
+    platform.stream()
+        << "<?xml version='1.0'?>\n"
+           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+           "<!-- Written by commgauge trace-export: the traced hosts, each with the cores its "
+           "ranks used; --host-speed flops per second. -->\n"
+           "<platform version=\"4.1\">\n"
+        << fmt::format(
+               "  <cluster id=\"commgauge\" prefix=\"host-\" suffix=\"\" radical=\"0-{}\" "
+               "speed=\"{:.0f}f\" core=\"{}\" bw=\"{}\" lat=\"{:g}s\"/>\n",
+               hosts - 1, options.host_speed_flops, cores, size_text(options.bandwidth_bytes_per_s),
+               options.latency_s)
+        << "</platform>\n";
+    publish(platform);
+    AtomicFile hostfile(out / "hostfile.txt");
     for (std::uint32_t r = 0; r < trace.ranks(); ++r)
-      hostfile << "host-" << placement[r] << '\n';
-    finish(hostfile, hostfile_file);
+      hostfile.stream() << "host-" << placement[r] << '\n';
+    publish(hostfile);
     return result;
   } catch (...) {
     for (const auto& file : written)

@@ -1,0 +1,213 @@
+// Every output of every command on a full disk (a tmpfs the test mounts and fills) and with a
+// symlink at its path: a full disk is a runtime error (exit 1) that names the file and leaves
+// nothing behind; a symlink is replaced, never followed.
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "process.hpp"
+
+namespace commgauge::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const std::string kNet = std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+const std::string kScheme = std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-1.sch";
+
+// One output of one command: `argv` with "@OUT" where the output's path goes.
+struct Output {
+  std::string what;
+  std::vector<std::string> argv;
+  std::string name;  // the output's file (or directory) name
+  bool directory = false;
+};
+
+class OutputFaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("cg-output-faults-" + std::to_string(::getpid()));
+    run({"umount", (dir_ / "full").string()});  // a crashed earlier run's mount
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "in");
+    trace_ = (dir_ / "in" / "trace").string();
+    profile_ = (dir_ / "in" / "profile.json").string();
+    ASSERT_EQ(run({commgauge(), "synth", "ring", "--ranks", "2", "--ranks-per-node", "2",
+                   "--iterations", "20", "-o", trace_})
+                  .exit_code,
+              0);
+    const Outcome p = run({commgauge(), "profile", "--transport", "virtual", "--virtual-net", kNet,
+                           "--max-size", "4KiB", "-o", profile_});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+  }
+  void TearDown() override {
+    if (mounted_) run({"umount", (dir_ / "full").string()});
+    fs::remove_all(dir_);
+  }
+
+  // A 1 MiB tmpfs at dir_/full, filled with 4 KiB files (one page each) until it refuses more;
+  // then `free_pages` of them are removed again.
+  void mount_full_disk(int free_pages = 0) {
+    const fs::path full = dir_ / "full";
+    fs::create_directories(full);
+    const Outcome m = run({"mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full.string()});
+    if (m.exit_code != 0) {
+      const char* ci = std::getenv("CI");
+      if (ci != nullptr && std::string(ci) == "true") FAIL() << "cannot mount a tmpfs: " << m.err;
+      GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << m.err;
+    }
+    mounted_ = true;
+    fs::create_directories(full / "filler");
+    const std::string page(4096, 'x');
+    for (int i = 0;; ++i) {
+      const fs::path f = full / "filler" / std::to_string(i);
+      const int fd = ::open(f.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ASSERT_GE(fd, 0);
+      const bool whole = ::write(fd, page.data(), page.size()) == static_cast<ssize_t>(page.size());
+      ::close(fd);
+      if (!whole) {
+        fs::remove(f);
+        break;
+      }
+      ASSERT_LT(i, 1000) << "the tmpfs never filled";
+    }
+    for (int i = 0; i < free_pages; ++i)
+      fs::remove(full / "filler" / std::to_string(i));
+  }
+
+  // The regular files under dir_/full besides the filler.
+  std::vector<std::string> leftovers() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_ / "full")) {
+      if (e.path().parent_path().filename() == "filler") continue;
+      if (!e.is_directory()) out.push_back(e.path().string());
+    }
+    return out;
+  }
+
+  std::vector<Output> outputs() const {
+    const std::vector<std::string> virt = {"--transport", "virtual", "--virtual-net", kNet};
+    auto measuring = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+      head.insert(head.end(), virt.begin(), virt.end());
+      head.insert(head.end(), tail.begin(), tail.end());
+      return head;
+    };
+    return {
+        {"timer --json", measuring({"timer"}, {"--trials", "1000", "--json", "@OUT"}), "t.json"},
+        {"latency --json", measuring({"latency"}, {"--sizes", "8", "--json", "@OUT"}), "l.json"},
+        {"latency --output-dir", measuring({"latency"}, {"--sizes", "8", "--output-dir", "@OUT"}),
+         "latency", true},
+        {"loggp --json", measuring({"loggp"}, {"--max-size", "1KiB", "--json", "@OUT"}), "g.json"},
+        {"loggp --csv", measuring({"loggp"}, {"--max-size", "1KiB", "--csv", "@OUT"}), "g.csv"},
+        {"loggp --plot", measuring({"loggp"}, {"--max-size", "1KiB", "--plot", "@OUT"}), "g.png"},
+        {"overlap --json", measuring({"overlap"}, {"--sizes", "1KiB", "--json", "@OUT"}), "o.json"},
+        {"profile -o", measuring({"profile"}, {"--max-size", "1KiB", "-o", "@OUT"}), "p.json"},
+        {"predict pingpong --json",
+         {"predict", "pingpong", "--profile", profile_, "--json", "@OUT"},
+         "pp.json"},
+        {"predict pingpong --plot",
+         {"predict", "pingpong", "--profile", profile_, "--plot", "@OUT"},
+         "pp.svg"},
+        {"predict isend-compute-wait --json",
+         {"predict", "isend-compute-wait", "--profile", profile_, "--comp-us", "10", "--json",
+          "@OUT"},
+         "icw.json"},
+        {"simulate --json",
+         {"simulate", trace_, "--profile", profile_, "--json", "@OUT"},
+         "s.json"},
+        {"simulate --timeline",
+         {"simulate", trace_, "--profile", profile_, "--timeline", "@OUT"},
+         "timeline.json"},
+        {"synth -o", {"synth", "ring", "--ranks", "2", "-o", "@OUT"}, "synth", true},
+        {"synth --json",
+         {"synth", "ring", "--ranks", "2", "-o", (dir_ / "in" / "t2").string(), "--force", "--json",
+          "@OUT"},
+         "synth.json"},
+        {"trace-summary --json", {"trace-summary", trace_, "--json", "@OUT"}, "sum.json"},
+        {"trace-check --json", {"trace-check", trace_, "--json", "@OUT"}, "check.json"},
+        {"trace-export", {"trace-export", trace_, "@OUT"}, "export", true},
+        {"share --json",
+         {"share", "--predict", "--scheme", kScheme, "--model", "all", "--json", "@OUT"},
+         "share.json"},
+    };
+  }
+
+  static std::vector<std::string> with_output(const Output& o, const fs::path& path) {
+    std::vector<std::string> argv = {commgauge()};
+    for (const auto& a : o.argv)
+      argv.push_back(a == "@OUT" ? path.string() : a);
+    return argv;
+  }
+
+  fs::path dir_;
+  std::string trace_, profile_;
+  bool mounted_ = false;
+};
+
+TEST_F(OutputFaults, AFullDiskIsARuntimeErrorNamingTheFileAndLeavesNothing) {
+  mount_full_disk();
+  const auto cases = outputs();
+  ASSERT_GE(cases.size(), 19u);
+  for (const auto& c : cases) {
+    const fs::path out = dir_ / "full" / c.name;
+    const Outcome o = run(with_output(c, out));
+    EXPECT_EQ(o.exit_code, 1) << c.what << ": " << o.err;
+    EXPECT_THAT(o.err, HasSubstr(out.string())) << c.what;
+    EXPECT_THAT(o.err, ::testing::ContainsRegex("No space left on device|cannot extend")) << c.what;
+    EXPECT_THAT(leftovers(), ::testing::IsEmpty()) << c.what;
+  }
+}
+
+TEST_F(OutputFaults, AnExportThatFillsTheDiskHalfWayRemovesWhatItHadWritten) {
+  // Room for rank 0's file but not rank 1's: rank 0's is published, then removed again.
+  const fs::path probe = dir_ / "in" / "probe";
+  ASSERT_EQ(run({commgauge(), "trace-export", trace_, probe.string()}).exit_code, 0);
+  const auto rank_bytes = fs::file_size(probe / "rank-0.txt");
+  ASSERT_GT(rank_bytes, 0u);
+  mount_full_disk(static_cast<int>((rank_bytes + 4095) / 4096));
+  const fs::path out = dir_ / "full" / "export";
+  const Outcome o = run({commgauge(), "trace-export", trace_, out.string()});
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_THAT(o.err, HasSubstr((out / "rank-1.txt").string()));
+  EXPECT_THAT(leftovers(), ::testing::IsEmpty());
+}
+
+TEST_F(OutputFaults, ASymlinkAtAnOutputIsReplacedNotFollowed) {
+  fs::create_directories(dir_ / "out");
+  std::size_t files = 0;
+  for (const auto& c : outputs()) {
+    if (c.directory) continue;
+    ++files;
+    const fs::path out = dir_ / "out" / c.name;
+    const fs::path victim = dir_ / "out" / ("victim-" + c.name);
+    // profile -o updates the file there: it reads through the link (a profile), writes beside it.
+    std::string mine = "mine";
+    if (c.what == "profile -o") {
+      std::ifstream in(profile_);
+      mine.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    std::ofstream(victim) << mine;
+    fs::remove(out);
+    fs::create_symlink(victim, out);
+    const Outcome o = run(with_output(c, out));
+    EXPECT_EQ(o.exit_code, 0) << c.what << ": " << o.err;
+    EXPECT_FALSE(fs::is_symlink(out)) << c.what;
+    EXPECT_GT(fs::file_size(out), 0u) << c.what;
+    std::ifstream in(victim);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    EXPECT_EQ(text, mine) << c.what;
+  }
+  EXPECT_GE(files, 15u);
+}
+
+}  // namespace
+}  // namespace commgauge::testing
