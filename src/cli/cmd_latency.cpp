@@ -1,6 +1,8 @@
 #include <cstdio>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "cli/method_run.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
@@ -94,31 +96,42 @@ void add_latency_command(CLI::App& app, Action& action) {
       f->latency.npp = f->npp.value_or(0);
       f->latency.validate();
       f->timer.validate();
+      // The table and the files; also for the sizes of a sweep a transport failure ended, saved
+      // before the failure is reported (exit 3).
+      auto publish = [f](const measure::LatencyResult& result,
+                         const measure::TimerCharacterization& timer,
+                         const nlohmann::json& context) {
+        std::printf("commgauge latency over %s; timer %s: res_timing = %.4f us, min_ov = %.4f us\n",
+                    context.value("transport", "?").c_str(), timer.clock.c_str(),
+                    timer.res_timing_us, timer.min_ov_us);
+        std::fputs(report::latency_table(result, f->latency).c_str(), stdout);
+        std::printf("%llu messages, %llu bytes sent by the source in %.3f s\n",
+                    static_cast<unsigned long long>(result.counters.messages),
+                    static_cast<unsigned long long>(result.counters.bytes), result.seconds);
+        if (!f->json.empty()) {
+          profile::write_json_file(f->json,
+                                   report::latency_json(result, f->latency, timer, context));
+        }
+        if (!f->output_dir.empty())
+          report::write_latency_files(f->output_dir, result, f->latency, timer, context);
+      };
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
       report::TerminalProgress progress;
       auto run = run_method<measure::LatencyResult>(
           *runner, f->timer, {"latency", f->latency},
           [&](net::Transport& t, const measure::TimerCharacterization& timer) {
-            return measure::measure_latency(t, f->latency, timer, &progress);
+            auto result = measure::measure_latency(t, f->latency, timer, &progress);
+            if (result && !result->interrupted.empty()) {
+              // Saved here, inside the run: the runner then ends the session as failed.
+              publish(*result, timer, report::run_context(t.context(), timer));
+              throw TransportError(fmt::format("{} (ended after {} of {} sizes; those are saved)",
+                                               result->interrupted, result->points.size(),
+                                               f->latency.sizes.size()));
+            }
+            return result;
           });
       if (!run.result) return 0;
-      const auto& timer = run.timer;
-      const auto& context = run.context;
-      const auto& result = run.result;
-      std::printf("commgauge latency over %s; timer %s: res_timing = %.4f us, min_ov = %.4f us\n",
-                  context.value("transport", "?").c_str(), timer.clock.c_str(), timer.res_timing_us,
-                  timer.min_ov_us);
-      std::fputs(report::latency_table(*result, f->latency).c_str(), stdout);
-      std::printf("%llu messages, %llu bytes sent by the source in %.3f s\n",
-                  static_cast<unsigned long long>(result->counters.messages),
-                  static_cast<unsigned long long>(result->counters.bytes), result->seconds);
-      if (!f->json.empty()) {
-        profile::write_json_file(f->json,
-                                 report::latency_json(*result, f->latency, timer, context));
-      }
-      if (!f->output_dir.empty()) {
-        report::write_latency_files(f->output_dir, *result, f->latency, timer, context);
-      }
+      publish(*run.result, run.timer, run.context);
       return 0;
     };
   });

@@ -153,84 +153,89 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
   constexpr std::uint64_t kBatch = 50;  // trials between stopping decisions
   constexpr std::uint64_t kNppChunk = 10;
 
-  for (std::size_t index = 0; index < options.sizes.size(); ++index) {
-    const std::uint64_t bytes = options.sizes[index];
-    const auto size_start = std::chrono::steady_clock::now();
-    LatencyPoint p;
-    p.size_bytes = bytes;
-    // npp (seed 002 §3.3): median_ppt from up to npp_trials loops of npp_init ping-pongs. The
-    // source stops early once the ping-pong clearly exceeds res_npp timer ticks (then
-    // npp = nint(max(1, res_npp res_timing / median_ppt)) = 1 whatever more loops would show):
-    // at 1 MiB the 200 loops of 10 ping-pongs were 4 GB.
-    std::vector<double> estimate;
-    for (std::uint64_t done = 0; done < options.npp_trials;) {
-      const std::uint64_t chunk = std::min(kNppChunk, options.npp_trials - done);
-      for (std::uint64_t i = 0; i < chunk; ++i) {
-        estimate.push_back(timed_loop(transport, bytes, options.npp_init) /
-                           static_cast<double>(options.npp_init));
-      }
-      done += chunk;
-      bool more = done < options.npp_trials;
-      if (source) {
-        const double ppt = stats::median(estimate);
-        if (options.npp > 0 || options.res_npp * timer.res_timing_us < 0.5 * ppt) more = false;
-        transport.send_value(more ? 1 : 0);
-      } else {
-        more = transport.recv_value() != 0;
-      }
-      if (!more) break;
-    }
-    if (source) {
-      p.median_ppt_us = stats::median(estimate);
-      p.npp_calculated = npp_from_estimate(timer.res_timing_us, p.median_ppt_us, options.res_npp);
-      p.npp_used = options.npp > 0 ? options.npp : p.npp_calculated;
-      transport.send_value(p.npp_used);
-    } else {
-      p.npp_used = transport.recv_value();
-    }
-
-    // Trials in batches until the median is known to rse_target, or the cap.
-    std::uint64_t trials = 0;
-    for (;;) {
-      const std::uint64_t batch =
-          std::min(trials < options.min_trials ? options.min_trials - trials : kBatch,
-                   options.trials - trials);
-      for (std::uint64_t i = 0; i < batch; ++i) {
-        const double elapsed = timed_loop(transport, bytes, p.npp_used);
+  try {
+    for (std::size_t index = 0; index < options.sizes.size(); ++index) {
+      const std::uint64_t bytes = options.sizes[index];
+      const auto size_start = std::chrono::steady_clock::now();
+      LatencyPoint p;
+      p.size_bytes = bytes;
+      // npp (seed 002 §3.3): median_ppt from up to npp_trials loops of npp_init ping-pongs. The
+      // source stops early once the ping-pong clearly exceeds res_npp timer ticks (then
+      // npp = nint(max(1, res_npp res_timing / median_ppt)) = 1 whatever more loops would show):
+      // at 1 MiB the 200 loops of 10 ping-pongs were 4 GB.
+      std::vector<double> estimate;
+      for (std::uint64_t done = 0; done < options.npp_trials;) {
+        const std::uint64_t chunk = std::min(kNppChunk, options.npp_trials - done);
+        for (std::uint64_t i = 0; i < chunk; ++i) {
+          estimate.push_back(timed_loop(transport, bytes, options.npp_init) /
+                             static_cast<double>(options.npp_init));
+        }
+        done += chunk;
+        bool more = done < options.npp_trials;
         if (source) {
-          p.one_way_us.push_back((elapsed - timer.min_ov_us) /
-                                 (2.0 * static_cast<double>(p.npp_used)));
+          const double ppt = stats::median(estimate);
+          if (options.npp > 0 || options.res_npp * timer.res_timing_us < 0.5 * ppt) more = false;
+          transport.send_value(more ? 1 : 0);
+        } else {
+          more = transport.recv_value() != 0;
         }
+        if (!more) break;
       }
-      trials += batch;
-      bool more = trials < options.trials;
       if (source) {
-        p.median_rse = median_rse(p.one_way_us);
-        p.reached_target = options.rse_target > 0 && p.median_rse <= options.rse_target;
-        if (p.reached_target) more = false;
-        transport.send_value(more ? 1 : 0);
-        if (progress) {
-          progress->update(
-              fmt::format("latency {} B: {} trials, median rse {:.2g} %", bytes, trials,
-                          100 * p.median_rse),
-              (static_cast<double>(index) +
-               std::min(1.0, static_cast<double>(trials) / static_cast<double>(options.trials))) /
-                  static_cast<double>(options.sizes.size()));
-        }
+        p.median_ppt_us = stats::median(estimate);
+        p.npp_calculated = npp_from_estimate(timer.res_timing_us, p.median_ppt_us, options.res_npp);
+        p.npp_used = options.npp > 0 ? options.npp : p.npp_calculated;
+        transport.send_value(p.npp_used);
       } else {
-        more = transport.recv_value() != 0;
+        p.npp_used = transport.recv_value();
       }
-      if (!more) break;
+
+      // Trials in batches until the median is known to rse_target, or the cap.
+      std::uint64_t trials = 0;
+      for (;;) {
+        const std::uint64_t batch =
+            std::min(trials < options.min_trials ? options.min_trials - trials : kBatch,
+                     options.trials - trials);
+        for (std::uint64_t i = 0; i < batch; ++i) {
+          const double elapsed = timed_loop(transport, bytes, p.npp_used);
+          if (source) {
+            p.one_way_us.push_back((elapsed - timer.min_ov_us) /
+                                   (2.0 * static_cast<double>(p.npp_used)));
+          }
+        }
+        trials += batch;
+        bool more = trials < options.trials;
+        if (source) {
+          p.median_rse = median_rse(p.one_way_us);
+          p.reached_target = options.rse_target > 0 && p.median_rse <= options.rse_target;
+          if (p.reached_target) more = false;
+          transport.send_value(more ? 1 : 0);
+          if (progress) {
+            progress->update(
+                fmt::format("latency {} B: {} trials, median rse {:.2g} %", bytes, trials,
+                            100 * p.median_rse),
+                (static_cast<double>(index) +
+                 std::min(1.0, static_cast<double>(trials) / static_cast<double>(options.trials))) /
+                    static_cast<double>(options.sizes.size()));
+          }
+        } else {
+          more = transport.recv_value() != 0;
+        }
+        if (!more) break;
+      }
+      if (source) {
+        const auto ci = stats::median_interval(p.one_way_us, 0.95);
+        p.median_lower_us = ci.lower;
+        p.median_upper_us = ci.upper;
+        summarise(p, options);
+        p.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count();
+        result.points.push_back(std::move(p));
+      }
     }
-    if (source) {
-      const auto ci = stats::median_interval(p.one_way_us, 0.95);
-      p.median_lower_us = ci.lower;
-      p.median_upper_us = ci.upper;
-      summarise(p, options);
-      p.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - size_start).count();
-      result.points.push_back(std::move(p));
-    }
+  } catch (const TransportError& e) {
+    if (!source || result.points.empty()) throw;
+    result.interrupted = e.what();
   }
   if (progress && source) progress->done();
   if (!source) return std::nullopt;

@@ -72,6 +72,9 @@ struct LatencyResult {
   std::vector<LatencyPoint> points;
   net::Counters counters;  ///< messages and bytes the source sent
   double seconds = 0;
+  /// Why the sweep ended before its last size (a transport failure), empty if it did not: the
+  /// sizes measured until then are kept, to be saved before the error is reported.
+  std::string interrupted;
 };
 
 /// npp = nint(max(1, res_npp * res_timing / median_ppt)) (seed 002 §3.3); nint rounds half away
@@ -81,7 +84,9 @@ std::uint64_t npp_from_estimate(double res_timing_us, double median_ppt_us, doub
 /// Rates in MB/s for `bytes` from the summary's times (0 where a time is not positive).
 Rates rates_from(const stats::Summary& s, std::uint64_t bytes);
 
-/// Runs the method on either end; returns the result on the source, nothing on the dest.
+/// Runs the method on either end; returns the result on the source, nothing on the dest. A
+/// TransportError after at least one size was measured returns those sizes with `interrupted`
+/// set on the source (the caller saves them, then reports the error); before that it propagates.
 /// `timer` is the source's timer characterization (ignored on the dest).
 std::optional<LatencyResult> measure_latency(net::Transport& transport,
                                              const LatencyOptions& options,

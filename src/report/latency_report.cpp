@@ -96,9 +96,12 @@ nlohmann::json latency_json(const measure::LatencyResult& r, const measure::Late
   nlohmann::json results = nlohmann::json::array();
   for (const auto& p : r.points)
     results.push_back(point_json(p));
-  return {{"method", "latency"},       {"context", context},  {"timer", timer_json(timer)},
-          {"parameters", o},           {"results", results},  {"messages", r.counters.messages},
-          {"bytes", r.counters.bytes}, {"seconds", r.seconds}};
+  nlohmann::json out = {
+      {"method", "latency"},       {"context", context},   {"timer", timer_json(timer)},
+      {"parameters", o},           {"results", results},   {"messages", r.counters.messages},
+      {"bytes", r.counters.bytes}, {"seconds", r.seconds}, {"complete", r.interrupted.empty()}};
+  if (!r.interrupted.empty()) out["interrupted"] = r.interrupted;
+  return out;
 }
 
 std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o) {

@@ -170,6 +170,27 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
+std::uint64_t tcp_bytes_received(const std::string& port) {
+  const Outcome ss = run({"ss", "-tin"}, std::chrono::seconds(10));
+  std::istringstream lines(ss.out);
+  const std::string local = "127.0.0.1:" + port + " ";
+  bool ours = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("ESTAB", 0) == 0) {
+      // "ESTAB recv-q send-q LOCAL PEER": ours if LOCAL is the port.
+      std::istringstream fields(line);
+      std::string state, recv_q, send_q, me;
+      fields >> state >> recv_q >> send_q >> me;
+      ours = me + " " == local;
+      continue;
+    }
+    const auto at = line.find("bytes_received:");
+    if (ours && at != std::string::npos)
+      return std::stoull(line.substr(at + std::string("bytes_received:").size()));
+  }
+  return 0;
+}
+
 double cpu_seconds(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;

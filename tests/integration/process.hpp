@@ -2,6 +2,7 @@
 // Running commgauge (and mpirun) from tests: capture output, enforce a time limit, never hang.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ class Background {
 
 /// The processes whose parent is `parent` (from /proc).
 std::vector<pid_t> children_of(pid_t parent);
+
+/// The bytes received so far on the established TCP connection whose local end is
+/// 127.0.0.1:`port` (bytes_received of `ss -tin`), 0 if there is none.
+std::uint64_t tcp_bytes_received(const std::string& port);
 
 /// The CPU seconds a process has used (utime + stime from /proc).
 double cpu_seconds(pid_t pid);
