@@ -36,8 +36,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The tracer library: --tracer, $COMMGAUGE_TRACER, next to this binary, or where the build
-/// put it.
+/// The tracer library: --tracer, $COMMGAUGE_TRACER, where `cmake --install` puts it relative to
+/// this binary (so an installed prefix can be moved), next to it, or - only for the binary in the
+/// build tree - where the build put it.
 std::string find_tracer(const std::string& given) {
   std::vector<fs::path> candidates;
   if (!given.empty()) {
@@ -48,13 +49,15 @@ std::string find_tracer(const std::string& given) {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    candidates.push_back(exe.parent_path() / "libcommgauge-tracer.so");
-    candidates.push_back(exe.parent_path() / "../lib/commgauge/libcommgauge-tracer.so");
-    candidates.push_back(exe.parent_path() / "../tracer/libcommgauge-tracer.so");
-  }
-#ifdef COMMGAUGE_TRACER_BUILD_PATH
-  candidates.emplace_back(COMMGAUGE_TRACER_BUILD_PATH);
+#ifdef COMMGAUGE_TRACER_FROM_BINDIR
+    candidates.push_back(exe.parent_path() / COMMGAUGE_TRACER_FROM_BINDIR);
 #endif
+    candidates.push_back(exe.parent_path() / "libcommgauge-tracer.so");
+#ifdef COMMGAUGE_TRACER_BUILD_PATH
+    if (fs::equivalent(exe.parent_path(), COMMGAUGE_BUILD_BINARY_DIR, ec))
+      candidates.emplace_back(COMMGAUGE_TRACER_BUILD_PATH);
+#endif
+  }
   for (const auto& c : candidates)
     if (fs::exists(c, ec)) return fs::canonical(c).string();
   throw InputError(
@@ -170,7 +173,8 @@ void add_trace_command(CLI::App& app, Action& action) {
       } else {
         env.push_back("LD_PRELOAD=" + tracer);
       }
-      std::fprintf(stderr, "commgauge trace: recording into %s\n", dir.c_str());
+      std::fprintf(stderr, "commgauge trace: recording into %s with the tracer %s\n", dir.c_str(),
+                   tracer.c_str());
       std::fflush(stderr);
       const double limit_s = flags->timeout_s;
       // After --timeout's SIGTERM the job gets longer than mpirun's own wait before SIGKILL:
@@ -201,7 +205,7 @@ void add_trace_command(CLI::App& app, Action& action) {
                      status);
         try {
           write_rebuilt_index(dir, trace);
-        } catch (const InputError& error) {
+        } catch (const std::runtime_error& error) {  // InputError, OutputError (a full disk)
           std::fprintf(stderr, "commgauge trace: %s\n", error.what());
         }
       }

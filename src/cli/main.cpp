@@ -17,6 +17,7 @@
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
 #include "common/text_file.hpp"
+#include "net/launch.hpp"
 #include "profile/json_file.hpp"
 #include "report/context.hpp"
 #include "sim/simulator.hpp"
@@ -64,8 +65,11 @@ int main(int argc, char** argv) {
   CLI::App app{
       "commgauge: measure what communication costs on a parallel machine (LogGP/LogGPS/"
       "LogGPO parameters, latency, bandwidth sharing) and predict MPI program run times."};
-  app.set_version_flag("--version", std::string("commgauge ") + commgauge::kVersion + " (" +
-                                        commgauge::kGitRevision + ")");
+  // A callback, so that MPI is asked only when --version is given.
+  app.set_version_flag("--version", [] {
+    return std::string("commgauge ") + commgauge::kVersion + " (" + commgauge::kGitRevision +
+           ")\nbuilt with " + commgauge::net::mpi_library_built_with();
+  });
   app.require_subcommand(1);
   commgauge::cli::Action action;
   commgauge::cli::add_timer_command(app, action);

@@ -65,6 +65,9 @@ class Group;
 /// longer ends the process with exit status 3 (CallWatchdog); 0: no bound.
 std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
                                       std::chrono::milliseconds call_limit);
+/// The MPI library this commgauge was built with (the first line of MPI_Get_library_version,
+/// which MPI allows before MPI_Init), or "no MPI" when built without it.
+std::string mpi_library_built_with();
 /// Aborts every MPI rank (after this rank said why); a no-op without MPI.
 void abort_mpi_group(const char* message) noexcept;
 

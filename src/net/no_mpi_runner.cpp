@@ -16,6 +16,10 @@ std::unique_ptr<Group> make_mpi_group(int&, char**&, std::chrono::milliseconds) 
                    "(scripts/setup) or use --transport tcp");
 }
 
+std::string mpi_library_built_with() {
+  return "no MPI";
+}
+
 void abort_mpi_group(const char*) noexcept {}
 
 }  // namespace commgauge::net

@@ -9,6 +9,7 @@
 
 #include "net/launch.hpp"
 #include "net/mpi/mpi_group.hpp"
+#include "net/mpi/mpi_tool_info.hpp"
 #include "net/mpi/mpi_transport.hpp"
 
 namespace commgauge::net {
@@ -121,6 +122,10 @@ class OwningMpiGroup final : public Group {
 std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
                                       std::chrono::milliseconds call_limit) {
   return std::make_unique<OwningMpiGroup>(argc, argv, call_limit);
+}
+
+std::string mpi_library_built_with() {
+  return mpi_library_version();
 }
 
 void abort_mpi_group(const char* message) noexcept {
