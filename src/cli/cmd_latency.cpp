@@ -105,6 +105,10 @@ void add_latency_command(CLI::App& app, Action& action) {
                     context.value("transport", "?").c_str(), timer.clock.c_str(),
                     timer.res_timing_us, timer.min_ov_us);
         std::fputs(report::latency_table(result, f->latency).c_str(), stdout);
+        if (!result.interrupted.empty()) {
+          std::printf("INCOMPLETE: %zu of %zu sizes measured, then: %s\n", result.points.size(),
+                      f->latency.sizes.size(), result.interrupted.c_str());
+        }
         std::printf("%llu messages, %llu bytes sent by the source in %.3f s\n",
                     static_cast<unsigned long long>(result.counters.messages),
                     static_cast<unsigned long long>(result.counters.bytes), result.seconds);

@@ -56,7 +56,8 @@ int standard_output_fd = STDOUT_FILENO;
 // write is kept (errno) and every later write is dropped, so commit() can report it.
 class AtomicFile::Buffer : public std::streambuf {
  public:
-  explicit Buffer(int fd) : fd_(fd) { setp(data_.data(), data_.data() + data_.size()); }
+  Buffer() { setp(data_.data(), data_.data() + data_.size()); }
+  void attach(int fd) { fd_ = fd; }
   int error() const { return error_; }
   bool drain() {
     const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
@@ -88,18 +89,20 @@ class AtomicFile::Buffer : public std::streambuf {
   int sync() override { return drain() ? 0 : -1; }
 
  private:
-  int fd_;
+  int fd_ = -1;
   int error_ = 0;
   std::array<char, 1 << 16> data_{};
 };
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  // Allocated before the temporary exists: nothing can throw after it is created.
+  buffer_ = std::make_unique<Buffer>();
+  stream_ = std::make_unique<std::ostream>(buffer_.get());
   fd_ = create_temporary(target_, temporary_);
   if (fd_ < 0)
     throw InputError(target_.string(),
                      fmt::format("cannot write the file: {}", std::strerror(errno)));
-  buffer_ = std::make_unique<Buffer>(fd_);
-  stream_ = std::make_unique<std::ostream>(buffer_.get());
+  buffer_->attach(fd_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -120,15 +123,26 @@ void AtomicFile::fail(int error) {
                     fmt::format("writing the file failed: {}", std::strerror(error)));
 }
 
-void AtomicFile::commit() {
-  if (temporary_.empty()) throw std::logic_error("AtomicFile: committed twice");
+void AtomicFile::finish() {
+  if (!buffer_) throw std::logic_error("AtomicFile: finished twice");
   if (!buffer_->drain()) fail(buffer_->error());
   if (::fsync(fd_) != 0) fail(errno);
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(errno);
+  stream_.reset();
+  buffer_.reset();
+}
+
+void AtomicFile::publish() {
+  if (buffer_ || temporary_.empty()) throw std::logic_error("AtomicFile: publish before finish");
   if (::rename(temporary_.c_str(), target_.c_str()) != 0) fail(errno);
   temporary_.clear();
+}
+
+void AtomicFile::commit() {
+  finish();
+  publish();
 }
 
 void set_result_output(int fd) {

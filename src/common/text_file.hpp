@@ -26,8 +26,13 @@ class AtomicFile {
   void write(std::string_view text) {
     stream().write(text.data(), static_cast<std::streamsize>(text.size()));
   }
-  /// Flushes, syncs, closes and renames over the target.
+  /// Flushes, syncs, closes and renames over the target: finish() then publish().
   void commit();
+  /// Flushes, syncs and closes the temporary (its buffer is freed), not yet at the target: for
+  /// a set of files that should appear together (publish each once all are finished).
+  void finish();
+  /// Renames the finished temporary over the target.
+  void publish();
   const std::filesystem::path& target() const { return target_; }
 
  private:

@@ -82,10 +82,13 @@ std::string parameters_block(const measure::LatencyResult& r, const measure::Lat
   return fmt::format(
       "PROGRAM PARAMETERS\n\ntransport = {}\nhosts = {}\ncommgauge {} ({})\n"
       "Number of timing trials: npptrial = {}, ntrial = {}\nnpp_init = {}, res_npp = {}\n"
-      "messages sent by the source = {}, bytes = {}, run time = {:.3f} s\n\n",
+      "messages sent by the source = {}, bytes = {}, run time = {:.3f} s\n{}\n",
       context.value("transport", "?"), json_text(hosts), context.value("commgauge_version", "?"),
       context.value("git_revision", "?"), o.npp_trials, o.trials, o.npp_init, o.res_npp,
-      r.counters.messages, r.counters.bytes, r.seconds);
+      r.counters.messages, r.counters.bytes, r.seconds,
+      r.interrupted.empty() ? std::string()
+                            : fmt::format("complete = no: {} of {} sizes measured, then: {}\n",
+                                          r.points.size(), o.sizes.size(), r.interrupted));
 }
 
 }  // namespace

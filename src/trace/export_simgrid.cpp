@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <unordered_map>
@@ -666,27 +667,29 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw TraceError(out.string(), "cannot create: " + ec.message());
-  // Each file is an AtomicFile (whole or absent, never through a symlink; a full disk is an
-  // OutputError), published as soon as it is complete: a trace of 32 K ranks cannot hold 32 K
-  // temporaries open. Every file published is removed again if the export fails later.
-  std::vector<fs::path> written;
-  auto publish = [&written](AtomicFile& file) {
-    file.commit();
-    written.push_back(file.target());
+  // Every file is an AtomicFile, finished (synced and closed) when complete and published
+  // only when all are: a failure leaves the directory as it was (a user's earlier export
+  // included) and no temporary behind. Finished files hold no descriptor or buffer, so a trace
+  // of 32 K ranks does not keep 32 K files open.
+  std::vector<std::unique_ptr<AtomicFile>> files;
+  auto finished = [&files](std::unique_ptr<AtomicFile> file) {
+    file->finish();
+    files.push_back(std::move(file));
   };
+  std::vector<fs::path> published;
   try {
     SimgridExportResult result;
     result.ranks = trace.ranks();
     std::string list;
     for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
-      AtomicFile actions(out / fmt::format("rank-{}.txt", r));
-      RankExporter(trace, r, options, actions.stream(), result).run();
-      publish(actions);
-      list += fs::absolute(actions.target()).string() + '\n';
+      auto actions = std::make_unique<AtomicFile>(out / fmt::format("rank-{}.txt", r));
+      RankExporter(trace, r, options, actions->stream(), result).run();
+      list += fs::absolute(actions->target()).string() + '\n';
+      finished(std::move(actions));
     }
-    AtomicFile list_file(out / "trace.txt");
-    list_file.write(list);
-    publish(list_file);
+    auto list_file = std::make_unique<AtomicFile>(out / "trace.txt");
+    list_file->write(list);
+    finished(std::move(list_file));
     std::size_t hosts = 0;
     for (auto h : placement)
       hosts = std::max(hosts, h + 1);
@@ -695,8 +698,8 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
       ++per_host[h];
     const std::size_t cores = *std::max_element(per_host.begin(), per_host.end());
     result.hosts = hosts;
-    AtomicFile platform(out / "platform.xml");
-    platform.stream()
+    auto platform = std::make_unique<AtomicFile>(out / "platform.xml");
+    platform->stream()
         << "<?xml version='1.0'?>\n"
            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
            "<!-- Written by commgauge trace-export: the traced hosts, each with the cores its "
@@ -708,14 +711,19 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
                hosts - 1, options.host_speed_flops, cores, size_text(options.bandwidth_bytes_per_s),
                options.latency_s)
         << "</platform>\n";
-    publish(platform);
-    AtomicFile hostfile(out / "hostfile.txt");
+    finished(std::move(platform));
+    auto hostfile = std::make_unique<AtomicFile>(out / "hostfile.txt");
     for (std::uint32_t r = 0; r < trace.ranks(); ++r)
-      hostfile.stream() << "host-" << placement[r] << '\n';
-    publish(hostfile);
+      hostfile->stream() << "host-" << placement[r] << '\n';
+    finished(std::move(hostfile));
+    for (auto& file : files) {
+      file->publish();
+      published.push_back(file->target());
+    }
     return result;
   } catch (...) {
-    for (const auto& file : written)
+    // Only a rename can fail here (the same directory): what it had already published goes.
+    for (const auto& file : published)
       fs::remove(file, ec);
     throw;
   }
