@@ -63,10 +63,9 @@ class OutputFaults : public ::testing::Test {
   void mount_full_disk(int free_pages = 0) {
     const fs::path full = dir_ / "full";
     fs::create_directories(full);
-    const Outcome m = run({"mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", full.string()});
+    const Outcome m = mount_tmpfs(full.string(), "1m");
     if (m.exit_code != 0) {
-      const char* ci = std::getenv("CI");
-      if (ci != nullptr && std::string(ci) == "true") FAIL() << "cannot mount a tmpfs: " << m.err;
+      if (in_ci()) FAIL() << "cannot mount a tmpfs: " << m.err;
       GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << m.err;
     }
     mounted_ = true;

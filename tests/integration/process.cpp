@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,15 @@ std::vector<pid_t> children_of(pid_t parent) {
     if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return out;
+}
+
+Outcome mount_tmpfs(const std::string& dir, const std::string& size) {
+  return run({"mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", dir});
+}
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
 }
 
 std::uint64_t tcp_bytes_received(const std::string& port) {

@@ -52,6 +52,12 @@ class Background {
 /// The processes whose parent is `parent` (from /proc).
 std::vector<pid_t> children_of(pid_t parent);
 
+/// Mounts a tmpfs of `size` ("8k", "1m") at the existing directory `dir` (needs root); the
+/// outcome of mount. Callers skip where it fails, and fail instead under CI (in_ci()).
+Outcome mount_tmpfs(const std::string& dir, const std::string& size);
+/// Whether the tests run in CI (CI=true), where a missing capability is a failure, not a skip.
+bool in_ci();
+
 /// The bytes received so far on the established TCP connection whose local end is
 /// 127.0.0.1:`port` (bytes_received of `ss -tin`), 0 if there is none.
 std::uint64_t tcp_bytes_received(const std::string& port);

@@ -515,10 +515,9 @@ TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
   // An 8 KiB tmpfs: each rank's trace (about 4.7 KB) meets the full disk on the way.
   const fs::path small = dir_ / "small";
   fs::create_directories(small);
-  const Outcome m = run({"mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", small.string()});
+  const Outcome m = mount_tmpfs(small.string(), "8k");
   if (m.exit_code != 0) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "cannot mount a tmpfs: " << m.err;
+    if (in_ci()) FAIL() << "cannot mount a tmpfs: " << m.err;
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << m.err;
   }
   struct Unmount {

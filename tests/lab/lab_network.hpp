@@ -13,14 +13,13 @@
 #include "../integration/process.hpp"
 
 /// Lab tests skip loudly when namespaces are not permitted, and fail instead under CI=true.
-#define REQUIRE_LAB()                                                                            \
-  do {                                                                                           \
-    std::string why_;                                                                            \
-    if (!::commgauge::testing::lab_permitted(why_)) {                                            \
-      const char* ci_ = std::getenv("CI");                                                       \
-      if (ci_ && std::string(ci_) == "true") FAIL() << "lab test cannot run under CI: " << why_; \
-      GTEST_SKIP() << "\n*** LAB TEST SKIPPED: " << why_ << " ***\n";                            \
-    }                                                                                            \
+#define REQUIRE_LAB()                                                                        \
+  do {                                                                                       \
+    std::string why_;                                                                        \
+    if (!::commgauge::testing::lab_permitted(why_)) {                                        \
+      if (::commgauge::testing::in_ci()) FAIL() << "lab test cannot run under CI: " << why_; \
+      GTEST_SKIP() << "\n*** LAB TEST SKIPPED: " << why_ << " ***\n";                        \
+    }                                                                                        \
   } while (0)
 
 namespace commgauge::testing {
