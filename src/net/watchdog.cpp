@@ -37,11 +37,14 @@ void CallWatchdog::watch() {
     }
     if (now - since >= limit_) {
       const int peer = peer_.load(std::memory_order_relaxed);
+      const int me = me_.load(std::memory_order_relaxed);
       const std::string whom = peer >= 0 ? "rank " + std::to_string(peer) : "the other ranks";
+      const std::string who = me >= 0 ? "rank " + std::to_string(me) + ": " : "";
       std::fprintf(stderr,
-                   "commgauge: rank %d: one call has waited %.3g s for %s (--mpi-timeout): a "
+                   "commgauge: %s%s has waited %.3g s for %s (--mpi-timeout): a "
                    "rank is stopped, dead or hung; ending with exit status 3\n",
-                   me_, std::chrono::duration<double>(now - since).count(), whom.c_str());
+                   who.c_str(), what_.load(std::memory_order_relaxed),
+                   std::chrono::duration<double>(now - since).count(), whom.c_str());
       std::fflush(stderr);
       std::_Exit(3);
     }

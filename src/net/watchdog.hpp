@@ -16,18 +16,22 @@ namespace commgauge::net {
 
 class CallWatchdog {
  public:
-  /// `limit` <= 0: no thread, no bound. `me`: this process's rank, for the message.
+  /// `limit` <= 0: no thread, no bound. `me`: this process's rank, for the message (-1: not
+  /// known yet, as before MPI_Init; set_rank names it later).
   CallWatchdog(std::chrono::milliseconds limit, int me);
   ~CallWatchdog();
   CallWatchdog(const CallWatchdog&) = delete;
   CallWatchdog& operator=(const CallWatchdog&) = delete;
 
+  void set_rank(int me) noexcept { me_.store(me, std::memory_order_relaxed); }
+
   /// Marks one blocking call waiting for `peer` (-1: any or every other rank) while it lives
-  /// (one calling thread only).
+  /// (one calling thread only); `what` names it in the message (a string literal).
   class Call {
    public:
-    Call(CallWatchdog& w, int peer) noexcept : w_(w) {
+    Call(CallWatchdog& w, int peer, const char* what = "one call") noexcept : w_(w) {
       w_.peer_.store(peer, std::memory_order_relaxed);
+      w_.what_.store(what, std::memory_order_relaxed);
       w_.calls_.store(w_.calls_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
     ~Call() {
@@ -44,9 +48,10 @@ class CallWatchdog {
   void watch();
 
   std::chrono::milliseconds limit_;
-  int me_;
+  std::atomic<int> me_;
   std::atomic<std::uint64_t> calls_{0};  ///< odd while a call waits
   std::atomic<int> peer_{-1};
+  std::atomic<const char*> what_{"one call"};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

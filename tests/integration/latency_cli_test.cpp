@@ -6,7 +6,9 @@
 #include <signal.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -313,6 +315,93 @@ TEST(LatencyCliErrors, AStoppedMpiRankEndsTheRunWithinTheMpiTimeout) {
   EXPECT_THAT(line, ::testing::ContainsRegex("rank [01]: one call has waited [0-9.]+ s for rank "
                                              "[01] \\(--mpi-timeout\\)"));
 }
+
+#ifdef STOP_IN_MPI
+// commgauge's two ranks beside a third that stops itself at `mode` (tests/integration/programs/
+// stop_in_mpi.c): MPI_Init, the pair's MPI_Comm_split and MPI_Finalize are collective, so each
+// must be bounded by --mpi-timeout like every other call, never a hang.
+struct StoppedRankRun {
+  int status = -1;                    ///< mpirun's exit status
+  bool mpirun_teardown_hang = false;  ///< every rank had ended; mpirun itself hung
+  std::string watchdog_line;          ///< commgauge's --mpi-timeout message
+};
+
+StoppedRankRun latency_beside_a_rank_stopping_at(const std::string& mode, const std::string& json) {
+  std::vector<std::string> argv = mpirun(2);
+  argv.insert(argv.end(),
+              {"latency", "--sizes", "8", "--trials", "2000", "--rse-target", "0", "--timer-trials",
+               "1000", "--mpi-timeout", "5", "--json", json, ":", "-np", "1", STOP_IN_MPI, mode});
+  Background job(argv);
+  StoppedRankRun r;
+  // The bound follows from the work: a few seconds of start-up and measuring, 5 s of
+  // --mpi-timeout, then mpirun ends the job. Open MPI 4.1's mpirun itself sometimes hangs in
+  // PMIx_server_finalize after a rank exited non-zero, with every rank already ended (unreaped):
+  // seen in 1 of 7 runs under load (open-mpi/ompi#3380 reports the same). That is told apart
+  // from a rank that hangs: all of mpirun's children are zombies for 10 s.
+  int zombie_seconds = 0;
+  for (int s = 0; s < 110 && r.status < 0; ++s) {
+    r.status = job.wait_for_exit(std::chrono::seconds(1));
+    if (r.status >= 0) break;
+    const auto children = children_of(job.pid());
+    const bool all_ended =
+        !children.empty() && std::all_of(children.begin(), children.end(),
+                                         [](pid_t p) { return process_state(p) == 'Z'; });
+    zombie_seconds = all_ended ? zombie_seconds + 1 : 0;
+    if (zombie_seconds >= 10) {
+      r.mpirun_teardown_hang = true;
+      break;
+    }
+  }
+  r.watchdog_line = job.wait_for_stderr("--mpi-timeout", std::chrono::seconds(1));
+  std::system("pkill -KILL -x stop_in_mpi");  // in case mpirun left it stopped
+  return r;
+}
+
+// mpirun passes the watchdog's exit status 3 on, unless mpirun itself hung after every rank had
+// ended (see above), which is printed.
+void expect_exit_status_3(const StoppedRankRun& r) {
+  if (r.mpirun_teardown_hang) {
+    std::printf("every rank ended; mpirun hung in its own teardown and was killed\n");
+    return;
+  }
+  EXPECT_EQ(r.status, 3) << (r.status < 0 ? "hung" : "");
+}
+
+TEST(LatencyCliErrors, ARankStoppedBeforeMpiInitEndsTheJobWithinTheMpiTimeout) {
+  const std::string json = ::testing::TempDir() + "/stopped-init.json";
+  const StoppedRankRun r = latency_beside_a_rank_stopping_at("init", json);
+  expect_exit_status_3(r);
+  EXPECT_THAT(r.watchdog_line, ::testing::ContainsRegex("MPI_Init has waited [0-9.]+ s for the "
+                                                        "other ranks \\(--mpi-timeout\\)"));
+}
+
+TEST(LatencyCliErrors, ARankStoppedAfterMpiInitEndsTheJobWithinTheMpiTimeout) {
+  const std::string json = ::testing::TempDir() + "/stopped-split.json";
+  const StoppedRankRun r = latency_beside_a_rank_stopping_at("split", json);
+  expect_exit_status_3(r);
+  EXPECT_THAT(r.watchdog_line, ::testing::ContainsRegex(
+                                   "rank [01]: MPI_Comm_split has waited [0-9.]+ s for the other "
+                                   "ranks"));
+}
+
+TEST(LatencyCliErrors, ARankStoppedBeforeMpiFinalizeEndsTheJobWithTheResultsSaved) {
+  const std::string json = ::testing::TempDir() + "/stopped-finalize.json";
+  std::filesystem::remove(json);
+  const StoppedRankRun r = latency_beside_a_rank_stopping_at("finalize", json);
+  expect_exit_status_3(r);
+  EXPECT_THAT(r.watchdog_line,
+              ::testing::ContainsRegex("rank [01]: MPI_Finalize has waited [0-9.]+ s for the other "
+                                       "ranks"));
+  // The measurement finished before MPI_Finalize: it is printed and saved whole.
+  std::ifstream in(json);
+  ASSERT_TRUE(in.good()) << "no JSON saved";
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["complete"], true);
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["size_bytes"], 8);
+  EXPECT_GT(doc["results"][0]["stats_us"]["median"].get<double>(), 0);
+}
+#endif
 
 TEST(LatencyCliErrors, MpiNeedsTwoRanks) {
   const auto o = run({commgauge(), "latency", "--trials", "10"});

@@ -51,6 +51,8 @@ class Background {
 
 /// The processes whose parent is `parent` (from /proc).
 std::vector<pid_t> children_of(pid_t parent);
+/// The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z', ...), 0 if there is no such process.
+char process_state(pid_t pid);
 
 /// Mounts a tmpfs of `size` ("8k", "1m") at the existing directory `dir` (needs root); the
 /// outcome of mount. Callers skip where it fails, and fail instead under CI (in_ci()).

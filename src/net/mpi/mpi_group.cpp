@@ -8,14 +8,14 @@
 
 namespace commgauge::net {
 
-MpiGroup::MpiGroup(std::chrono::milliseconds call_limit) {
+MpiGroup::MpiGroup(CallWatchdog& watchdog) : watchdog_(&watchdog) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-  watchdog_ = std::make_unique<CallWatchdog>(call_limit, rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
   MPI_Get_processor_name(name, &len);
   std::vector<char> all(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
+  const CallWatchdog::Call call(*watchdog_, -1, "MPI_Allgather");
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
                 MPI_CHAR, MPI_COMM_WORLD);
   for (int r = 0; r < size_; ++r) {

@@ -14,8 +14,9 @@ namespace commgauge::net {
 
 class MpiGroup final : public Group {
  public:
-  /// MPI must be initialised. `call_limit`: see CallWatchdog (0: no bound).
-  explicit MpiGroup(std::chrono::milliseconds call_limit = std::chrono::milliseconds(0));
+  /// MPI must be initialised. Every blocking call is bounded by `watchdog` (the environment's),
+  /// which must outlive the group.
+  explicit MpiGroup(CallWatchdog& watchdog);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const std::vector<std::string>& hosts() const override { return hosts_; }
@@ -34,7 +35,7 @@ class MpiGroup final : public Group {
   int size_ = 1;
   std::vector<std::string> hosts_;
   std::vector<unsigned char> buffer_;
-  std::unique_ptr<CallWatchdog> watchdog_;
+  CallWatchdog* watchdog_;
 };
 
 }  // namespace commgauge::net

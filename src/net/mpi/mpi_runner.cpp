@@ -23,11 +23,11 @@ constexpr int kReleaseTag = 0x6367;
 class MpiRunner final : public PairRunner {
  public:
   MpiRunner(const TransportOptions& options, int& argc, char**& argv)
-      : environment_(argc, argv),
+      : environment_(argc, argv, options.mpi_call_limit),
         clock_(options.clock),
-        call_limit_(options.mpi_call_limit),
-        transport_(std::make_unique<MpiTransport>(options.source, options.dest,
-                                                  make_mpi_clock(options.clock), call_limit_)) {}
+        transport_(std::make_unique<MpiTransport>(
+            options.source, options.dest, make_mpi_clock(options.clock), environment_.watchdog())) {
+  }
   ~MpiRunner() override { release_or_wait(); }
   MpiRunner(const MpiRunner&) = delete;
   MpiRunner& operator=(const MpiRunner&) = delete;
@@ -50,6 +50,7 @@ class MpiRunner final : public PairRunner {
     MPI_Get_processor_name(name, &len);
     std::vector<char> all(static_cast<std::size_t>(environment_.world_size()) *
                           MPI_MAX_PROCESSOR_NAME);
+    const CallWatchdog::Call call(environment_.watchdog(), -1, "MPI_Allgather");
     MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
                   MPI_CHAR, MPI_COMM_WORLD);
     std::vector<std::string> out;
@@ -60,11 +61,14 @@ class MpiRunner final : public PairRunner {
   void select_pair(int source, int dest) override {
     release_or_wait();
     transport_.reset();
-    transport_ = std::make_unique<MpiTransport>(source, dest, make_mpi_clock(clock_), call_limit_);
+    transport_ = std::make_unique<MpiTransport>(source, dest, make_mpi_clock(clock_),
+                                                environment_.watchdog());
   }
 
  private:
-  // The pair's source releases every rank outside the pair; those wait for it, asleep.
+  // The pair's source releases every rank outside the pair; those wait for it, asleep. That wait
+  // lasts the whole measurement, so the call limit cannot bound it: if the source stops, the
+  // dest's bounded calls end the job (mpirun then ends every rank).
   void release_or_wait() noexcept {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -91,7 +95,6 @@ class MpiRunner final : public PairRunner {
 
   MpiEnvironment environment_;
   std::string clock_;
-  std::chrono::milliseconds call_limit_;
   std::unique_ptr<MpiTransport> transport_;
 };
 
@@ -99,7 +102,7 @@ class MpiRunner final : public PairRunner {
 class OwningMpiGroup final : public Group {
  public:
   OwningMpiGroup(int& argc, char**& argv, std::chrono::milliseconds call_limit)
-      : environment_(argc, argv), group_(call_limit) {}
+      : environment_(argc, argv, call_limit), group_(environment_.watchdog()) {}
   int rank() const override { return group_.rank(); }
   int size() const override { return group_.size(); }
   const std::vector<std::string>& hosts() const override { return group_.hosts(); }

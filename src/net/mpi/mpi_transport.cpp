@@ -23,20 +23,28 @@ int to_count(std::size_t bytes) {
 
 }  // namespace
 
-MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
+MpiEnvironment::MpiEnvironment(int& argc, char**& argv, std::chrono::milliseconds call_limit)
+    : watchdog_(std::make_unique<CallWatchdog>(call_limit, -1)) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   // Funneled: only this thread calls MPI; the call watchdog's thread never does.
   int provided = 0;
-  if (!initialized) MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (!initialized) {
+    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Init");
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  watchdog_->set_rank(rank_);
 }
 
 MpiEnvironment::~MpiEnvironment() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finalized) {
+    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Finalize");
+    MPI_Finalize();
+  }
 }
 
 std::unique_ptr<Clock> make_mpi_clock(const std::string& name) {
@@ -46,8 +54,8 @@ std::unique_ptr<Clock> make_mpi_clock(const std::string& name) {
 }
 
 MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
-                           std::chrono::milliseconds call_limit)
-    : clock_(std::move(clock)) {
+                           CallWatchdog& watchdog)
+    : clock_(std::move(clock)), watchdog_(&watchdog) {
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -69,17 +77,21 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
   dest_ = dest;
   const bool member = world_rank_ == source || world_rank_ == dest;
   // Key the pair so that the source is rank 0 of pair_.
-  MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank_ == source ? 0 : 1, &pair_);
+  {
+    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Comm_split");
+    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank_ == source ? 0 : 1,
+                   &pair_);
+  }
   if (!member) return;
   role_ = world_rank_ == source ? Role::source : Role::dest;
   peer_world_rank_ = world_rank_ == source ? dest : source;
   peer_ = role_ == Role::source ? 1 : 0;
-  watchdog_ = std::make_unique<CallWatchdog>(call_limit, world_rank_);
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
   MPI_Get_processor_name(name, &len);
   char names[2][MPI_MAX_PROCESSOR_NAME] = {};
+  const CallWatchdog::Call call(*watchdog_, peer_world_rank_, "MPI_Allgather");
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
                 pair_);
   int version = 0;

@@ -14,17 +14,21 @@
 
 namespace commgauge::net {
 
-/// MPI_Init on construction, MPI_Finalize on destruction.
+/// MPI_Init on construction, MPI_Finalize on destruction, and the process's one call watchdog:
+/// both are collective, so a rank that stopped before them (or never started) would otherwise
+/// hang every other rank. `call_limit`: see CallWatchdog (0: no bound).
 class MpiEnvironment {
  public:
-  MpiEnvironment(int& argc, char**& argv);
+  MpiEnvironment(int& argc, char**& argv, std::chrono::milliseconds call_limit);
   ~MpiEnvironment();
   MpiEnvironment(const MpiEnvironment&) = delete;
   MpiEnvironment& operator=(const MpiEnvironment&) = delete;
   int world_rank() const { return rank_; }
   int world_size() const { return size_; }
+  CallWatchdog& watchdog() const { return *watchdog_; }
 
  private:
+  std::unique_ptr<CallWatchdog> watchdog_;
   int rank_ = 0;
   int size_ = 1;
 };
@@ -46,10 +50,9 @@ std::unique_ptr<Clock> make_mpi_clock(const std::string& name);
 class MpiTransport final : public Transport {
  public:
   /// Collective over MPI_COMM_WORLD. Ranks outside {source, dest} get in_pair() == false
-  /// and must not communicate. Throws InputError for an invalid pair. `call_limit`: one blocking
-  /// call that waits longer ends the process with exit status 3 (CallWatchdog); 0: no bound.
-  MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
-               std::chrono::milliseconds call_limit = std::chrono::milliseconds(0));
+  /// and must not communicate. Throws InputError for an invalid pair. Every blocking call is
+  /// bounded by `watchdog` (the environment's), which must outlive the transport.
+  MpiTransport(int source, int dest, std::unique_ptr<Clock> clock, CallWatchdog& watchdog);
   ~MpiTransport() override;
 
   bool in_pair() const { return pair_ != MPI_COMM_NULL; }
@@ -104,7 +107,7 @@ class MpiTransport final : public Transport {
   std::vector<unsigned char> send_buffer_;
   std::vector<unsigned char> recv_buffer_;
   std::vector<Slot> slots_;
-  std::unique_ptr<CallWatchdog> watchdog_;  ///< pair members only
+  CallWatchdog* watchdog_;
 };
 
 }  // namespace commgauge::net
