@@ -143,6 +143,18 @@ void AtomicFile::publish() {
 void AtomicFile::commit() {
   finish();
   publish();
+  sync_directory_of(target_);
+}
+
+void sync_directory_of(const std::filesystem::path& path) {
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw OutputError(dir.string(), std::strerror(errno));
+  // EINVAL: a filesystem that cannot sync a directory (nothing to make durable there).
+  const bool synced = ::fsync(fd) == 0 || errno == EINVAL;
+  const int error = errno;
+  ::close(fd);
+  if (!synced) throw OutputError(dir.string(), std::strerror(error));
 }
 
 void set_result_output(int fd) {

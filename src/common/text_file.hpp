@@ -31,7 +31,8 @@ class AtomicFile {
   /// Flushes, syncs and closes the temporary (its buffer is freed), not yet at the target: for
   /// a set of files that should appear together (publish each once all are finished).
   void finish();
-  /// Renames the finished temporary over the target.
+  /// Renames the finished temporary over the target (the directory is not synced: see
+  /// sync_directory_of).
   void publish();
   const std::filesystem::path& target() const { return target_; }
 
@@ -44,6 +45,10 @@ class AtomicFile {
   std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> stream_;
 };
+
+/// Syncs the directory holding `path`, so that renames into it survive a crash of the machine
+/// (commit() does it; a set of published files needs it once). A failing sync -> OutputError.
+void sync_directory_of(const std::filesystem::path& path);
 
 /// Writes `text` atomically through an AtomicFile; "-" is standard output.
 void write_text_file(const std::filesystem::path& path, const std::string& text);

@@ -720,9 +720,10 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
       file->publish();
       published.push_back(file->target());
     }
+    sync_directory_of(out / "hostfile.txt");
     return result;
   } catch (...) {
-    // Only a rename can fail here (the same directory): what it had already published goes.
+    // Only a rename or the directory's sync can fail here: what it had already published goes.
     for (const auto& file : published)
       fs::remove(file, ec);
     throw;
