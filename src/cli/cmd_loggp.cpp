@@ -156,28 +156,46 @@ void add_loggp_command(CLI::App& app, Action& action) {
       (void)detector;
       lo.validate();
       f->timer.validate();
+      // The table and the files; also for a run a transport failure ended after complete
+      // rounds, saved before the failure is reported (exit 3).
+      auto publish = [f, &lo](const measure::LoggpResult& result,
+                              const measure::TimerCharacterization& timer,
+                              const nlohmann::json& context) {
+        std::printf("commgauge loggp over %s\n", context.value("transport", "?").c_str());
+        std::fputs(report::loggp_table(result).c_str(), stdout);
+        if (!result.interrupted.empty()) {
+          std::printf("INCOMPLETE: the analysis of %u complete rounds, then: %s\n", result.rounds,
+                      result.interrupted.c_str());
+        }
+        if (!f->json.empty()) {
+          profile::write_json_file(
+              f->json, report::loggp_json(result, lo, report::timer_json(timer), context));
+        }
+        if (!f->csv.empty()) write_text_file(f->csv, report::loggp_csv(result));
+        if (!f->plot.empty()) {
+          report::plot_loggp(
+              f->plot, result,
+              fmt::format("commgauge loggp over {}{}", context.value("transport", "?"),
+                          result.interrupted.empty() ? "" : " (incomplete)"));
+        }
+      };
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
       report::TerminalProgress progress;
       auto run = run_method<measure::LoggpResult>(
           *runner, f->timer, {"loggp", lo},
-          [&](net::Transport& t, const measure::TimerCharacterization&) {
-            return measure::measure_loggp(t, lo, &progress);
+          [&](net::Transport& t, const measure::TimerCharacterization& timer) {
+            auto result = measure::measure_loggp(t, lo, &progress);
+            if (result && !result->interrupted.empty()) {
+              // Saved here, inside the run: the runner then ends the session as failed.
+              publish(*result, timer, report::run_context(t.context(), timer));
+              throw TransportError(
+                  fmt::format("{} (ended after {} complete rounds; their analysis is saved)",
+                              result->interrupted, result->rounds));
+            }
+            return result;
           });
       if (!run.result) return 0;
-      const auto& timer = run.timer;
-      const auto& context = run.context;
-      const auto& result = run.result;
-      std::printf("commgauge loggp over %s\n", context.value("transport", "?").c_str());
-      std::fputs(report::loggp_table(*result).c_str(), stdout);
-      if (!f->json.empty()) {
-        profile::write_json_file(
-            f->json, report::loggp_json(*result, lo, report::timer_json(timer), context));
-      }
-      if (!f->csv.empty()) write_text_file(f->csv, report::loggp_csv(*result));
-      if (!f->plot.empty()) {
-        report::plot_loggp(f->plot, *result,
-                           fmt::format("commgauge loggp over {}", context.value("transport", "?")));
-      }
+      publish(*run.result, run.timer, run.context);
       return 0;
     };
   });

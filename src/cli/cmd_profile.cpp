@@ -229,6 +229,12 @@ void add_profile_command(CLI::App& app, Action& action) {
         run_guarded(*runner, [&] {
           runner->run({"loggp", lo}, [&](net::Transport& t) {
             if (auto r = measure::measure_loggp(t, lo, &progress)) {
+              // A profile is what predict and simulate trust: none from an interrupted loggp.
+              if (!r->interrupted.empty()) {
+                throw TransportError(
+                    fmt::format("{} (loggp ended after {} complete rounds; no profile is written)",
+                                r->interrupted, r->rounds));
+              }
               loggp = std::move(r);
               transport_context = t.context();
             }

@@ -1015,19 +1015,43 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   };
   session.run(warm, 3);
   choose_delays(session, r.points);
-  run_rounds(session, r.points, r);
-  analyse_loggp(r, o, true);
-  phase("rounds");
-  scan_for_handshakes(session, r);
-  phase("scan");
-  std::vector<std::string> notes;
-  confirm_switches(session, r, notes);
-  summarise_points(r.points, o);
-  analyse_loggp(r, o, false);
-  phase("confirmation");
-  r.notes.insert(r.notes.end(), notes.begin(), notes.end());
+  // A transport failure after the first complete round keeps what was measured: the analysis of
+  // the complete rounds (a failed round adds nothing to any point), or, once confirmation has
+  // begun, the result as the rounds left it, its switches unconfirmed.
+  std::optional<LoggpResult> after_rounds;
+  try {
+    run_rounds(session, r.points, r);
+    analyse_loggp(r, o, true);
+    phase("rounds");
+    after_rounds = r;
+    scan_for_handshakes(session, r);
+    phase("scan");
+    std::vector<std::string> notes;
+    confirm_switches(session, r, notes);
+    summarise_points(r.points, o);
+    analyse_loggp(r, o, false);
+    phase("confirmation");
+    r.notes.insert(r.notes.end(), notes.begin(), notes.end());
+  } catch (const TransportError& e) {
+    if (r.rounds == 0) throw;
+    const bool confirming = after_rounds.has_value();
+    if (confirming) {
+      r = std::move(*after_rounds);
+      r.notes.push_back(
+          "interrupted while confirming switches: the switches are the rounds' detection, "
+          "unconfirmed");
+    } else {
+      summarise_points(r.points, o);
+      analyse_loggp(r, o, true);
+      r.notes.push_back(fmt::format("interrupted after {} complete rounds of at least {}", r.rounds,
+                                    o.min_rounds));
+    }
+    phase(confirming ? "confirmation" : "rounds");
+    r.interrupted = e.what();
+  }
   if (progress) progress->done();
-  const net::Counters dest = finish_prtt(t);
+  // The dest's counters come from the dest, which an interrupted run no longer reaches.
+  const net::Counters dest = r.interrupted.empty() ? finish_prtt(t) : net::Counters{};
   r.source_counters = t.counters();
   r.total_counters = {r.source_counters.messages + dest.messages,
                       r.source_counters.bytes + dest.bytes};

@@ -224,9 +224,14 @@ struct LoggpResult {
   std::uint32_t stable_points = 0;
   bool budget_exhausted = false;  ///< a budget cut rounds or refinement short
   std::vector<std::string> notes;
+  /// Empty for a complete run; else the transport failure that ended it after `rounds` complete
+  /// rounds (the result is their analysis; total_counters then count the source only).
+  std::string interrupted;
 };
 
-/// Runs the method on either end; returns the result on the source, nothing on the dest.
+/// Runs the method on either end; returns the result on the source, nothing on the dest. A
+/// TransportError after at least one complete round returns the analysis of what was measured
+/// with `interrupted` set; before that it propagates.
 std::optional<LoggpResult> measure_loggp(net::Transport& transport, const LoggpOptions& options,
                                          ProgressSink* progress);
 

@@ -73,6 +73,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   doc["description"] =
       fmt::format("measured by commgauge loggp over {}", context.value("transport", "?"));
   doc["parameter_set"] = o.calibrate ? "calibrated" : "seed_estimators";
+  doc["complete"] = r.interrupted.empty();
+  if (!r.interrupted.empty()) doc["interrupted"] = r.interrupted;
   doc["eel_us"] = r.eel_us;
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     const auto& range = r.ranges[k];

@@ -241,47 +241,27 @@ TEST(LatencyCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {
   // 500 trials per size: 8 B completes (about 8 KB); the peer is stopped (SIGSTOP) once it has
   // received 16 MiB, inside the 64 MiB size (tens of GB: a wide window even under load): the 8 B
   // size is saved, marked incomplete, and the run still ends with the transport error (exit 3).
-  namespace fs = std::filesystem;
-  const fs::path json = fs::temp_directory_path() / "cg-latency-partial.json";
-  struct Remove {
-    fs::path p;
-    ~Remove() {
-      std::error_code ec;
-      fs::remove(p, ec);
-    }
-  } remove{json};
-  fs::remove(json);
-  Background server({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once"});
-  const std::string line = server.wait_for_stderr("listening on", std::chrono::seconds(10));
-  ASSERT_FALSE(line.empty());
-  const std::string port = line.substr(line.rfind(':') + 1);
-  std::atomic<bool> finished{false};
-  std::thread stopper([&] {
-    while (!finished && tcp_bytes_received(port) < (16u << 20))
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!finished) server.signal(SIGSTOP);
-  });
-  struct Join {
-    std::thread& t;
-    std::atomic<bool>& finished;
-    ~Join() {
-      finished = true;
-      t.join();
-    }
-  } join{stopper, finished};
-  const auto o = run(
-      {commgauge(),    "latency",    "--transport",    "tcp",  "--peer",       "127.0.0.1:" + port,
-       "--sizes",      "8,64MiB",    "--trials",       "500",  "--min-trials", "500",
-       "--rse-target", "0",          "--timer-trials", "1000", "--io-timeout", "3",
-       "--json",       json.string()},
-      kMeasuringLimit);
-  finished = true;
-  server.signal(SIGCONT);
+  const ScratchPath json("cg-latency-partial.json");
+  ServeStoppedAfter server(16u << 20);
+  ASSERT_FALSE(server.port().empty());
+  const std::string port = server.port();
+  const auto o = run({commgauge(),      "latency",
+                      "--transport",    "tcp",
+                      "--peer",         "127.0.0.1:" + port,
+                      "--sizes",        "8,64MiB",
+                      "--trials",       "500",
+                      "--min-trials",   "500",
+                      "--rse-target",   "0",
+                      "--timer-trials", "1000",
+                      "--io-timeout",   "3",
+                      "--json",         json.path.string()},
+                     kMeasuringLimit);
+  server.finish();
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
   EXPECT_THAT(o.err, HasSubstr("ended after 1 of 2 sizes; those are saved"));
   EXPECT_THAT(o.out, HasSubstr("INCOMPLETE: 1 of 2 sizes measured"));
-  std::ifstream in(json);
+  std::ifstream in(json.path);
   ASSERT_TRUE(in.good()) << "no JSON saved";
   const auto doc = nlohmann::json::parse(in);
   EXPECT_EQ(doc["complete"], false);

@@ -1,10 +1,15 @@
 // commgauge loggp for real: MPI shared memory, MPI over TCP, the TCP transport, Open MPI's
 // configured eager limits as known protocol switches, and bad input.
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <cstdio>
+
+#include <signal.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -171,6 +176,38 @@ TEST(LoggpCliErrors, ConflictingOptionsAreRejectedNotIgnored) {
       run({commgauge(), "loggp", "--transport", "tcp", "--sizes", "1,2,4", "--max-size", "1MiB"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("excludes"));
+}
+
+TEST(LoggpCliErrors, APeerThatStopsAfterCompleteRoundsKeepsTheirAnalysis) {
+  // --max-size 64KiB over loopback TCP: the source sends 27.7 MB in a whole run of one round
+  // (warm-up, pilot, the round, scan and confirmation) and 38.9 MB in one of two rounds, so a
+  // round is about 11 MB, and every default run has at least 6 rounds (more than 66 MB). The
+  // server is stopped (SIGSTOP) once it has received 40 MiB (from `ss -tin`; a count of bytes,
+  // not a time, so load does not move it): after the first complete round and well before the
+  // sixth. loggp saves the analysis of the complete rounds, marked incomplete, and still ends with
+  // the transport error (exit 3).
+  const ScratchPath json("cg-loggp-partial.json");
+  ServeStoppedAfter server(40u << 20);
+  ASSERT_FALSE(server.port().empty());
+  const std::string port = server.port();
+  const auto o = run({commgauge(), "loggp", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
+                      "--max-size", "64KiB", "--io-timeout", "3", "--json", json.path.string()},
+                     kMeasuringLimit);
+  server.finish();
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
+  EXPECT_THAT(o.err, ::testing::ContainsRegex("ended after [1-9][0-9]* complete rounds; their "
+                                              "analysis is saved"));
+  EXPECT_THAT(o.out, HasSubstr("INCOMPLETE: the analysis of"));
+  std::ifstream in(json.path);
+  ASSERT_TRUE(in.good()) << "no JSON saved";
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_THAT(doc["interrupted"].get<std::string>(), HasSubstr("did not respond"));
+  EXPECT_GE(doc["rounds"].get<int>(), 1);
+  EXPECT_LT(doc["rounds"].get<int>(), 6);
+  ASSERT_FALSE(doc["ranges"].empty());
+  EXPECT_GT(doc["eel_us"].get<double>(), 0);  // PRTT(1,0,1)/2 of the complete rounds
 }
 
 }  // namespace

@@ -201,6 +201,40 @@ std::uint64_t tcp_bytes_received(const std::string& port) {
   return 0;
 }
 
+ServeStoppedAfter::ServeStoppedAfter(std::uint64_t bytes)
+    : server_(std::make_unique<Background>(std::vector<std::string>{
+          commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once"})) {
+  const std::string line = server_->wait_for_stderr("listening on", std::chrono::seconds(10));
+  if (line.empty()) return;
+  port_ = line.substr(line.rfind(':') + 1);
+  stopper_ = std::thread([this, bytes] {
+    while (!finished_ && tcp_bytes_received(port_) < bytes)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!finished_) server_->signal(SIGSTOP);
+  });
+}
+
+void ServeStoppedAfter::finish() {
+  finished_ = true;
+  if (stopper_.joinable()) stopper_.join();
+  server_->signal(SIGCONT);
+}
+
+ServeStoppedAfter::~ServeStoppedAfter() {
+  finish();
+}
+
+ScratchPath::ScratchPath(const std::string& name)
+    : path(std::filesystem::temp_directory_path() / name) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
+ScratchPath::~ScratchPath() {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+}
+
 char process_state(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;

@@ -1,9 +1,13 @@
 #pragma once
 // Running commgauge (and mpirun) from tests: capture output, enforce a time limit, never hang.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/types.h>
@@ -47,6 +51,36 @@ class Background {
   pid_t pid_ = -1;
   int err_fd_ = -1;
   std::string buffer_;
+};
+
+/// A `commgauge serve --once` on a free loopback port that is stopped (SIGSTOP) once it has
+/// received `bytes` on its connection (ss -tin; a count of bytes, not a time, so load does not
+/// move it); continued and killed on destruction.
+class ServeStoppedAfter {
+ public:
+  explicit ServeStoppedAfter(std::uint64_t bytes);
+  ~ServeStoppedAfter();
+  ServeStoppedAfter(const ServeStoppedAfter&) = delete;
+  ServeStoppedAfter& operator=(const ServeStoppedAfter&) = delete;
+  /// The port it listens on, empty if it did not start.
+  const std::string& port() const { return port_; }
+  /// Ends the watch (the client has finished) and continues the server.
+  void finish();
+
+ private:
+  std::unique_ptr<Background> server_;
+  std::string port_;
+  std::atomic<bool> finished_{false};
+  std::thread stopper_;
+};
+
+/// A path in the temporary directory, removed (if present) on construction and destruction.
+struct ScratchPath {
+  explicit ScratchPath(const std::string& name);
+  ~ScratchPath();
+  ScratchPath(const ScratchPath&) = delete;
+  ScratchPath& operator=(const ScratchPath&) = delete;
+  std::filesystem::path path;
 };
 
 /// The processes whose parent is `parent` (from /proc).

@@ -33,6 +33,115 @@ void expect_rel(double got, double want, double tol, const char* what) {
   EXPECT_NEAR(got, want, tol * std::abs(want)) << what;
 }
 
+// The source's side of a virtual link that fails (TransportError, as a peer that stopped
+// answering) at its first call once `fail` is set: the progress sink sets it when loggp reports
+// a label containing `at`.
+class FailingTransport final : public net::Transport {
+ public:
+  FailingTransport(net::Transport& t, const bool& fail) : t_(t), fail_(fail) {}
+  std::string kind() const override { return t_.kind(); }
+  net::Role role() const override { return t_.role(); }
+  int rank() const override { return t_.rank(); }
+  int peer() const override { return t_.peer(); }
+  void send(std::size_t bytes) override { check(), t_.send(bytes); }
+  void recv(std::size_t bytes) override { check(), t_.recv(bytes); }
+  net::Request isend(std::size_t bytes) override { return check(), t_.isend(bytes); }
+  net::Request irecv(std::size_t bytes) override { return check(), t_.irecv(bytes); }
+  void wait(net::Request& r) override { check(), t_.wait(r); }
+  bool test(net::Request& r) override { return check(), t_.test(r); }
+  void barrier() override { check(), t_.barrier(); }
+  double now_us() override { return t_.now_us(); }
+  void compute(double us) override { t_.compute(us); }
+  void send_value(std::uint64_t v) override { check(), t_.send_value(v); }
+  std::uint64_t recv_value() override { return check(), t_.recv_value(); }
+  const net::Clock& clock() const override { return t_.clock(); }
+  net::Counters counters() const override { return t_.counters(); }
+  nlohmann::json context() const override { return t_.context(); }
+
+ private:
+  void check() const {
+    if (fail_) throw TransportError("the peer did not respond (test)");
+  }
+  net::Transport& t_;
+  const bool& fail_;
+};
+
+class FailAt final : public ProgressSink {
+ public:
+  FailAt(std::string at, bool& fail) : at_(std::move(at)), fail_(fail) {}
+  void update(std::string_view label, double) override {
+    if (label.find(at_) != std::string_view::npos) fail_ = true;
+  }
+  void done() override {}
+
+ private:
+  std::string at_;
+  bool& fail_;
+};
+
+// loggp over `link` with the source's transport failing once progress reports `at`; the
+// source's result (the dest's own error, its peer gone, is expected and dropped).
+std::optional<LoggpResult> run_failing_at(const model::LinkParams& link, const std::string& at,
+                                          LoggpOptions o = {}) {
+  net::VirtualNetwork net(link);
+  std::optional<LoggpResult> result;
+  bool fail = false;
+  FailAt sink(at, fail);
+  try {
+    net.run([&](net::Transport& t) {
+      if (t.role() == net::Role::dest) {
+        measure_loggp(t, o, nullptr);
+        return;
+      }
+      FailingTransport failing(t, fail);
+      result = measure_loggp(failing, o, &sink);
+    });
+  } catch (const TransportError&) {
+  }
+  return result;
+}
+
+TEST(LoggpInterrupted, AfterCompleteRoundsKeepsTheirAnalysis) {
+  const double L = 5, o = 1.5, g = 4, G = 0.001;
+  LoggpOptions opts;
+  const auto r = run_failing_at(loggp_link(L, o, g, G), "loggp round 3", opts);
+  ASSERT_TRUE(r.has_value()) << "nothing kept";
+  EXPECT_THAT(r->interrupted, ::testing::HasSubstr("did not respond"));
+  EXPECT_EQ(r->rounds, 2u);
+  ASSERT_EQ(r->ranges.size(), 1u);
+  // The virtual network is exact: two rounds already give the truth.
+  expect_rel(r->link.ranges[0].send_overhead_us, o, 0.01, "o_s");
+  expect_rel(r->link.ranges[0].gap_per_byte_us, G, 0.01, "G");
+  EXPECT_THAT(r->notes, ::testing::Contains(::testing::HasSubstr("interrupted after 2 complete")));
+  EXPECT_EQ(r->total_counters.messages, r->source_counters.messages);
+}
+
+TEST(LoggpInterrupted, WhileConfirmingKeepsTheRoundsSwitchesUnconfirmed) {
+  // Two ranges (eager, then rendezvous from 12289 B): the failure comes while the switch is
+  // bisected, after every round.
+  const auto link = loggps_link(model::Progress::independent);
+  const auto r = run_failing_at(link, "loggp: switch in");
+  ASSERT_TRUE(r.has_value()) << "nothing kept";
+  EXPECT_FALSE(r->interrupted.empty());
+  EXPECT_GE(r->ranges.size(), 2u);
+  EXPECT_THAT(r->notes, ::testing::Contains(::testing::HasSubstr("unconfirmed")));
+}
+
+TEST(LoggpInterrupted, BeforeTheFirstCompleteRoundIsAnError) {
+  net::VirtualNetwork net(loggp_link(5, 1.5, 4, 0.001));
+  bool fail = false;
+  FailAt sink("loggp round 1", fail);
+  EXPECT_THROW(net.run([&](net::Transport& t) {
+    if (t.role() == net::Role::dest) {
+      measure_loggp(t, LoggpOptions{}, nullptr);
+      return;
+    }
+    FailingTransport failing(t, fail);
+    measure_loggp(failing, LoggpOptions{}, &sink);
+  }),
+               TransportError);
+}
+
 TEST(LoggpOnVirtualNetwork, RecoversPlainLogGP) {
   const double L = 5, o = 1.5, g = 4, G = 0.001;
   const LoggpResult r = run(loggp_link(L, o, g, G));
