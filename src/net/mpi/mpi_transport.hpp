@@ -70,7 +70,7 @@ class MpiTransport final : public Transport {
   void wait(Request& request) override;
   bool test(Request& request) override;
   void barrier() override;
-  bool allreduce(std::size_t bytes) override;  ///< MPI_Allreduce of MPI_BYTE with MPI_BOR
+  bool allreduce(std::size_t bytes) override;  ///< MPI_Allreduce, doubles with MPI_SUM
   bool alltoall(std::size_t bytes) override;   ///< MPI_Alltoall, `bytes` per rank
   bool comm_dup(std::uint32_t count) override;
   bool reduce_local(std::size_t bytes) override;  ///< MPI_Reduce_local, doubles, MPI_SUM
