@@ -89,24 +89,41 @@ void add_overlap_command(CLI::App& app, Action& action) {
       } else if (!f->link_class.empty()) {
         throw InputError("--link-class", "only applies with --loggp");
       }
+      // The table and the files; also for a sweep a transport failure ended, saved before the
+      // failure is reported (exit 3).
+      auto publish = [f, &o](const measure::OverlapResult& result, const nlohmann::json& context) {
+        std::printf("commgauge overlap over %s\n", context.value("transport", "?").c_str());
+        std::fputs(report::overlap_table(result).c_str(), stdout);
+        if (!result.interrupted.empty()) {
+          std::printf("INCOMPLETE: %zu of %zu sizes measured, then: %s\n", result.points.size(),
+                      o.sweep_sizes().size(), result.interrupted.c_str());
+        }
+        if (!f->json.empty())
+          profile::write_json_file(f->json, report::overlap_json(result, o, context));
+        if (!f->plot.empty()) {
+          report::plot_overlap(
+              f->plot, result,
+              fmt::format("commgauge overlap over {}{}", context.value("transport", "?"),
+                          result.interrupted.empty() ? "" : " (incomplete)"));
+        }
+      };
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
       report::TerminalProgress progress;
       auto run = run_method<measure::OverlapResult>(
           *runner, f->timer, {"overlap", o},
-          [&](net::Transport& t, const measure::TimerCharacterization&) {
-            return measure::measure_overlap(t, o, loggp, &progress);
+          [&](net::Transport& t, const measure::TimerCharacterization& timer) {
+            auto result = measure::measure_overlap(t, o, loggp, &progress);
+            if (result && !result->interrupted.empty()) {
+              // Saved here, inside the run: the runner then ends the session as failed.
+              publish(*result, report::run_context(t.context(), timer));
+              throw TransportError(fmt::format("{} (ended after {} of {} sizes; those are saved)",
+                                               result->interrupted, result->points.size(),
+                                               o.sweep_sizes().size()));
+            }
+            return result;
           });
       if (!run.result) return 0;
-      std::printf("commgauge overlap over %s\n", run.context.value("transport", "?").c_str());
-      std::fputs(report::overlap_table(*run.result).c_str(), stdout);
-      if (!f->json.empty()) {
-        profile::write_json_file(f->json, report::overlap_json(*run.result, o, run.context));
-      }
-      if (!f->plot.empty()) {
-        report::plot_overlap(
-            f->plot, *run.result,
-            fmt::format("commgauge overlap over {}", run.context.value("transport", "?")));
-      }
+      publish(*run.result, run.context);
       return 0;
     };
   });

@@ -243,10 +243,24 @@ void add_profile_command(CLI::App& app, Action& action) {
           const std::optional<model::LinkParams> ranges =
               loggp ? std::optional<model::LinkParams>(loggp->link) : std::nullopt;
           runner->run({"overlap", oo}, [&](net::Transport& t) {
-            if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) overlap = std::move(r);
+            if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) {
+              if (!r->interrupted.empty()) {
+                throw TransportError(
+                    fmt::format("{} (overlap ended after {} sizes; no profile is written)",
+                                r->interrupted, r->points.size()));
+              }
+              overlap = std::move(r);
+            }
           });
           runner->run({"latency", la}, [&](net::Transport& t) {
-            if (auto r = measure::measure_latency(t, la, timer, &progress)) latency = std::move(r);
+            if (auto r = measure::measure_latency(t, la, timer, &progress)) {
+              if (!r->interrupted.empty()) {
+                throw TransportError(
+                    fmt::format("{} (latency ended after {} sizes; no profile is written)",
+                                r->interrupted, r->points.size()));
+              }
+              latency = std::move(r);
+            }
           });
           if (topts.kind != "virtual") {
             runner->run({"call-costs", co}, [&](net::Transport& t) {

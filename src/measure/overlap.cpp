@@ -402,12 +402,19 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   // Warm-up, discarded.
   command(t, Experiment::pingpong, sizes.front(), 0);
   run_experiment(t, Experiment::pingpong, sizes.front(), 0, o.repetitions);
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (progress) {
-      progress->update(fmt::format("overlap {} B", sizes[i]),
-                       static_cast<double>(i) / static_cast<double>(sizes.size()));
+  // A transport failure after the first size keeps the sizes measured (the one in progress is
+  // dropped): they are analysed as a sweep of their own, without re-measuring.
+  try {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (progress) {
+        progress->update(fmt::format("overlap {} B", sizes[i]),
+                         static_cast<double>(i) / static_cast<double>(sizes.size()));
+      }
+      r.points.push_back(measure_point(t, sizes[i], o));
     }
-    r.points.push_back(measure_point(t, sizes[i], o));
+  } catch (const TransportError& e) {
+    if (r.points.empty()) throw;
+    r.interrupted = e.what();
   }
   // The small-message one-way time the hand-shake is compared with: the least measured at any
   // size (one median inflated by a burst of load must not raise the threshold above every
@@ -421,9 +428,20 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   if (loggp_link) {
     r.loggp_switch_bytes = loggp_link->rendezvous_threshold_bytes();
     r.agrees_with_loggp = agrees(r, *r.loggp_switch_bytes);
-    if (!*r.agrees_with_loggp) resolve_disagreement(t, o, r, small);
+    if (!*r.agrees_with_loggp && r.interrupted.empty()) {
+      OverlapResult before = r;  // what the sweep found, kept if re-measuring fails
+      try {
+        resolve_disagreement(t, o, r, small);
+      } catch (const TransportError& e) {
+        r = std::move(before);
+        r.interrupted = e.what();
+        r.notes.push_back(
+            "interrupted while re-measuring the disagreement with loggp: unresolved, the sweep's "
+            "figure kept");
+      }
+    }
   }
-  t.send_value(static_cast<std::uint64_t>(Experiment::done));
+  if (r.interrupted.empty()) t.send_value(static_cast<std::uint64_t>(Experiment::done));
   if (progress) progress->done();
   build_ranges(r, loggp_link);
   r.source_counters = t.counters();

@@ -96,11 +96,15 @@ struct OverlapResult {
   net::Counters source_counters;
   double seconds = 0;
   std::vector<std::string> notes;
+  /// Empty for a complete sweep; else the transport failure that ended it after the points
+  /// kept (of the sizes asked for, in order).
+  std::string interrupted;
 };
 
 /// Runs the method on either end; returns the result on the source. `loggp_link`, if given,
 /// supplies the protocol ranges (and its S for the comparison); otherwise ranges follow the
-/// synchronizing/eager classification.
+/// synchronizing/eager classification. A TransportError after the first size returns the sizes
+/// measured with `interrupted` set; before that it propagates.
 std::optional<OverlapResult> measure_overlap(net::Transport& transport, const OverlapOptions& o,
                                              const std::optional<model::LinkParams>& loggp_link,
                                              ProgressSink* progress);

@@ -77,6 +77,8 @@ nlohmann::json overlap_json(const measure::OverlapResult& r, const measure::Over
   out["messages"] = r.source_counters.messages;
   out["bytes"] = r.source_counters.bytes;
   out["seconds"] = r.seconds;
+  out["complete"] = r.interrupted.empty();
+  if (!r.interrupted.empty()) out["interrupted"] = r.interrupted;
   out["parameters"] = o;
   out["context"] = context;
   return out;

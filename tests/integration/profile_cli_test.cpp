@@ -211,5 +211,50 @@ TEST(ProfileCliErrors, InterNodeOnOneHostNeedsARealLink) {
   expect_error(o, "inter_node on one host needs a real link between network namespaces");
 }
 
+TEST(OverlapCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {
+  // Over loopback TCP the default sweep (1 B - 1 MiB) sends about 115 MB, most of it at the
+  // largest sizes: the server is stopped (SIGSTOP) once it has received 40 MiB (a count of bytes,
+  // not a time), inside the sweep. The sizes finished are saved, marked incomplete, and the run
+  // ends with the transport error (exit 3).
+  const ScratchPath json("cg-overlap-partial.json");
+  ServeStoppedAfter server(40u << 20);
+  ASSERT_FALSE(server.port().empty());
+  const auto o =
+      run({commgauge(), "overlap", "--transport", "tcp", "--peer", "127.0.0.1:" + server.port(),
+           "--io-timeout", "3", "--json", json.path.string()},
+          kMeasuringLimit);
+  server.finish();
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
+  EXPECT_THAT(o.err, ::testing::ContainsRegex("ended after [0-9]+ of 21 sizes; those are saved"));
+  EXPECT_THAT(o.out, HasSubstr("INCOMPLETE: "));
+  std::ifstream in(json.path);
+  ASSERT_TRUE(in.good()) << "no JSON saved";
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_THAT(doc["interrupted"].get<std::string>(), HasSubstr("did not respond"));
+  EXPECT_GE(doc["points"].size(), 1u);
+  EXPECT_LT(doc["points"].size(), 21u);
+  EXPECT_EQ(doc["points"][0]["size_bytes"], 1);
+}
+
+TEST(ProfileCliErrors, APeerThatStopsWritesNoProfile) {
+  // A profile is what predict and simulate trust: a run whose peer stops writes none, and ends
+  // with the transport error (exit 3). With --max-size 64KiB a loggp round sends about 11 MB
+  // (see LoggpCliErrors.APeerThatStopsAfterCompleteRoundsKeepsTheirAnalysis) and there are at
+  // least 6: stopped after 40 MiB, loggp has complete rounds it would keep on its own.
+  const ScratchPath out("cg-profile-stopped.json");
+  ServeStoppedAfter server(40u << 20);
+  ASSERT_FALSE(server.port().empty());
+  const auto o =
+      run({commgauge(), "profile", "--transport", "tcp", "--peer", "127.0.0.1:" + server.port(),
+           "--max-size", "64KiB", "--io-timeout", "3", "-o", out.path.string()},
+          kMeasuringLimit);
+  server.finish();
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("no profile is written"));
+  EXPECT_FALSE(std::filesystem::exists(out.path));
+}
+
 }  // namespace
 }  // namespace commgauge::testing

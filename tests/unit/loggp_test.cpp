@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "failing_transport.hpp"
 #include "link_fixtures.hpp"
 #include "measure/loggp.hpp"
 #include "measure/loggp_detail.hpp"
@@ -16,6 +17,8 @@
 namespace commgauge::measure {
 namespace {
 
+using commgauge::testing::FailAt;
+using commgauge::testing::FailingTransport;
 using commgauge::testing::loggp_link;
 using commgauge::testing::loggps_link;
 
@@ -32,52 +35,6 @@ LoggpResult run(const model::LinkParams& link, LoggpOptions o = {}) {
 void expect_rel(double got, double want, double tol, const char* what) {
   EXPECT_NEAR(got, want, tol * std::abs(want)) << what;
 }
-
-// The source's side of a virtual link that fails (TransportError, as a peer that stopped
-// answering) at its first call once `fail` is set: the progress sink sets it when loggp reports
-// a label containing `at`.
-class FailingTransport final : public net::Transport {
- public:
-  FailingTransport(net::Transport& t, const bool& fail) : t_(t), fail_(fail) {}
-  std::string kind() const override { return t_.kind(); }
-  net::Role role() const override { return t_.role(); }
-  int rank() const override { return t_.rank(); }
-  int peer() const override { return t_.peer(); }
-  void send(std::size_t bytes) override { check(), t_.send(bytes); }
-  void recv(std::size_t bytes) override { check(), t_.recv(bytes); }
-  net::Request isend(std::size_t bytes) override { return check(), t_.isend(bytes); }
-  net::Request irecv(std::size_t bytes) override { return check(), t_.irecv(bytes); }
-  void wait(net::Request& r) override { check(), t_.wait(r); }
-  bool test(net::Request& r) override { return check(), t_.test(r); }
-  void barrier() override { check(), t_.barrier(); }
-  double now_us() override { return t_.now_us(); }
-  void compute(double us) override { t_.compute(us); }
-  void send_value(std::uint64_t v) override { check(), t_.send_value(v); }
-  std::uint64_t recv_value() override { return check(), t_.recv_value(); }
-  const net::Clock& clock() const override { return t_.clock(); }
-  net::Counters counters() const override { return t_.counters(); }
-  nlohmann::json context() const override { return t_.context(); }
-
- private:
-  void check() const {
-    if (fail_) throw TransportError("the peer did not respond (test)");
-  }
-  net::Transport& t_;
-  const bool& fail_;
-};
-
-class FailAt final : public ProgressSink {
- public:
-  FailAt(std::string at, bool& fail) : at_(std::move(at)), fail_(fail) {}
-  void update(std::string_view label, double) override {
-    if (label.find(at_) != std::string_view::npos) fail_ = true;
-  }
-  void done() override {}
-
- private:
-  std::string at_;
-  bool& fail_;
-};
 
 // loggp over `link` with the source's transport failing once progress reports `at`; the
 // source's result (the dest's own error, its peer gone, is expected and dropped).

@@ -4,14 +4,17 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
 #include "common/text_file.hpp"
+#include "failing_transport.hpp"
 #include "link_fixtures.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
@@ -229,6 +232,44 @@ TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
   });
   EXPECT_TRUE(overlap.agrees_with_loggp.value_or(false));
   EXPECT_TRUE(overlap.resolution.empty());
+}
+
+// overlap over a virtual link whose source side fails once progress reports `at`.
+std::optional<measure::OverlapResult> overlap_failing_at(const std::string& at) {
+  net::VirtualNetwork net(commgauge::testing::loggps_link(model::Progress::dependent));
+  std::optional<measure::OverlapResult> result;
+  bool fail = false;
+  commgauge::testing::FailAt sink(at, fail);
+  net.run([&](net::Transport& t) {
+    try {
+      if (t.role() == net::Role::dest) {
+        measure::measure_overlap(t, {}, std::nullopt, nullptr);
+        return;
+      }
+      commgauge::testing::FailingTransport failing(t, fail);
+      result = measure::measure_overlap(failing, {}, std::nullopt, &sink);
+    } catch (const TransportError&) {
+      // the dest, its peer gone (and the source where nothing could be kept)
+    }
+  });
+  return result;
+}
+
+TEST(OverlapInterrupted, KeepsTheSizesMeasuredBeforeTheFailure) {
+  const auto sizes = measure::OverlapOptions{}.sweep_sizes();
+  ASSERT_GT(sizes.size(), 3u);
+  const auto r = overlap_failing_at(fmt::format("overlap {} B", sizes[3]));
+  ASSERT_TRUE(r.has_value()) << "nothing kept";
+  EXPECT_THAT(r->interrupted, HasSubstr("did not respond"));
+  ASSERT_EQ(r->points.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(r->points[i].bytes, sizes[i]);
+  EXPECT_FALSE(r->ranges.empty());
+}
+
+TEST(OverlapInterrupted, BeforeTheFirstSizeKeepsNothing) {
+  const auto sizes = measure::OverlapOptions{}.sweep_sizes();
+  EXPECT_FALSE(overlap_failing_at(fmt::format("overlap {} B", sizes[0])).has_value());
 }
 
 TEST(ProfileRoundTrip, DependentProgress) {
