@@ -226,15 +226,19 @@ void add_profile_command(CLI::App& app, Action& action) {
         std::optional<measure::CallCosts> calls;
         const measure::CallCostOptions co;
         nlohmann::json transport_context;
+        // A profile is what predict and simulate trust: none from a method a transport failure
+        // interrupted (each keeps what it measured on its own, not here).
+        const auto whole = [](const std::string& method, const std::string& interrupted,
+                              const std::string& done) {
+          if (!interrupted.empty()) {
+            throw TransportError(fmt::format("{} ({} ended after {}; no profile is written)",
+                                             interrupted, method, done));
+          }
+        };
         run_guarded(*runner, [&] {
           runner->run({"loggp", lo}, [&](net::Transport& t) {
             if (auto r = measure::measure_loggp(t, lo, &progress)) {
-              // A profile is what predict and simulate trust: none from an interrupted loggp.
-              if (!r->interrupted.empty()) {
-                throw TransportError(
-                    fmt::format("{} (loggp ended after {} complete rounds; no profile is written)",
-                                r->interrupted, r->rounds));
-              }
+              whole("loggp", r->interrupted, fmt::format("{} complete rounds", r->rounds));
               loggp = std::move(r);
               transport_context = t.context();
             }
@@ -244,21 +248,13 @@ void add_profile_command(CLI::App& app, Action& action) {
               loggp ? std::optional<model::LinkParams>(loggp->link) : std::nullopt;
           runner->run({"overlap", oo}, [&](net::Transport& t) {
             if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) {
-              if (!r->interrupted.empty()) {
-                throw TransportError(
-                    fmt::format("{} (overlap ended after {} sizes; no profile is written)",
-                                r->interrupted, r->points.size()));
-              }
+              whole("overlap", r->interrupted, fmt::format("{} sizes", r->points.size()));
               overlap = std::move(r);
             }
           });
           runner->run({"latency", la}, [&](net::Transport& t) {
             if (auto r = measure::measure_latency(t, la, timer, &progress)) {
-              if (!r->interrupted.empty()) {
-                throw TransportError(
-                    fmt::format("{} (latency ended after {} sizes; no profile is written)",
-                                r->interrupted, r->points.size()));
-              }
+              whole("latency", r->interrupted, fmt::format("{} sizes", r->points.size()));
               latency = std::move(r);
             }
           });
