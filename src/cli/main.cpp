@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
   commgauge::cli::add_simulate_command(app, action);
   commgauge::cli::add_synth_command(app, action);
   commgauge::cli::add_serve_command(app, action);
+  commgauge::cli::add_completion_command(app, action);
   commgauge::cli::check_every_value(app);
 
   try {

@@ -52,5 +52,7 @@ void add_trace_check_command(CLI::App& app, Action& action);
 void add_trace_export_command(CLI::App& app, Action& action);
 void add_simulate_command(CLI::App& app, Action& action);
 void add_synth_command(CLI::App& app, Action& action);
+/// `completion bash`: needs the whole `app` (every other command added) when it runs.
+void add_completion_command(CLI::App& app, Action& action);
 
 }  // namespace commgauge::cli

@@ -17,13 +17,18 @@ fail() {
 [ -x "$bin" ] || fail "no $bin"
 for f in share/commgauge/schemas/profile.v1.schema.json share/commgauge/schemas/link-params.v1.schema.json \
   share/commgauge/examples/networks/loggp-simple.json share/doc/commgauge/README.md \
-  share/man/man1/commgauge.1 share/man/man1/commgauge-loggp.1 share/man/man1/commgauge-simulate.1; do
+  share/man/man1/commgauge.1 share/man/man1/commgauge-loggp.1 share/man/man1/commgauge-simulate.1 \
+  share/bash-completion/completions/commgauge; do
   [ -f "$work/moved/$f" ] || fail "not installed: $f"
 done
 # The man pages render and say what the --help says.
 page="$work/moved/share/man/man1/commgauge-loggp.1"
 grep -q 'PRTT(n,d,s)' "$page" && grep -q '§3.2' "$page" || fail "commgauge-loggp.1 lacks loggp's help"
 MANWIDTH=100 man -l "$page" 2>/dev/null | grep -q "^SYNOPSIS" || fail "commgauge-loggp.1 does not render"
+# The installed completion completes a subcommand's option.
+completed="$(bash -c 'source "$1"; COMP_WORDS=(commgauge loggp --max-s); COMP_CWORD=2; _commgauge;
+  echo "${COMPREPLY[*]}"' _ "$work/moved/share/bash-completion/completions/commgauge")"
+[ "$completed" = "--max-size" ] || fail "the installed completion gave '$completed' for loggp --max-s"
 version="$("$bin" --version)"
 echo "$version"
 grep -q "^commgauge [0-9]" <<<"$version" || fail "--version: $version"

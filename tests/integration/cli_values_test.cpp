@@ -152,5 +152,46 @@ TEST(CliValues, ExitCodesFollowTheReadmesTable) {
   fs::remove_all(dir);
 }
 
+// What `commgauge completion bash` completes for the words before the cursor (the last word
+// is the one being completed), run in bash as bash-completion would.
+std::vector<std::string> completions(const std::vector<std::string>& words) {
+  const std::string script = ::testing::TempDir() + "/commgauge-completion.bash";
+  const Outcome gen = run({commgauge(), "completion", "bash"});
+  EXPECT_EQ(gen.exit_code, 0) << gen.err;
+  std::ofstream(script) << gen.out;
+  std::string array = "commgauge";
+  for (const auto& w : words)
+    array += " '" + w + "'";
+  const Outcome o = run({"bash", "-c",
+                         "source '" + script + "'; COMP_WORDS=(" + array +
+                             "); COMP_CWORD=" + std::to_string(words.size()) +
+                             "; _commgauge; printf '%s\\n' \"${COMPREPLY[@]}\""});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  std::vector<std::string> out;
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+TEST(Completion, BashCompletesSubcommandsAndTheirOptionsFromTheCommandLineItself) {
+  using ::testing::ElementsAre;
+  EXPECT_THAT(completions({"pro"}), ElementsAre("profile"));
+  EXPECT_THAT(completions({"trace-e"}), ElementsAre("trace-export"));
+  EXPECT_THAT(completions({"loggp", "--max-s"}), ElementsAre("--max-size"));
+  EXPECT_THAT(completions({"predict", "p"}), ElementsAre("pingpong"));
+  EXPECT_THAT(completions({"predict", "pingpong", "--pro"}), ElementsAre("--profile"));
+  // An option's value and positional arguments complete as files; options stay per command.
+  EXPECT_THAT(completions({"simulate", "--model", "loggps", "--crit"}),
+              ElementsAre("--critical-path"));
+  EXPECT_THAT(completions({"timer", "--max-s"}), ::testing::IsEmpty());
+}
+
+TEST(Completion, AnUnknownShellIsAnInputError) {
+  const Outcome o = run({commgauge(), "completion", "fish"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("expected bash"));
+}
+
 }  // namespace
 }  // namespace commgauge::testing
