@@ -53,13 +53,14 @@ _commgauge() {
     esac
   done
   words="$(_commgauge_words "$path")"
+  # One completion per line (mapfile): file names with spaces or glob characters stay whole.
   if [[ "$cur" == -* || -z "$path" ]]; then
-    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+    mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
   else
     # Subcommands of the path, else files (option values and positional arguments).
     local subs="" w
     for w in $words; do [[ "$w" != -* ]] && subs="$subs $w"; done
-    COMPREPLY=($(compgen -W "$subs" -- "$cur") $(compgen -f -- "$cur"))
+    mapfile -t COMPREPLY < <(compgen -W "$subs" -- "$cur"; compgen -f -- "$cur")
   fi
 }
 _commgauge_words() {

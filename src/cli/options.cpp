@@ -70,9 +70,9 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
       ->group(group);
   app.add_option(
          "--mpi-timeout", f.mpi_timeout_s,
-         "seconds one blocking MPI call (send, receive, wait, barrier; MPI_Init and MPI_Finalize "
-         "too) may wait before the run ends with exit status 3, naming the peer (a stopped or "
-         "dead rank); "
+         "seconds one blocking MPI call (send, receive, wait, barrier; 10 times this for MPI_Init, "
+         "MPI_Finalize and a phase's other collective start) may wait before the run ends with "
+         "exit status 3, naming the peer (a stopped or dead rank); "
          "long, as a rank may wait while the other analyses")
       ->capture_default_str()
       ->group(group);

@@ -148,13 +148,18 @@ void AtomicFile::commit() {
 
 void sync_directory_of(const std::filesystem::path& path) {
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  // Best effort where the directory cannot be opened (writable but not readable, say): the file
+  // is in place, only its durability across a crash is not ensured. EINVAL: a filesystem that
+  // cannot sync a directory. A failing sync (EIO) is an error: the new name may be lost.
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw OutputError(dir.string(), std::strerror(errno));
-  // EINVAL: a filesystem that cannot sync a directory (nothing to make durable there).
+  if (fd < 0) return;
   const bool synced = ::fsync(fd) == 0 || errno == EINVAL;
   const int error = errno;
   ::close(fd);
-  if (!synced) throw OutputError(dir.string(), std::strerror(error));
+  if (!synced) {
+    throw OutputError(dir.string(), std::string("syncing the directory after the rename: ") +
+                                        std::strerror(error));
+  }
 }
 
 void set_result_output(int fd) {

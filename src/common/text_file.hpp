@@ -47,7 +47,8 @@ class AtomicFile {
 };
 
 /// Syncs the directory holding `path`, so that renames into it survive a crash of the machine
-/// (commit() does it; a set of published files needs it once). A failing sync -> OutputError.
+/// (commit() does it; a set of published files needs it once). A failing sync -> OutputError;
+/// a directory that cannot be opened is left unsynced.
 void sync_directory_of(const std::filesystem::path& path);
 
 /// Writes `text` atomically through an AtomicFile; "-" is standard output.

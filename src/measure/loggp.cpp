@@ -1019,13 +1019,16 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   // the complete rounds (a failed round adds nothing to any point), or, once confirmation has
   // begun, the result as the rounds left it, its switches unconfirmed.
   std::optional<LoggpResult> after_rounds;
+  const char* stage = "rounds";
   try {
     run_rounds(session, r.points, r);
     analyse_loggp(r, o, true);
     phase("rounds");
     after_rounds = r;
+    stage = "scan";
     scan_for_handshakes(session, r);
     phase("scan");
+    stage = "confirmation";
     std::vector<std::string> notes;
     confirm_switches(session, r, notes);
     summarise_points(r.points, o);
@@ -1034,24 +1037,36 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     r.notes.insert(r.notes.end(), notes.begin(), notes.end());
   } catch (const TransportError& e) {
     if (r.rounds == 0) throw;
-    const bool confirming = after_rounds.has_value();
-    if (confirming) {
+    phase(stage);
+    if (after_rounds) {
+      // The rounds' result; the time of every phase, the interrupted one included, is kept.
+      auto phases = std::move(r.phase_seconds);
       r = std::move(*after_rounds);
-      r.notes.push_back(
-          "interrupted while confirming switches: the switches are the rounds' detection, "
-          "unconfirmed");
+      r.phase_seconds = std::move(phases);
+      r.notes.push_back(fmt::format(
+          "interrupted during the {}: the switches are the rounds' detection, unconfirmed",
+          std::string(stage) == "scan" ? "scan for hand-shakes" : "confirmation of switches"));
     } else {
       summarise_points(r.points, o);
       analyse_loggp(r, o, true);
       r.notes.push_back(fmt::format("interrupted after {} complete rounds of at least {}", r.rounds,
                                     o.min_rounds));
     }
-    phase(confirming ? "confirmation" : "rounds");
     r.interrupted = e.what();
   }
   if (progress) progress->done();
-  // The dest's counters come from the dest, which an interrupted run no longer reaches.
-  const net::Counters dest = r.interrupted.empty() ? finish_prtt(t) : net::Counters{};
+  // The dest's counters come from the dest, which an interrupted run no longer reaches; a peer
+  // lost after the last measurement costs only those counters, not the result.
+  net::Counters dest;
+  if (r.interrupted.empty()) {
+    try {
+      dest = finish_prtt(t);
+    } catch (const TransportError& e) {
+      r.notes.push_back(fmt::format(
+          "the peer was lost after the last measurement ({}): bytes count the source only",
+          e.what()));
+    }
+  }
   r.source_counters = t.counters();
   r.total_counters = {r.source_counters.messages + dest.messages,
                       r.source_counters.bytes + dest.bytes};

@@ -428,20 +428,33 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   if (loggp_link) {
     r.loggp_switch_bytes = loggp_link->rendezvous_threshold_bytes();
     r.agrees_with_loggp = agrees(r, *r.loggp_switch_bytes);
-    if (!*r.agrees_with_loggp && r.interrupted.empty()) {
+    // Unresolved when the sweep was cut short or re-measuring failed: both figures, said so.
+    const auto unresolved = [&](const char* why) {
+      r.resolution =
+          fmt::format("unresolved ({}): loggp's S {} B, overlap's S {}", why, *r.loggp_switch_bytes,
+                      r.switch_bytes ? std::to_string(r.switch_bytes) + " B" : "none");
+    };
+    if (!*r.agrees_with_loggp && !r.interrupted.empty()) {
+      unresolved("the sweep was interrupted before re-measuring");
+    } else if (!*r.agrees_with_loggp) {
       OverlapResult before = r;  // what the sweep found, kept if re-measuring fails
       try {
         resolve_disagreement(t, o, r, small);
       } catch (const TransportError& e) {
         r = std::move(before);
         r.interrupted = e.what();
-        r.notes.push_back(
-            "interrupted while re-measuring the disagreement with loggp: unresolved, the sweep's "
-            "figure kept");
+        unresolved("interrupted while re-measuring; the first sweep's figure");
       }
     }
   }
-  if (r.interrupted.empty()) t.send_value(static_cast<std::uint64_t>(Experiment::done));
+  if (r.interrupted.empty()) {
+    // The sweep is complete: a peer lost now costs only the goodbye, not the result.
+    try {
+      t.send_value(static_cast<std::uint64_t>(Experiment::done));
+    } catch (const TransportError& e) {
+      r.notes.push_back(fmt::format("the peer was lost after the last measurement: {}", e.what()));
+    }
+  }
   if (progress) progress->done();
   build_ranges(r, loggp_link);
   r.source_counters = t.counters();

@@ -35,16 +35,19 @@ void CallWatchdog::watch() {
       since = now;
       continue;
     }
-    if (now - since >= limit_) {
+    const int scale = scale_.load(std::memory_order_relaxed);
+    if (now - since >= limit_ * scale) {
       const int peer = peer_.load(std::memory_order_relaxed);
       const int me = me_.load(std::memory_order_relaxed);
       const std::string whom = peer >= 0 ? "rank " + std::to_string(peer) : "the other ranks";
       const std::string who = me >= 0 ? "rank " + std::to_string(me) + ": " : "";
+      const std::string bound =
+          scale > 1 ? std::to_string(scale) + " x --mpi-timeout" : std::string("--mpi-timeout");
       std::fprintf(stderr,
-                   "commgauge: %s%s has waited %.3g s for %s (--mpi-timeout): a "
+                   "commgauge: %s%s has waited %.3g s for %s (%s): a "
                    "rank is stopped, dead or hung; ending with exit status 3\n",
                    who.c_str(), what_.load(std::memory_order_relaxed),
-                   std::chrono::duration<double>(now - since).count(), whom.c_str());
+                   std::chrono::duration<double>(now - since).count(), whom.c_str(), bound.c_str());
       std::fflush(stderr);
       std::_Exit(3);
     }

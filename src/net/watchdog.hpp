@@ -16,6 +16,9 @@ namespace commgauge::net {
 
 class CallWatchdog {
  public:
+  /// The scale of the limit for a phase's collective start or end (Call's `scale`).
+  static constexpr int kPhaseBoundaryScale = 10;
+
   /// `limit` <= 0: no thread, no bound. `me`: this process's rank, for the message (-1: not
   /// known yet, as before MPI_Init; set_rank names it later).
   CallWatchdog(std::chrono::milliseconds limit, int me);
@@ -26,12 +29,15 @@ class CallWatchdog {
   void set_rank(int me) noexcept { me_.store(me, std::memory_order_relaxed); }
 
   /// Marks one blocking call waiting for `peer` (-1: any or every other rank) while it lives
-  /// (one calling thread only); `what` names it in the message (a string literal).
+  /// (one calling thread only); `what` names it in the message (a string literal). `scale`
+  /// multiplies the limit for a call that may legitimately wait while another rank works (the
+  /// collective start and end of a phase: the source may still be analysing and writing).
   class Call {
    public:
-    Call(CallWatchdog& w, int peer, const char* what = "one call") noexcept : w_(w) {
+    Call(CallWatchdog& w, int peer, const char* what = "one call", int scale = 1) noexcept : w_(w) {
       w_.peer_.store(peer, std::memory_order_relaxed);
       w_.what_.store(what, std::memory_order_relaxed);
+      w_.scale_.store(scale, std::memory_order_relaxed);
       w_.calls_.store(w_.calls_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
     ~Call() {
@@ -52,6 +58,7 @@ class CallWatchdog {
   std::atomic<std::uint64_t> calls_{0};  ///< odd while a call waits
   std::atomic<int> peer_{-1};
   std::atomic<const char*> what_{"one call"};
+  std::atomic<int> scale_{1};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

@@ -86,6 +86,17 @@ namespace {
 // estimators in its seed_estimators section.
 model::LinkParams single_link(const nlohmann::json& doc, const std::string& where,
                               ParameterSet set) {
+  // What predictions trust, as profile: never a link from an interrupted measurement.
+  // (Types are the schema's to check, in link_params_from_json.)
+  const auto complete = doc.find("complete");
+  if (complete != doc.end() && complete->is_boolean() && !complete->get<bool>()) {
+    const auto why = doc.find("interrupted");
+    throw InputError(
+        where, fmt::format("/complete: false: written by a loggp run that ended early "
+                           "({}); its switches are unconfirmed: measure again",
+                           why != doc.end() && why->is_string() ? why->get<std::string>()
+                                                                : std::string("interrupted")));
+  }
   if (set == ParameterSet::calibrated) return link_params_from_json(doc, where);
   if (!doc.contains("seed_estimators")) {
     throw InputError(where,

@@ -721,6 +721,7 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
       published.push_back(file->target());
     }
     sync_directory_of(out / "hostfile.txt");
+    sync_directory_of(out);  // its entry in the parent, where the export created it
     return result;
   } catch (...) {
     // Only a rename or the directory's sync can fail here: what it had already published goes.

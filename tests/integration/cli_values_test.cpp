@@ -185,6 +185,12 @@ TEST(Completion, BashCompletesSubcommandsAndTheirOptionsFromTheCommandLineItself
   EXPECT_THAT(completions({"simulate", "--model", "loggps", "--crit"}),
               ElementsAre("--critical-path"));
   EXPECT_THAT(completions({"timer", "--max-s"}), ::testing::IsEmpty());
+  // A file name with a space and a glob character is one completion.
+  const std::string dir = ::testing::TempDir() + "/completion dir";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/my [run] 1.json") << "{}";
+  EXPECT_THAT(completions({"simulate", dir + "/my"}), ElementsAre(dir + "/my [run] 1.json"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Completion, AnUnknownShellIsAnInputError) {

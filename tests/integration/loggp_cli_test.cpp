@@ -183,9 +183,10 @@ TEST(LoggpCliErrors, APeerThatStopsAfterCompleteRoundsKeepsTheirAnalysis) {
   // (warm-up, pilot, the round, scan and confirmation) and 38.9 MB in one of two rounds, so a
   // round is about 11 MB, and every default run has at least 6 rounds (more than 66 MB). The
   // server is stopped (SIGSTOP) once it has received 40 MiB (from `ss -tin`; a count of bytes,
-  // not a time, so load does not move it): after the first complete round and well before the
-  // sixth. loggp saves the analysis of the complete rounds, marked incomplete, and still ends with
-  // the transport error (exit 3).
+  // polled every 20 ms, so a loaded machine may stop it a little later): after the first complete
+  // round and long before the end (under load the sizes do not converge and get up to 30 rounds).
+  // loggp saves the analysis of the complete rounds, marked incomplete, and still ends with the
+  // transport error (exit 3).
   const ScratchPath json("cg-loggp-partial.json");
   ServeStoppedAfter server(40u << 20);
   ASSERT_FALSE(server.port().empty());
@@ -205,9 +206,12 @@ TEST(LoggpCliErrors, APeerThatStopsAfterCompleteRoundsKeepsTheirAnalysis) {
   EXPECT_EQ(doc["complete"], false);
   EXPECT_THAT(doc["interrupted"].get<std::string>(), HasSubstr("did not respond"));
   EXPECT_GE(doc["rounds"].get<int>(), 1);
-  EXPECT_LT(doc["rounds"].get<int>(), 6);
   ASSERT_FALSE(doc["ranges"].empty());
   EXPECT_GT(doc["eel_us"].get<double>(), 0);  // PRTT(1,0,1)/2 of the complete rounds
+  // What predictions trust: predict refuses the incomplete link, naming why.
+  const auto p = run({commgauge(), "predict", "pingpong", "--profile", json.path.string()});
+  EXPECT_EQ(p.exit_code, 2) << p.err;
+  EXPECT_THAT(p.err, HasSubstr("/complete: false"));
 }
 
 }  // namespace

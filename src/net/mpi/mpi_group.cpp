@@ -15,7 +15,7 @@ MpiGroup::MpiGroup(CallWatchdog& watchdog) : watchdog_(&watchdog) {
   int len = 0;
   MPI_Get_processor_name(name, &len);
   std::vector<char> all(static_cast<std::size_t>(size_) * MPI_MAX_PROCESSOR_NAME);
-  const CallWatchdog::Call call(*watchdog_, -1, "MPI_Allgather");
+  const CallWatchdog::Call call(*watchdog_, -1, "MPI_Allgather", CallWatchdog::kPhaseBoundaryScale);
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
                 MPI_CHAR, MPI_COMM_WORLD);
   for (int r = 0; r < size_; ++r) {

@@ -50,7 +50,8 @@ class MpiRunner final : public PairRunner {
     MPI_Get_processor_name(name, &len);
     std::vector<char> all(static_cast<std::size_t>(environment_.world_size()) *
                           MPI_MAX_PROCESSOR_NAME);
-    const CallWatchdog::Call call(environment_.watchdog(), -1, "MPI_Allgather");
+    const CallWatchdog::Call call(environment_.watchdog(), -1, "MPI_Allgather",
+                                  CallWatchdog::kPhaseBoundaryScale);
     MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
                   MPI_CHAR, MPI_COMM_WORLD);
     std::vector<std::string> out;

@@ -30,7 +30,7 @@ MpiEnvironment::MpiEnvironment(int& argc, char**& argv, std::chrono::millisecond
   // Funneled: only this thread calls MPI; the call watchdog's thread never does.
   int provided = 0;
   if (!initialized) {
-    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Init");
+    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Init", CallWatchdog::kPhaseBoundaryScale);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -42,7 +42,8 @@ MpiEnvironment::~MpiEnvironment() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) {
-    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Finalize");
+    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Finalize",
+                                  CallWatchdog::kPhaseBoundaryScale);
     MPI_Finalize();
   }
 }
@@ -78,7 +79,8 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
   const bool member = world_rank_ == source || world_rank_ == dest;
   // Key the pair so that the source is rank 0 of pair_.
   {
-    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Comm_split");
+    const CallWatchdog::Call call(*watchdog_, -1, "MPI_Comm_split",
+                                  CallWatchdog::kPhaseBoundaryScale);
     MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, world_rank_ == source ? 0 : 1,
                    &pair_);
   }
