@@ -242,21 +242,9 @@ TEST(LatencyCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {
   // received 16 MiB, inside the 64 MiB size (tens of GB: a wide window even under load): the 8 B
   // size is saved, marked incomplete, and the run still ends with the transport error (exit 3).
   const ScratchPath json("cg-latency-partial.json");
-  ServeStoppedAfter server(16u << 20);
-  ASSERT_FALSE(server.port().empty());
-  const std::string port = server.port();
-  const auto o = run({commgauge(),      "latency",
-                      "--transport",    "tcp",
-                      "--peer",         "127.0.0.1:" + port,
-                      "--sizes",        "8,64MiB",
-                      "--trials",       "500",
-                      "--min-trials",   "500",
-                      "--rse-target",   "0",
-                      "--timer-trials", "1000",
-                      "--io-timeout",   "3",
-                      "--json",         json.path.string()},
-                     kMeasuringLimit);
-  server.finish();
+  const auto o = run_against_peer_stopped_after(
+      16u << 20, {"latency", "--sizes", "8,64MiB", "--trials", "500", "--min-trials", "500",
+                  "--rse-target", "0", "--timer-trials", "1000", "--json", json.path.string()});
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
   EXPECT_THAT(o.err, HasSubstr("ended after 1 of 2 sizes; those are saved"));

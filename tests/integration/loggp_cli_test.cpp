@@ -1,15 +1,10 @@
 // commgauge loggp for real: MPI shared memory, MPI over TCP, the TCP transport, Open MPI's
 // configured eager limits as known protocol switches, and bad input.
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include <cstdio>
-
-#include <signal.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -188,13 +183,8 @@ TEST(LoggpCliErrors, APeerThatStopsAfterCompleteRoundsKeepsTheirAnalysis) {
   // loggp saves the analysis of the complete rounds, marked incomplete, and still ends with the
   // transport error (exit 3).
   const ScratchPath json("cg-loggp-partial.json");
-  ServeStoppedAfter server(40u << 20);
-  ASSERT_FALSE(server.port().empty());
-  const std::string port = server.port();
-  const auto o = run({commgauge(), "loggp", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
-                      "--max-size", "64KiB", "--io-timeout", "3", "--json", json.path.string()},
-                     kMeasuringLimit);
-  server.finish();
+  const auto o = run_against_peer_stopped_after(
+      40u << 20, {"loggp", "--max-size", "64KiB", "--json", json.path.string()});
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
   EXPECT_THAT(o.err, ::testing::ContainsRegex("ended after [1-9][0-9]* complete rounds; their "

@@ -224,6 +224,19 @@ ServeStoppedAfter::~ServeStoppedAfter() {
   finish();
 }
 
+Outcome run_against_peer_stopped_after(std::uint64_t bytes,
+                                       const std::vector<std::string>& command) {
+  ServeStoppedAfter server(bytes);
+  if (server.port().empty()) throw std::runtime_error("commgauge serve did not start");
+  std::vector<std::string> argv = {commgauge()};
+  argv.insert(argv.end(), command.begin(), command.end());
+  argv.insert(argv.end(),
+              {"--transport", "tcp", "--peer", "127.0.0.1:" + server.port(), "--io-timeout", "3"});
+  Outcome o = run(argv, kMeasuringLimit);
+  server.finish();
+  return o;
+}
+
 ScratchPath::ScratchPath(const std::string& name)
     : path(std::filesystem::temp_directory_path() / name) {
   std::error_code ec;

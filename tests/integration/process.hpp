@@ -74,6 +74,12 @@ class ServeStoppedAfter {
   std::thread stopper_;
 };
 
+/// Runs `commgauge COMMAND... --transport tcp --peer ADDRESS --io-timeout 3` (kMeasuringLimit)
+/// against a ServeStoppedAfter(`bytes`), continued once the run has ended. Throws
+/// std::runtime_error if the server does not start.
+Outcome run_against_peer_stopped_after(std::uint64_t bytes,
+                                       const std::vector<std::string>& command);
+
 /// A path in the temporary directory, removed (if present) on construction and destruction.
 struct ScratchPath {
   explicit ScratchPath(const std::string& name);

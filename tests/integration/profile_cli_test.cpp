@@ -217,13 +217,8 @@ TEST(OverlapCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {
   // not a time), inside the sweep. The sizes finished are saved, marked incomplete, and the run
   // ends with the transport error (exit 3).
   const ScratchPath json("cg-overlap-partial.json");
-  ServeStoppedAfter server(40u << 20);
-  ASSERT_FALSE(server.port().empty());
   const auto o =
-      run({commgauge(), "overlap", "--transport", "tcp", "--peer", "127.0.0.1:" + server.port(),
-           "--io-timeout", "3", "--json", json.path.string()},
-          kMeasuringLimit);
-  server.finish();
+      run_against_peer_stopped_after(40u << 20, {"overlap", "--json", json.path.string()});
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("did not respond for 3.0 s"));
   EXPECT_THAT(o.err, ::testing::ContainsRegex("ended after [0-9]+ of 21 sizes; those are saved"));
@@ -244,13 +239,8 @@ TEST(ProfileCliErrors, APeerThatStopsWritesNoProfile) {
   // (see LoggpCliErrors.APeerThatStopsAfterCompleteRoundsKeepsTheirAnalysis) and there are at
   // least 6: stopped after 40 MiB, loggp has complete rounds it would keep on its own.
   const ScratchPath out("cg-profile-stopped.json");
-  ServeStoppedAfter server(40u << 20);
-  ASSERT_FALSE(server.port().empty());
-  const auto o =
-      run({commgauge(), "profile", "--transport", "tcp", "--peer", "127.0.0.1:" + server.port(),
-           "--max-size", "64KiB", "--io-timeout", "3", "-o", out.path.string()},
-          kMeasuringLimit);
-  server.finish();
+  const auto o = run_against_peer_stopped_after(
+      40u << 20, {"profile", "--max-size", "64KiB", "-o", out.path.string()});
   EXPECT_EQ(o.exit_code, 3) << o.err;
   EXPECT_THAT(o.err, HasSubstr("no profile is written"));
   EXPECT_FALSE(std::filesystem::exists(out.path));
