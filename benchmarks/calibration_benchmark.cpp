@@ -14,6 +14,7 @@
 namespace {
 
 using namespace commgauge;
+using namespace commgauge::model::literals;
 
 model::LinkParams vader_like() {
   model::LinkParams link;
@@ -48,7 +49,7 @@ std::vector<model::PrttCurvePoint> noisy_points(const model::LinkParams& link) {
   for (double s = 1; s <= 262144; s *= std::sqrt(2.0)) {
     model::PrttCurvePoint p;
     p.bytes = static_cast<std::uint64_t>(std::llround(s));
-    p.delay_us = model::to_microseconds(model::prtt(cost, 1, 0, p.bytes));
+    p.delay_us = model::to_microseconds(model::prtt(cost, 1, 0_ps, p.bytes));
     p.measured_us = model::prtt_curves(cost, p);
     for (std::size_t k = 0; k < 4; ++k) {
       p.measured_us[k] *= noise(rng);

@@ -16,6 +16,7 @@
 namespace {
 
 using namespace commgauge;
+using namespace commgauge::model::literals;
 
 /// Group g owns nodes 4g .. 4g+3 and 2, 3 or 4 flows among them, all in one component:
 /// a -> b, a -> c (outgoing conflict), d -> c (incoming), d -> b (a 4-cycle).
@@ -43,8 +44,8 @@ void start_finish_cycle(benchmark::State& state, const std::string& model_name) 
   std::vector<sim::LinkSharing::Change> changes;
   // Work far beyond the benchmark's time span: no flow runs out, every finish is a cancel at
   // the current time, which costs what a real finish costs.
-  constexpr model::Picoseconds kWork = 1'000'000'000'000;
-  model::Picoseconds now = 0;
+  constexpr model::Picoseconds kWork{1'000'000'000'000};
+  model::Picoseconds now{};
   auto apply = [&] {
     for (const auto& c : changes)
       version[c.flow] = c.version;
@@ -63,7 +64,7 @@ void start_finish_cycle(benchmark::State& state, const std::string& model_name) 
   for (auto _ : state) {
     cursor = (cursor + stride) % n;
     const auto f = static_cast<std::uint32_t>(cursor);
-    ++now;
+    now += 1_ps;
     if (!ls.finish(f, version[f], now, changes)) state.SkipWithError("stale version");
     apply();
     reported += changes.size();

@@ -16,7 +16,8 @@ namespace commgauge::model {
 
 std::array<double, 4> prtt_curves(const CostModel& cost, const PrttCurvePoint& p) {
   const Picoseconds d = to_picoseconds(p.delay_us);
-  return {to_microseconds(prtt(cost, 1, 0, p.bytes)), to_microseconds(prtt(cost, p.n, 0, p.bytes)),
+  return {to_microseconds(prtt(cost, 1, Picoseconds{}, p.bytes)),
+          to_microseconds(prtt(cost, p.n, Picoseconds{}, p.bytes)),
           to_microseconds(prtt(cost, p.n, d, p.bytes)),
           to_microseconds(prtt_server_delay(cost, p.n, d, p.bytes))};
 }

@@ -21,14 +21,14 @@ Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds c
                             Picoseconds server_delay) {
   const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
   const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
-  Picoseconds start = 0;   // the client starts send i (its request)
-  Picoseconds posted = 0;  // the server has posted receive i
-  Picoseconds done = 0;    // receive i completed at the server
+  Picoseconds start{};   // the client starts send i (its request)
+  Picoseconds posted{};  // the server has posted receive i
+  Picoseconds done{};    // receive i completed at the server
   for (std::uint32_t i = 0; i < n; ++i) {
     const Picoseconds answered = std::max(start + cs + L, posted);  // seed 004 T4
     const Picoseconds returned = answered + cr + cs + L + cr + t1;  // T5, then T1
     done = returned + t2 + t3;
-    posted = done + (i + 1 < n ? server_delay : 0);
+    posted = done + (i + 1 < n ? server_delay : Picoseconds{});
     // The next request: after the delay, and no sooner than the gap after this one.
     start = std::max(returned + client_delay, start + m.gap);
   }
@@ -48,19 +48,19 @@ Picoseconds round_trip(const CostModel& c, std::uint64_t k) {
 
 Picoseconds prtt(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
   const MessageCost m = c.message(k);
-  if (n == 0) return 0;
-  if (m.rendezvous) return rendezvous_prtt(m, n, d, 0);
+  if (n == 0) return Picoseconds{};
+  if (m.rendezvous) return rendezvous_prtt(m, n, d, Picoseconds{});
   // seed 000 eq. (5): PRTT(1,0,s) + (n-1) max(o + d, G_all), with o_s, o_r and per-byte terms.
   const Picoseconds cycle = std::max({m.send_overhead + d, m.gap, m.recv_overhead});
-  return 2 * eager_one_way(m) + static_cast<Picoseconds>(n - 1) * cycle;
+  return 2 * eager_one_way(m) + cycle * static_cast<std::int64_t>(n - 1);
 }
 
 Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
   const MessageCost m = c.message(k);
-  if (n == 0) return 0;
-  if (m.rendezvous) return rendezvous_prtt(m, n, 0, d);
+  if (n == 0) return Picoseconds{};
+  if (m.rendezvous) return rendezvous_prtt(m, n, Picoseconds{}, d);
   const Picoseconds cycle = std::max({m.send_overhead, m.gap, d + m.recv_overhead});
-  return 2 * eager_one_way(m) + static_cast<Picoseconds>(n - 1) * cycle;
+  return 2 * eager_one_way(m) + cycle * static_cast<std::int64_t>(n - 1);
 }
 
 LogGPSTerms loggps_terms(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {
@@ -78,7 +78,7 @@ LogGPSTerms loggps_terms(const CostModel& c, std::uint64_t k, Picoseconds t_s, P
 Picoseconds loggps_communication_time(const CostModel& c, std::uint64_t k, Picoseconds t_s,
                                       Picoseconds t_r) {
   const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
-  return (t.rendezvous ? t.t4 + t.t5 : 0) + t.t1 + t.t2 + t.t3;
+  return (t.rendezvous ? t.t4 + t.t5 : Picoseconds{}) + t.t1 + t.t2 + t.t3;
 }
 
 Picoseconds loggps_send_time(const CostModel& c, std::uint64_t k, Picoseconds t_s,
@@ -91,14 +91,14 @@ Picoseconds loggps_recv_time(const CostModel& c, std::uint64_t k, Picoseconds t_
                              Picoseconds t_r) {
   const LogGPSTerms t = loggps_terms(c, k, t_s, t_r);
   const Picoseconds late = t_r - t_s;
-  if (!t.rendezvous) return std::max<Picoseconds>(t.t1 + t.t2 - late, 0) + t.t3;  // eq. (7)
+  if (!t.rendezvous) return std::max(t.t1 + t.t2 - late, Picoseconds{}) + t.t3;  // eq. (7)
   const MessageCost m = c.message(k);
-  return std::max<Picoseconds>(m.control_send + m.latency - late, 0) + m.control_recv + t.t5 +
-         t.t1 + t.t2 + t.t3;  // eq. (9)
+  return std::max(m.control_send + m.latency - late, Picoseconds{}) + m.control_recv + t.t5 + t.t1 +
+         t.t2 + t.t3;  // eq. (9)
 }
 
 Picoseconds loggps_round_trip(const CostModel& c, std::uint64_t k) {
-  return 2 * loggps_communication_time(c, k, 0, 0);
+  return 2 * loggps_communication_time(c, k, Picoseconds{}, Picoseconds{});
 }
 
 std::string to_string(TransferMechanism t) {
@@ -135,10 +135,10 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
   const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
   OverlapCosts o;
   o.mechanism = overlap_case(m);
-  Picoseconds receiver_free = 0;  // the receiver's CPU is free (inside MPI) from here
-  Picoseconds arrival = 0;        // the data reaches the receiver
-  Picoseconds t_rw = 0;           // the receiver enters MPI_Wait
-  Picoseconds t_sw = 0;           // the sender enters MPI_Wait
+  Picoseconds receiver_free{};  // the receiver's CPU is free (inside MPI) from here
+  Picoseconds arrival{};        // the data reaches the receiver
+  Picoseconds t_rw{};           // the receiver enters MPI_Wait
+  Picoseconds t_sw{};           // the sender enters MPI_Wait
   switch (o.mechanism) {
     case OverlapCase::eager_T: {
       // seed 001 §2.2.1: Os = Oi, Or = Oc, Tc = Oi + G(K-1) + L + Oc.
@@ -163,7 +163,7 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       o.isend = cs;
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
-      Picoseconds answered = 0;
+      Picoseconds answered{};
       if (request <= t_r) {
         answered = t_r;
         o.irecv = cr + cs;

@@ -43,7 +43,7 @@ Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d
 // ---- LogGPS (seed 004) --------------------------------------------------------------------
 
 struct LogGPSTerms {
-  Picoseconds t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0;
+  Picoseconds t1{}, t2{}, t3{}, t4{}, t5{};
   bool rendezvous = false;
 };
 
@@ -84,17 +84,17 @@ OverlapCase overlap_case(const MessageCost& m);
 /// MPI_Wait; the receiver calls MPI_Irecv at Tr, computes `comp`, then MPI_Wait.
 struct OverlapCosts {
   OverlapCase mechanism = OverlapCase::eager_T;
-  Picoseconds isend = 0;          ///< time inside MPI_Isend (Oi(k) eager, O' rendezvous)
-  Picoseconds irecv = 0;          ///< time inside MPI_Irecv (O'+O' if the request was there, DCP)
-  Picoseconds osw = 0;            ///< Osw: time inside the sender's MPI_Wait
-  Picoseconds orw = 0;            ///< Orw: time inside the receiver's MPI_Wait
-  Picoseconds os = 0;             ///< Os = isend + Osw: the sender's total overhead
-  Picoseconds orr = 0;            ///< Or = irecv + Orw: the receiver's total overhead
-  Picoseconds sender_done = 0;    ///< when the sender's Wait returns
-  Picoseconds receiver_done = 0;  ///< when the receiver's Wait returns (data in the buffer)
-  Picoseconds tc = 0;             ///< Tc: receiver_done - Ts, from MPI_Isend to the data delivered
-  double rso = 0;                 ///< Rso = comp / (comp + Os)
-  double rro = 0;                 ///< Rro = comp / (comp + Or)
+  Picoseconds isend{};          ///< time inside MPI_Isend (Oi(k) eager, O' rendezvous)
+  Picoseconds irecv{};          ///< time inside MPI_Irecv (O'+O' if the request was there, DCP)
+  Picoseconds osw{};            ///< Osw: time inside the sender's MPI_Wait
+  Picoseconds orw{};            ///< Orw: time inside the receiver's MPI_Wait
+  Picoseconds os{};             ///< Os = isend + Osw: the sender's total overhead
+  Picoseconds orr{};            ///< Or = irecv + Orw: the receiver's total overhead
+  Picoseconds sender_done{};    ///< when the sender's Wait returns
+  Picoseconds receiver_done{};  ///< when the receiver's Wait returns (data in the buffer)
+  Picoseconds tc{};             ///< Tc: receiver_done - Ts, from MPI_Isend to the data delivered
+  double rso = 0;               ///< Rso = comp / (comp + Os)
+  double rro = 0;               ///< Rro = comp / (comp + Or)
 };
 
 /// Closed forms for the three cases (derivations in docs/models.md). They differ from seed 001's

@@ -14,7 +14,7 @@ namespace {
   throw TimeRangeError(fmt::format(
       "a message of {} bytes costs more than {:.0f} hours on this link, beyond the range of the "
       "simulated clock",
-      bytes, static_cast<double>(kMaxMessageCostPs) / 3.6e15));
+      bytes, static_cast<double>(kMaxMessageCostPs.count()) / 3.6e15));
 }
 
 // Rounds n * per_byte_fs femtoseconds to the nearest picosecond (non-negative inputs). The
@@ -25,19 +25,20 @@ Picoseconds per_byte_ps(std::uint64_t n, std::int64_t per_byte_fs, std::uint64_t
   if (n <= static_cast<std::uint64_t>(INT64_MAX) &&
       !__builtin_mul_overflow(static_cast<std::int64_t>(n), per_byte_fs, &fs) &&
       fs <= INT64_MAX - 500)
-    return (fs + 500) / 1000;  // the usual case; below 2^63 fs the result is below the bound
+    return Picoseconds{(fs + 500) /
+                       1000};  // the usual case; below 2^63 fs the result is below the bound
   __extension__ using Wide = unsigned __int128;
   const Wide ps = (Wide{n} * static_cast<std::uint64_t>(per_byte_fs) + 500) / 1000;
-  if (ps > static_cast<Wide>(kMaxMessageCostPs)) too_costly(bytes);
-  return static_cast<Picoseconds>(ps);
+  if (ps > static_cast<Wide>(kMaxMessageCostPs.count())) too_costly(bytes);
+  return Picoseconds{static_cast<std::int64_t>(ps)};
 }
 }  // namespace
 
 Picoseconds to_picoseconds(double microseconds) {
-  return std::llround(microseconds * 1e6);
+  return Picoseconds{std::llround(microseconds * 1e6)};
 }
 double to_microseconds(Picoseconds ps) {
-  return static_cast<double>(ps) / 1e6;
+  return static_cast<double>(ps.count()) / 1e6;
 }
 
 CostModel::CostModel(const LinkParams& link)
@@ -67,12 +68,12 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   c.progress = r.progress;
   if (bytes <= r.unchecked_up_to_bytes) [[likely]] {
     // Every product below 2^63 fs, so every cost below 2^53 ps: no check needed (one compare
-    // per message instead of four; measured in BM_MessageCost).
+    // per message instead of four; measured in BM_MessageCost), hence the raw counts.
     const auto n = static_cast<std::int64_t>(bytes), n1 = static_cast<std::int64_t>(k_minus_1);
-    c.send_overhead = r.o_s + (n * r.O_s_fs + 500) / 1000;
-    c.transfer = latency_ + (n1 * r.G_fs + 500) / 1000;
-    c.recv_overhead = r.o_r + (n * r.O_r_fs + 500) / 1000;
-    c.gap = r.g + (n1 * r.G_fs + 500) / 1000;
+    c.send_overhead = Picoseconds{r.o_s.count() + (n * r.O_s_fs + 500) / 1000};
+    c.transfer = Picoseconds{latency_.count() + (n1 * r.G_fs + 500) / 1000};
+    c.recv_overhead = Picoseconds{r.o_r.count() + (n * r.O_r_fs + 500) / 1000};
+    c.gap = Picoseconds{r.g.count() + (n1 * r.G_fs + 500) / 1000};
   } else {
     c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
     c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);

@@ -6,18 +6,16 @@
 #include <vector>
 
 #include "model/link_params.hpp"
+#include "model/picoseconds.hpp"
 
 namespace commgauge::model {
-
-/// Simulated and virtual time: integer picoseconds.
-using Picoseconds = std::int64_t;
 
 /// The largest cost one message may have (2^56 ps, about 20 hours) and the largest simulated
 /// time (2^62 ps, about 53 days). With every cost below the first and every event time below the
 /// second, the few additions between two checks cannot pass 2^63: times never wrap; beyond
 /// either bound the replay stops with a TimeRangeError.
-inline constexpr Picoseconds kMaxMessageCostPs = Picoseconds{1} << 56;
-inline constexpr Picoseconds kMaxSimulatedTimePs = Picoseconds{1} << 62;
+inline constexpr Picoseconds kMaxMessageCostPs{std::int64_t{1} << 56};
+inline constexpr Picoseconds kMaxSimulatedTimePs{std::int64_t{1} << 62};
 
 Picoseconds to_picoseconds(double microseconds);
 double to_microseconds(Picoseconds ps);
@@ -27,13 +25,13 @@ struct MessageCost {
   std::uint64_t bytes = 0;
   bool rendezvous = false;
   Progress progress = Progress::independent;
-  Picoseconds send_overhead = 0;  ///< o_s + k*O_s: the sender is busy
-  Picoseconds transfer = 0;       ///< L + (k-1)*G after the send overhead ends
-  Picoseconds recv_overhead = 0;  ///< o_r + k*O_r: the receiver is busy after arrival
-  Picoseconds gap = 0;            ///< g + (k-1)*G: minimum distance between send starts
-  Picoseconds latency = 0;        ///< L
-  Picoseconds control_send = 0;   ///< o' (default o_s): sending a rendezvous request or ack
-  Picoseconds control_recv = 0;   ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
+  Picoseconds send_overhead{};  ///< o_s + k*O_s: the sender is busy
+  Picoseconds transfer{};       ///< L + (k-1)*G after the send overhead ends
+  Picoseconds recv_overhead{};  ///< o_r + k*O_r: the receiver is busy after arrival
+  Picoseconds gap{};            ///< g + (k-1)*G: minimum distance between send starts
+  Picoseconds latency{};        ///< L
+  Picoseconds control_send{};   ///< o' (default o_s): sending a rendezvous request or ack
+  Picoseconds control_recv{};   ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
 };
 
 /// LinkParams compiled to integer units once, so that costing a message is a lookup and a

@@ -99,11 +99,11 @@ class VirtualNetwork::Engine {
 
  private:
   struct Endpoint {
-    Picoseconds clock = 0;
+    Picoseconds clock{};
     State state = State::ready;
     bool in_call = false;
-    Picoseconds next_send = 0;  // earliest start of the next send (the gap)
-    Picoseconds last_failed_test = -1;
+    Picoseconds next_send{};  // earliest start of the next send (the gap)
+    Picoseconds last_failed_test{-1};
     std::deque<Action> pending;  // actions deferred until the endpoint is inside a call
     std::condition_variable cv;
     std::int64_t waiting_on = -1;
@@ -140,7 +140,7 @@ class VirtualNetwork::Engine {
   std::int64_t next_op_ = 0;
   std::priority_queue<Event, std::vector<Event>, EventLater> events_;
   std::uint64_t next_seq_ = 0;
-  Picoseconds now_ = 0;
+  Picoseconds now_{};
   // Unmatched operations per receiving endpoint and tag, in posting order.
   std::array<std::array<std::deque<std::int64_t>, 2>, 2> unmatched_sends_;
   std::array<std::array<std::deque<std::int64_t>, 2>, 2> unmatched_recvs_;
@@ -192,18 +192,18 @@ class VirtualEndpoint final : public Transport {
 
 void VirtualNetwork::Engine::reset() {
   for (auto& e : eps_) {
-    e.clock = 0;
+    e.clock = {};
     e.state = State::ready;
     e.in_call = false;
-    e.next_send = 0;
-    e.last_failed_test = -1;
+    e.next_send = {};
+    e.last_failed_test = Picoseconds{-1};
     e.pending.clear();
     e.waiting_on = -1;
     e.counters = {};
   }
   ops_.clear();
   events_ = {};
-  now_ = 0;
+  now_ = {};
   for (auto& per_tag : unmatched_sends_) {
     for (auto& q : per_tag)
       q.clear();

@@ -14,7 +14,7 @@ namespace commgauge::report {
 namespace {
 
 double seconds(model::Picoseconds ps) {
-  return static_cast<double>(ps) * 1e-12;
+  return static_cast<double>(ps.count()) * 1e-12;
 }
 // E_rel in percent; NaN where there is no measurement (printed "n/a").
 double e_rel(double predicted, double measured) {
@@ -129,10 +129,13 @@ std::string critical_path_text(const sim::Result& r) {
     if (s.key >= 0)
       functions += fmt::format(" {}:{:.3f}", path_function_name(s.key), seconds(s.time) * 1e6);
   out += "  on the path, per rank (us):" + ranks +
-         (p.other_ranks > 0 ? fmt::format(" other:{:.3f}", seconds(p.other_ranks) * 1e6) : "") +
+         (p.other_ranks > model::Picoseconds{}
+              ? fmt::format(" other:{:.3f}", seconds(p.other_ranks) * 1e6)
+              : "") +
          "\n  per function (us):" + functions +
-         (p.other_functions > 0 ? fmt::format(" other:{:.3f}", seconds(p.other_functions) * 1e6)
-                                : "") +
+         (p.other_functions > model::Picoseconds{}
+              ? fmt::format(" other:{:.3f}", seconds(p.other_functions) * 1e6)
+              : "") +
          "\n  last steps:";
   for (const auto& step : p.last_steps())
     out += fmt::format(" [rank {} {} {:.3f}-{:.3f}]", step.rank, path_function_name(step.function),
@@ -177,7 +180,7 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
   return {
       {"model", r.model},
       {"predicted_seconds", seconds(r.predicted_ps)},
-      {"predicted_ps", r.predicted_ps},
+      {"predicted_ps", r.predicted_ps.count()},
       {"measured_seconds", r.measured_ns * 1e-9},
       {"e_rel_percent", num(err.has_measurement ? err.total_e_rel_percent : std::nan(""))},
       {"e_abs_percent", num(err.has_measurement ? err.e_abs_percent : std::nan(""))},
@@ -214,13 +217,13 @@ std::string simulation_text(const sim::Result& r, bool compare) {
                        percent(err.total_e_rel_percent));
   out += "\n";
   // Where the time went, summed over ranks.
-  const double all = static_cast<double>(std::max<model::Picoseconds>(1, r.total.total()));
+  const double all = static_cast<double>(std::max(model::Picoseconds{1}, r.total.total()).count());
   std::string parts;
   for (const Part& p : kParts)
     parts += fmt::format("{}{} {:.1f} %", parts.empty() ? "" : ", ", p.name,
-                         static_cast<double>(r.total.*p.field) / all * 100.0);
+                         static_cast<double>((r.total.*p.field).count()) / all * 100.0);
   out += "  time of all ranks: " + parts + "\n";
-  if (r.total.opaque > 0)
+  if (r.total.opaque > model::Picoseconds{})
     out += fmt::format(
         "  {} of the predicted time comes from unmodeled (opaque) MPI calls at "
         "their recorded duration\n",

@@ -102,7 +102,7 @@ bool Engine::load_next_call(Rank& r, std::int32_t me, Event& e) {
 }
 
 Picoseconds Engine::computation(Rank& r, const Event& e) {
-  Picoseconds ps = 0;
+  Picoseconds ps{};
   if (policy_.cpu_compute) {
     if (!e.has(trace::kCpu))
       throw InputError("compute cpu", fmt::format("{}: the trace has no CPU times (record it with "
@@ -112,9 +112,8 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
     // duration).
     const double call_ns = r.duration_ns(e.end_tick - e.start_tick);
     const double cpu_ns = static_cast<double>(e.cpu_ns - r.previous_cpu_ns) - call_ns;
-    ps = r.previous_cpu_ns < 0
-             ? 0
-             : static_cast<Picoseconds>(std::llround(std::max(0.0, cpu_ns) * 1000.0));
+    ps = r.previous_cpu_ns < 0 ? Picoseconds{}
+                               : Picoseconds{std::llround(std::max(0.0, cpu_ns) * 1000.0)};
   } else {
     ps = ticks_to_ps(r, e.start_tick - r.previous_end_tick - e.local_ticks - r.overhead_ticks);
   }
@@ -134,27 +133,28 @@ void Engine::start_call(Rank& r, std::int32_t me) {
   r.step_posted = false;
   r.in_collective = false;
   r.wait_remaining = 0;
-  r.latest_partner = 0;
-  r.poll_until = 0;
-  r.poll_fixed = 0;
-  r.opaque_ps = 0;
+  r.latest_partner = {};
+  r.poll_until = {};
+  r.poll_fixed = {};
+  r.opaque_ps = {};
   if (e.kind == trace::RecordKind::poll_run) {
     // A run of failed polls: its time less its time inside MPI is computation spread over the
     // run (fixed); the rank is inside MPI meanwhile, so communication progresses.
     const Picoseconds run = ticks_to_ps(r, e.end_tick - e.start_tick);
     const Picoseconds in_mpi = ticks_to_ps(r, e.in_mpi_ticks);
-    const Picoseconds fixed = policy_.scale(std::max<Picoseconds>(0, run - in_mpi));
+    const Picoseconds fixed = policy_.scale(std::max(Picoseconds{}, run - in_mpi));
     r.poll_fixed = fixed;
     // Each failed call costs the profile's poll time, inside MPI (seed-independent: the
     // profile measures it; 0 when it does not have it).
-    const auto polls = static_cast<Picoseconds>(std::min<std::uint64_t>(e.calls, 1ULL << 40));
-    Picoseconds polling = 0;
-    if (__builtin_mul_overflow(polls, net_.failed_poll(), &polling) ||
-        polling > model::kMaxMessageCostPs)
+    const auto polls = static_cast<std::int64_t>(std::min<std::uint64_t>(e.calls, 1ULL << 40));
+    std::int64_t polling_ps = 0;
+    if (__builtin_mul_overflow(polls, net_.failed_poll().count(), &polling_ps) ||
+        Picoseconds{polling_ps} > model::kMaxMessageCostPs)
       throw TimeRangeError(
           fmt::format("rank {}: {} failed polls cost more than the simulated "
                       "clock holds",
                       me, e.calls));
+    const Picoseconds polling{polling_ps};
     r.busy += polling;
     r.poll_until = r.clock + fixed + polling;
     // Polled requests already complete in the simulation: the replay lags behind the trace.
@@ -370,11 +370,11 @@ void Engine::finish_call(Rank& r) {
   b.overhead += r.busy;
   b.opaque += r.opaque_ps;
   b.compute += r.poll_fixed;
-  const Picoseconds waiting = std::max<Picoseconds>(0, call - r.busy - r.opaque_ps - r.poll_fixed);
+  const Picoseconds waiting = std::max(Picoseconds{}, call - r.busy - r.opaque_ps - r.poll_fixed);
   if (r.in_collective) {
     b.synchronization += waiting;
   } else {
-    const Picoseconds late = std::clamp<Picoseconds>(r.latest_partner - r.call_start, 0, waiting);
+    const Picoseconds late = std::clamp(r.latest_partner - r.call_start, Picoseconds{}, waiting);
     (r.latest_partner_is_send ? b.late_sender : b.late_receiver) += late;
     b.transfer += waiting - late;
   }
@@ -422,7 +422,7 @@ void Engine::advance(std::uint32_t ri) {
         Picoseconds compute = computation(r, e);
         if (!least_compute_.empty())
           compute = least_compute_[ri].at(site_of(r.previous_function, e.function));
-        if (policy_.noise.mean_us > 0 && compute > 0) {
+        if (policy_.noise.mean_us > 0 && compute > Picoseconds{}) {
           const Picoseconds noise = noise_ps(policy_.noise, ri, r.result.records);
           compute += noise;
           noise_added_ += noise;
@@ -453,7 +453,7 @@ void Engine::advance(std::uint32_t ri) {
       case Phase::enter: {
         r.in_call = true;
         r.call_start = r.clock;
-        r.busy = 0;
+        r.busy = {};
         if (!r.pending.empty()) {
           for (const Action& a : r.pending)
             run_action(r, a);

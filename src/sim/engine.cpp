@@ -63,7 +63,7 @@ namespace {
 [[noreturn, gnu::cold]] void past_the_clock() {
   throw TimeRangeError(
       fmt::format("the simulated time passes {:.0f} days, beyond the range of the simulated clock",
-                  static_cast<double>(model::kMaxSimulatedTimePs) / 8.64e16));
+                  static_cast<double>(model::kMaxSimulatedTimePs.count()) / 8.64e16));
 }
 }  // namespace
 
@@ -80,14 +80,14 @@ void Engine::schedule(EventKind kind, std::uint32_t target, Picoseconds time) {
 }
 
 Picoseconds Engine::ticks_to_ps(const Rank& r, std::int64_t ticks) const {
-  if (ticks <= 0) return 0;
+  if (ticks <= 0) return Picoseconds{};
   const double ps = r.duration_ns(ticks) * 1000.0;
-  if (!(ps <= static_cast<double>(model::kMaxSimulatedTimePs)))
+  if (!(ps <= static_cast<double>(model::kMaxSimulatedTimePs.count())))
     throw TimeRangeError(
         fmt::format("a recorded duration of {} ticks passes the range of the "
                     "simulated clock",
                     ticks));
-  return static_cast<Picoseconds>(std::llround(ps));
+  return Picoseconds{std::llround(ps)};
 }
 
 std::uint32_t Engine::alloc_op() {
@@ -190,7 +190,7 @@ void Engine::process(const QueuedEvent& e) {
 
 Result Engine::run() {
   for (std::uint32_t i = 0; i < ranks_.size(); ++i)
-    resume_at(i, 0);
+    resume_at(i, Picoseconds{});
   std::uint64_t next_progress = 1u << 22;
   while (!queue_.empty()) {
     const QueuedEvent e = queue_.pop();

@@ -83,8 +83,8 @@ struct OpQueue {
 // A send or a receive in flight. Sends hold the message's cost; the receiver's copy reads it.
 struct Op {
   model::MessageCost cost;
-  Picoseconds posted_at = 0;
-  Picoseconds partner_posted = 0;  // when the matching operation was posted
+  Picoseconds posted_at{};
+  Picoseconds partner_posted{};  // when the matching operation was posted
   std::uint64_t comm = 0;
   std::uint64_t bytes = 0;
   std::int32_t owner = 0;
@@ -108,9 +108,9 @@ struct Op {
 
 // --contention: an operation's flow, kept apart from the operation (most replays have none).
 struct FlowState {
-  std::uint64_t version = 0;   // the link sharing's version of the flow
-  std::uint64_t event = 0;     // the seq of its pending flow_end event
-  Picoseconds event_time = 0;  // the time of that event (at or before the flow's end)
+  std::uint64_t version = 0;  // the link sharing's version of the flow
+  std::uint64_t event = 0;    // the seq of its pending flow_end event
+  Picoseconds event_time{};   // the time of that event (at or before the flow's end)
 };
 
 enum class ActionKind : std::uint8_t { copy, answer, inject };
@@ -182,16 +182,16 @@ struct Rank {
   bool probing = false;  // a blocking Probe waits for its message (probe_*)
   std::uint32_t wait_remaining = 0;
   std::uint32_t previous_function = 0;  // --denoise: the call before the computation
-  Picoseconds clock = 0;
-  Picoseconds next_send = 0;
+  Picoseconds clock{};
+  Picoseconds next_send{};
   // The call being replayed.
-  Picoseconds call_start = 0;
-  Picoseconds call_compute = 0;  // the computation replayed before it
-  Picoseconds busy = 0;          // CPU work inside the call
-  Picoseconds poll_until = 0;
-  Picoseconds poll_fixed = 0;
-  Picoseconds opaque_ps = 0;
-  Picoseconds latest_partner = 0;
+  Picoseconds call_start{};
+  Picoseconds call_compute{};  // the computation replayed before it
+  Picoseconds busy{};          // CPU work inside the call
+  Picoseconds poll_until{};
+  Picoseconds poll_fixed{};
+  Picoseconds opaque_ps{};
+  Picoseconds latest_partner{};
   CallRecord ev;
   std::int64_t call_previous_end_tick = 0;  // the end of the record before it, in the trace
   std::int64_t previous_end_tick = 0;
@@ -210,7 +210,7 @@ struct Rank {
   double ns_per_tick = 1.0;  // the rank's clock (trace::ClockMap; durations are all it needs)
   RankResult result;
   std::int64_t init_end_tick = 0;
-  Picoseconds finalize_at = -1;
+  Picoseconds finalize_at{-1};
   std::uint64_t probe_comm = 0;
   std::int32_t probe_source = 0, probe_tag = 0;
   std::unique_ptr<RareState> rare;
@@ -251,7 +251,7 @@ struct Policy {
 
   Picoseconds scale(Picoseconds ps) const {
     return compute_scale != 1.0
-               ? static_cast<Picoseconds>(std::llround(static_cast<double>(ps) * compute_scale))
+               ? Picoseconds{std::llround(static_cast<double>(ps.count()) * compute_scale)}
                : ps;
   }
 };
@@ -260,7 +260,7 @@ struct Policy {
 /// operation's copy of its owner's path at the post. The engine holds none when it is off.
 class PathTracker {
  public:
-  explicit PathTracker(std::size_t ranks) : rank_path_(ranks), mark_(ranks, 0) {}
+  explicit PathTracker(std::size_t ranks) : rank_path_(ranks), mark_(ranks, Picoseconds{}) {}
   /// The rank's path grows to `t` in `function`.
   void grow(std::int32_t rank, std::uint32_t function, Picoseconds t);
   /// The owner's path as of `t` (inside `function`), kept with operation `op`.
@@ -376,9 +376,9 @@ class Engine {
   std::uint64_t ops_in_flight_ = 0;
   MonotoneEventQueue<QueuedEvent> queue_;
   std::uint64_t seq_ = 0;
-  Picoseconds now_ = 0;               // the time of the event being processed
+  Picoseconds now_{};                 // the time of the event being processed
   std::uint64_t clamped_events_ = 0;  // events computed before now_ (see schedule)
-  Picoseconds noise_added_ = 0;       // --noise, in all
+  Picoseconds noise_added_{};         // --noise, in all
   std::uint64_t noisy_computations_ = 0;
   std::vector<CallKind> kinds_;   // by function id
   Event event_;                   // the event being read or started, of any rank

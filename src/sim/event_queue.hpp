@@ -25,17 +25,30 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/picoseconds.hpp"
+
 namespace commgauge::sim {
 
-/// Event: a type with `std::int64_t time` (>= 0) and `std::uint64_t seq`.
+/// The queue's key of a time (>= 0): its count as unsigned.
+inline std::uint64_t time_key(std::int64_t t) {
+  return static_cast<std::uint64_t>(t);
+}
+inline std::uint64_t time_key(model::Picoseconds t) {
+  return static_cast<std::uint64_t>(t.count());
+}
+
+/// Event: a type with a `time` (std::int64_t or model::Picoseconds, >= 0) and `std::uint64_t
+/// seq`.
 template <class Event>
 class MonotoneEventQueue {
  public:
+  using Time = decltype(Event::time);
+
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
   void push(const Event& e) {
-    const auto time = static_cast<std::uint64_t>(e.time);
+    const std::uint64_t time = time_key(e.time);
     if (time < last_time_ || (time == last_time_ && e.seq < last_seq_))
       throw std::logic_error("event queue: an event before the last one popped");
     put(e, time);
@@ -45,9 +58,9 @@ class MonotoneEventQueue {
   /// The earliest time queued (the queue must not be empty). Exact without reordering anything:
   /// every time in a lower bucket is below every time in a higher one, and each bucket keeps its
   /// smallest time.
-  std::int64_t min_time() const {
-    if (head_ < now_.size()) return static_cast<std::int64_t>(last_time_);
-    return static_cast<std::int64_t>(min_time_[lowest()]);
+  Time min_time() const {
+    if (head_ < now_.size()) return Time{static_cast<std::int64_t>(last_time_)};
+    return Time{static_cast<std::int64_t>(min_time_[lowest()])};
   }
 
   /// Removes and returns the smallest (time, seq); the queue must not be empty.
@@ -94,7 +107,7 @@ class MonotoneEventQueue {
     occupied_ &= ~(std::uint64_t{1} << i);
     last_time_ = min_time_[i];
     for (const Event& e : from)
-      put(e, static_cast<std::uint64_t>(e.time));
+      put(e, time_key(e.time));
     from.clear();
     buckets_[i].swap(from);  // keep the capacity for the next time the bucket fills
   }

@@ -89,14 +89,15 @@ void LinkSharing::check_time(Picoseconds now) const {
   // Advancing a flow backwards in time would give it work back: the caller's events must come
   // in time order (a discrete-event simulator pops them so).
   if (now < now_ps_) {
-    throw std::invalid_argument("LinkSharing: time " + std::to_string(now) +
-                                " is before the previous call's " + std::to_string(now_ps_));
+    throw std::invalid_argument("LinkSharing: time " + std::to_string(now.count()) +
+                                " is before the previous call's " +
+                                std::to_string(now_ps_.count()));
   }
 }
 
 double LinkSharing::remaining_ps(std::uint32_t flow, Picoseconds now) const {
   const FlowState& s = checked(flow);
-  return std::max(0.0, s.remaining_ps - s.rate * static_cast<double>(now - s.last_ps));
+  return std::max(0.0, s.remaining_ps - s.rate * static_cast<double>((now - s.last_ps).count()));
 }
 
 std::vector<std::uint32_t> LinkSharing::active_flows() const {
@@ -224,13 +225,14 @@ void LinkSharing::commit(Picoseconds now, std::vector<Change>& changes) {
     if (r == s.rate) continue;
     // Work done since the last change at the old rate (a new flow has rate 0: none). It can go
     // a fraction of a picosecond below zero when the end was rounded up: clamp.
-    s.remaining_ps = std::max(0.0, s.remaining_ps - s.rate * static_cast<double>(now - s.last_ps));
+    s.remaining_ps =
+        std::max(0.0, s.remaining_ps - s.rate * static_cast<double>((now - s.last_ps).count()));
     s.last_ps = now;
     s.rate = r;
     // Rounded to the nearest picosecond (std::llround, halves away from zero): exact durations
     // such as 2W stay exact where a ceiling would turn 2W(1 + 1e-16) into 2W + 1. The
     // duration is >= 0, so end >= now.
-    s.end_ps = now + static_cast<Picoseconds>(std::llround(s.remaining_ps / r));
+    s.end_ps = now + Picoseconds{std::llround(s.remaining_ps / r)};
     s.version = next_version_++;
     changes.push_back({f, s.end_ps, s.version});
   }
@@ -245,7 +247,7 @@ void LinkSharing::start(std::uint32_t flow, int src, int dst, Picoseconds work_p
         "not " +
         std::to_string(src) + " -> " + std::to_string(dst));
   }
-  if (work_ps < 0) throw std::invalid_argument("LinkSharing: negative work");
+  if (work_ps < Picoseconds{}) throw std::invalid_argument("LinkSharing: negative work");
   check_time(now);
   if (flow >= flows_.size()) flows_.resize(std::size_t{flow} + 1);
   if (flows_[flow].active) {
@@ -256,7 +258,7 @@ void LinkSharing::start(std::uint32_t flow, int src, int dst, Picoseconds work_p
   FlowState& s = flows_[flow];
   s.src = src;
   s.dst = dst;
-  s.remaining_ps = static_cast<double>(work_ps);
+  s.remaining_ps = static_cast<double>(work_ps.count());
   s.rate = 0;
   s.last_ps = now;
   link(flow);

@@ -102,8 +102,8 @@ class LinkSharing {
     int dst = 0;
     double remaining_ps = 0;  ///< work left at full rate, as of last_ps
     double rate = 0;          ///< 0 while being inserted (so its first rate always differs)
-    Picoseconds last_ps = 0;
-    Picoseconds end_ps = 0;
+    Picoseconds last_ps{};
+    Picoseconds end_ps{};
     std::uint64_t version = 0;
     std::uint64_t mark = 0;     ///< search stamp
     std::uint32_t out_pos = 0;  ///< index in nodes_[src].out.flows

@@ -177,7 +177,7 @@ void Engine::complete(std::uint32_t id, Picoseconds t) {
   if (o.waited) {
     o.waited = false;
     Rank& r = ranks_[static_cast<std::size_t>(o.owner)];
-    if (o.partner_posted > r.latest_partner || r.latest_partner == 0) {
+    if (o.partner_posted > r.latest_partner || r.latest_partner == Picoseconds{}) {
       r.latest_partner = std::max(r.latest_partner, o.partner_posted);
       r.latest_partner_is_send = !o.is_send;
     }

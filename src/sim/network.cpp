@@ -62,12 +62,12 @@ Network::Network(const std::string& model_name,
 model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes) const {
   const double ps = static_cast<double>(reduce_bytes) * reduce_ps_per_byte_ +
                     static_cast<double>(copy_bytes) * copy_ps_per_byte_;
-  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs)))
+  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
     throw TimeRangeError(
         fmt::format("a collective step's local work ({} B combined, {} B copied) "
                     "exceeds the simulated time range",
                     reduce_bytes, copy_bytes));
-  return static_cast<model::Picoseconds>(std::llround(ps));
+  return model::Picoseconds{std::llround(ps)};
 }
 
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {

@@ -70,9 +70,9 @@ class Network {
   std::vector<std::uint32_t> node_of_rank_;
   std::optional<model::CommModel> models_[2];  ///< [0] same node, [1] different nodes
   std::string missing_[2];                     ///< why a class has no model (for the error)
-  model::Picoseconds failed_poll_ = 0;
-  model::Picoseconds comm_creation_ = 0;
-  model::Picoseconds comm_release_ = 0;
+  model::Picoseconds failed_poll_{};
+  model::Picoseconds comm_creation_{};
+  model::Picoseconds comm_release_{};
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0;
 };
 

@@ -10,7 +10,7 @@ namespace commgauge::sim {
 void CriticalPath::add(std::int32_t rank, std::uint32_t function, model::Picoseconds start,
                        model::Picoseconds end) {
   const model::Picoseconds d = end - start;
-  if (d <= 0) return;
+  if (d <= model::Picoseconds{}) return;
   (function == kCompute ? compute : function == kNetwork ? network : mpi) += d;
   auto slot = [d](std::array<Slot, kSlots>& slots, model::Picoseconds& other, std::int64_t key) {
     for (Slot& s : slots) {
@@ -68,10 +68,11 @@ void PathTracker::through_partner(std::int32_t owner, std::uint32_t partner_op, 
 void Engine::emit_timeline(const Rank& r, Picoseconds call_ps) {
   const CallRecord& e = r.ev;
   const auto rank = static_cast<std::uint32_t>(&r - ranks_.data());
-  const double call_start_ns = static_cast<double>(r.call_start) * 1e-3;
-  const double compute_ns = static_cast<double>(r.call_compute) * 1e-3;
+  const double call_start_ns = static_cast<double>(r.call_start.count()) * 1e-3;
+  const double compute_ns = static_cast<double>(r.call_compute.count()) * 1e-3;
   if (compute_ns > 0) policy_.timeline({rank, 0, true, call_start_ns - compute_ns, compute_ns});
-  policy_.timeline({rank, e.function, true, call_start_ns, static_cast<double>(call_ps) * 1e-3});
+  policy_.timeline(
+      {rank, e.function, true, call_start_ns, static_cast<double>(call_ps.count()) * 1e-3});
   const double measured_start = r.duration_ns(e.start_tick - r.init_end_tick);
   const double measured_gap = r.duration_ns(e.start_tick - r.call_previous_end_tick);
   if (measured_gap > 0)

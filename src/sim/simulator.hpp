@@ -80,13 +80,13 @@ struct Options {
 
 /// Where a rank's time went (picoseconds); the parts add up to the rank's predicted time.
 struct Breakdown {
-  model::Picoseconds compute = 0;          ///< recorded computation (scaled)
-  model::Picoseconds overhead = 0;         ///< CPU busy inside MPI: o_s, o_r, control messages
-  model::Picoseconds transfer = 0;         ///< waiting inside MPI for data in flight, gaps g, G
-  model::Picoseconds late_sender = 0;      ///< a receive waiting for its send to be posted
-  model::Picoseconds late_receiver = 0;    ///< a send waiting for its receive to be posted
-  model::Picoseconds synchronization = 0;  ///< waiting inside collectives
-  model::Picoseconds opaque = 0;           ///< unmodeled MPI calls, at their recorded duration
+  model::Picoseconds compute{};          ///< recorded computation (scaled)
+  model::Picoseconds overhead{};         ///< CPU busy inside MPI: o_s, o_r, control messages
+  model::Picoseconds transfer{};         ///< waiting inside MPI for data in flight, gaps g, G
+  model::Picoseconds late_sender{};      ///< a receive waiting for its send to be posted
+  model::Picoseconds late_receiver{};    ///< a send waiting for its receive to be posted
+  model::Picoseconds synchronization{};  ///< waiting inside collectives
+  model::Picoseconds opaque{};           ///< unmodeled MPI calls, at their recorded duration
 
   model::Picoseconds total() const {
     return compute + overhead + transfer + late_sender + late_receiver + synchronization + opaque;
@@ -97,10 +97,10 @@ struct Breakdown {
 
 struct RankResult {
   Breakdown predicted;
-  model::Picoseconds predicted_ps = 0;  ///< end of MPI_Init to start of MPI_Finalize, simulated
-  double measured_ns = 0;               ///< the same in the trace
-  double measured_in_mpi_ns = 0;        ///< time inside MPI calls in the trace (incl. local calls)
-  std::uint64_t records = 0;            ///< replayed function and poll-run records
+  model::Picoseconds predicted_ps{};  ///< end of MPI_Init to start of MPI_Finalize, simulated
+  double measured_ns = 0;             ///< the same in the trace
+  double measured_in_mpi_ns = 0;      ///< time inside MPI calls in the trace (incl. local calls)
+  std::uint64_t records = 0;          ///< replayed function and poll-run records
   std::uint64_t forced_completions = 0;
   std::uint64_t early_completions = 0;
 };
@@ -116,21 +116,21 @@ struct CriticalPath {
   static constexpr std::size_t kSlots = 8;
   static constexpr std::uint32_t kCompute = 0;           ///< function id of computation
   static constexpr std::uint32_t kNetwork = 0xffffffff;  ///< function id of network time
-  model::Picoseconds compute = 0;                        ///< computation on the path
-  model::Picoseconds mpi = 0;      ///< inside MPI calls (overheads, copies, opaque calls)
-  model::Picoseconds network = 0;  ///< between a partner's post and the completion it caused
+  model::Picoseconds compute{};                          ///< computation on the path
+  model::Picoseconds mpi{};      ///< inside MPI calls (overheads, copies, opaque calls)
+  model::Picoseconds network{};  ///< between a partner's post and the completion it caused
   struct Slot {
     std::int64_t key = -1;  ///< rank or function id; -1: empty
-    model::Picoseconds time = 0;
+    model::Picoseconds time{};
   };
   std::array<Slot, kSlots> ranks{};
-  model::Picoseconds other_ranks = 0;
+  model::Picoseconds other_ranks{};
   std::array<Slot, kSlots> functions{};
-  model::Picoseconds other_functions = 0;
+  model::Picoseconds other_functions{};
   struct Step {
     std::int32_t rank = -1;
     std::uint32_t function = 0;
-    model::Picoseconds start = 0, end = 0;
+    model::Picoseconds start{}, end{};
   };
   std::array<Step, kSlots> last{};  ///< ring buffer of the last steps
   std::uint32_t steps = 0;          ///< steps added in all
@@ -145,8 +145,8 @@ struct CriticalPath {
 
 struct FunctionTotals {
   std::uint64_t calls = 0;
-  model::Picoseconds predicted_ps = 0;  ///< simulated time inside the calls, over all ranks
-  double measured_ns = 0;               ///< recorded time inside the calls, over all ranks
+  model::Picoseconds predicted_ps{};  ///< simulated time inside the calls, over all ranks
+  double measured_ns = 0;             ///< recorded time inside the calls, over all ranks
 };
 
 /// One (operation, algorithm) pair the replay ran, with how it was chosen.
@@ -162,8 +162,8 @@ struct CollectiveUse {
 struct Result {
   std::string model;
   std::uint32_t ranks = 0;
-  model::Picoseconds predicted_ps = 0;  ///< slowest rank
-  double measured_ns = 0;               ///< slowest rank in the trace
+  model::Picoseconds predicted_ps{};  ///< slowest rank
+  double measured_ns = 0;             ///< slowest rank in the trace
   std::vector<RankResult> per_rank;
   std::map<std::string, FunctionTotals> functions;
   std::vector<CollectiveUse> collectives;  ///< by operation, then algorithm

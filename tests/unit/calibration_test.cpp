@@ -17,6 +17,7 @@ namespace {
 
 using commgauge::testing::loggp_link;
 using commgauge::testing::loggps_link;
+using namespace model::literals;
 
 TEST(Nnls, ClampsTheNegativeCoordinate) {
   // min ||x - (1, -1)||: the unconstrained answer (1, -1) is infeasible; (1, 0) is optimal.
@@ -59,7 +60,7 @@ std::vector<model::PrttCurvePoint> exact_points(const model::LinkParams& link,
     p.bytes = static_cast<std::uint64_t>(std::llround(s));
     p.n = 16;
     // d = PRTT(1,0,s) as seed 000 chooses it.
-    p.delay_us = model::to_microseconds(model::prtt(cost, 1, 0, p.bytes));
+    p.delay_us = model::to_microseconds(model::prtt(cost, 1, 0_ps, p.bytes));
     p.measured_us = model::prtt_curves(cost, p);
     pts.push_back(p);
   }

@@ -19,7 +19,7 @@ using net::Role;
 using net::Transport;
 
 constexpr Picoseconds us(double x) {
-  return static_cast<Picoseconds>(x * 1e6 + (x >= 0 ? 0.5 : -0.5));
+  return Picoseconds{static_cast<Picoseconds::rep>(x * 1e6 + (x >= 0 ? 0.5 : -0.5))};
 }
 
 // ---- hand-computed values ----
@@ -30,7 +30,7 @@ TEST(ClosedForms, LogGPOneWayAndPrtt) {
   EXPECT_EQ(one_way(c, 1001), us(9));   // + 1000 G
   EXPECT_EQ(round_trip(c, 1), us(16));  // seed 000 eq. (1): 2 (L + 2o)
   // eq. (5): PRTT(16,0,1) = PRTT(1,0,1) + 15 max(o, G_all) = 16 + 15 x 4
-  EXPECT_EQ(prtt(c, 16, 0, 1), us(16 + 15 * 4));
+  EXPECT_EQ(prtt(c, 16, 0_ps, 1), us(16 + 15 * 4));
   // d = 10 > G_all: 16 + 15 (o + d) = 16 + 15 x 11.5
   EXPECT_EQ(prtt(c, 16, us(10), 1), us(16 + 15 * 11.5));
   // Server delay: the receive cost shows: 16 + 15 (d + o_r)
@@ -40,24 +40,24 @@ TEST(ClosedForms, LogGPOneWayAndPrtt) {
 TEST(ClosedForms, LogGPSTermsAtTheBoundaries) {
   const CostModel c(loggps_link(Progress::independent));  // eager below 12289, rendezvous from
   // k = S - 1: eager, T1 + T2 + T3.
-  const auto e = loggps_terms(c, 12288, 0, 0);
+  const auto e = loggps_terms(c, 12288, 0_ps, 0_ps);
   EXPECT_FALSE(e.rendezvous);
   EXPECT_EQ(e.t1, us(1.0 + 12288 * 0.0002));
   EXPECT_EQ(e.t2, us(3.0 + 12287 * 0.0008));
   EXPECT_EQ(e.t3, us(1.4 + 12288 * 0.0003));
-  EXPECT_EQ(loggps_send_time(c, 12288, 0, 0), e.t1);  // Table 4 eq. (4)
+  EXPECT_EQ(loggps_send_time(c, 12288, 0_ps, 0_ps), e.t1);  // Table 4 eq. (4)
   // k = S: rendezvous; receiver early: T4 = o' + L + o', T5 = o' + L + o'.
-  const auto r = loggps_terms(c, 12289, 0, 0);
+  const auto r = loggps_terms(c, 12289, 0_ps, 0_ps);
   EXPECT_TRUE(r.rendezvous);
   EXPECT_EQ(r.t4, us(2.5 + 3 + 2.0));
   EXPECT_EQ(r.t5, us(2.5 + 3 + 2.0));
-  EXPECT_EQ(loggps_send_time(c, 12289, 0, 0), r.t4 + r.t5 + r.t1);  // eq. (5)
+  EXPECT_EQ(loggps_send_time(c, 12289, 0_ps, 0_ps), r.t4 + r.t5 + r.t1);  // eq. (5)
   // Receiver late (t_r - t_s = 100 us): T4 = 100 + o'_r.
-  EXPECT_EQ(loggps_terms(c, 12289, 0, us(100)).t4, us(100 + 2.0));
+  EXPECT_EQ(loggps_terms(c, 12289, 0_ps, us(100)).t4, us(100 + 2.0));
   // eq. (9): max(o' + L - 100, 0) + o' + T5 + T1 + T2 + T3
-  EXPECT_EQ(loggps_recv_time(c, 12289, 0, us(100)), us(2.0) + r.t5 + r.t1 + r.t2 + r.t3);
+  EXPECT_EQ(loggps_recv_time(c, 12289, 0_ps, us(100)), us(2.0) + r.t5 + r.t1 + r.t2 + r.t3);
   // eq. (7): eager receive called 1 us after the send: max(T1 + T2 - 1, 0) + T3
-  EXPECT_EQ(loggps_recv_time(c, 8, 0, us(1)), us(1.0016 + 3.0056 - 1) + us(1.4024));
+  EXPECT_EQ(loggps_recv_time(c, 8, 0_ps, us(1)), us(1.0016 + 3.0056 - 1) + us(1.4024));
 }
 
 TEST(ClosedForms, LogGPSFromSeed004Table5Shape) {
@@ -178,17 +178,19 @@ TEST(ClosedFormsMatchVirtualNetwork, LogGPSSendAndRecvTimes) {
           recv_time = t.now_us() - t0;
         }
       });
-      EXPECT_EQ(loggps_send_time(c, k, 0, us(late)), to_picoseconds(send_time)) << k << " " << late;
-      EXPECT_EQ(loggps_recv_time(c, k, 0, us(late)), to_picoseconds(recv_time)) << k << " " << late;
+      EXPECT_EQ(loggps_send_time(c, k, 0_ps, us(late)), to_picoseconds(send_time))
+          << k << " " << late;
+      EXPECT_EQ(loggps_recv_time(c, k, 0_ps, us(late)), to_picoseconds(recv_time))
+          << k << " " << late;
       // Table 3's communication time: the rendezvous one includes waiting for the receiver
       // (T4); the eager one is the cost alone, and the data waits for a late receive.
-      const auto terms = loggps_terms(c, k, 0, us(late));
+      const auto terms = loggps_terms(c, k, 0_ps, us(late));
       const Picoseconds delivered = to_picoseconds(late + recv_time);
       if (terms.rendezvous) {
-        EXPECT_EQ(loggps_communication_time(c, k, 0, us(late)), delivered);
+        EXPECT_EQ(loggps_communication_time(c, k, 0_ps, us(late)), delivered);
       } else {
         EXPECT_EQ(std::max(terms.t1 + terms.t2, us(late)) + terms.t3, delivered);
-        EXPECT_EQ(loggps_communication_time(c, k, 0, us(late)), terms.t1 + terms.t2 + terms.t3);
+        EXPECT_EQ(loggps_communication_time(c, k, 0_ps, us(late)), terms.t1 + terms.t2 + terms.t3);
       }
     }
   }
@@ -271,8 +273,8 @@ TEST(Models, LogGPSAndLogGPOReduceToLogGP) {
     EXPECT_EQ(a.one_way(k), o.one_way(k));
     EXPECT_EQ(a.round_trip(k), b.round_trip(k));
     EXPECT_EQ(a.prtt(16, us(3), k), o.prtt(16, us(3), k));
-    const auto x = a.isend_compute_wait(k, us(50), 0);
-    const auto y = o.isend_compute_wait(k, us(50), 0);
+    const auto x = a.isend_compute_wait(k, us(50), 0_ps);
+    const auto y = o.isend_compute_wait(k, us(50), 0_ps);
     EXPECT_EQ(x.sender_done, y.sender_done);
     EXPECT_EQ(x.receiver_done, y.receiver_done);
   }

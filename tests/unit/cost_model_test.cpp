@@ -36,11 +36,11 @@ TEST(CostModel, EagerMessageCostsByHand) {
   const CostModel cost(two_ranges());
   const MessageCost c = cost.message(8);
   EXPECT_FALSE(c.rendezvous);
-  EXPECT_EQ(c.send_overhead, 1'001'600);  // 1 us + 8 x 0.2 ns
-  EXPECT_EQ(c.transfer, 3'005'600);       // 3 us + 7 x 0.8 ns: (k-1)G
-  EXPECT_EQ(c.recv_overhead, 1'402'400);  // 1.4 us + 8 x 0.3 ns
-  EXPECT_EQ(c.gap, 2'005'600);            // 2 us + 7 x 0.8 ns
-  EXPECT_EQ(cost.blocking_one_way(8), 1'001'600 + 3'005'600 + 1'402'400);
+  EXPECT_EQ(c.send_overhead, 1'001'600_ps);  // 1 us + 8 x 0.2 ns
+  EXPECT_EQ(c.transfer, 3'005'600_ps);       // 3 us + 7 x 0.8 ns: (k-1)G
+  EXPECT_EQ(c.recv_overhead, 1'402'400_ps);  // 1.4 us + 8 x 0.3 ns
+  EXPECT_EQ(c.gap, 2'005'600_ps);            // 2 us + 7 x 0.8 ns
+  EXPECT_EQ(cost.blocking_one_way(8), Picoseconds{1'001'600 + 3'005'600 + 1'402'400});
 }
 
 TEST(CostModel, RangeBoundaryIsFromBytes) {
@@ -53,31 +53,31 @@ TEST(CostModel, RangeBoundaryIsFromBytes) {
 TEST(CostModel, RendezvousAddsRequestAndAcknowledgement) {
   const CostModel cost(two_ranges());
   const std::uint64_t k = 12289;
-  const Picoseconds eager_part =
-      (2'500'000 + 1'228'900) + (3'000'000 + 6'144'000) + (2'000'000 + 1'228'900);
-  const Picoseconds handshake = 2 * (2'500'000 + 3'000'000 + 2'000'000);  // seed 004 T4 + T5
+  const Picoseconds eager_part{(2'500'000 + 1'228'900) + (3'000'000 + 6'144'000) +
+                               (2'000'000 + 1'228'900)};
+  const Picoseconds handshake{2 * (2'500'000 + 3'000'000 + 2'000'000)};  // seed 004 T4 + T5
   EXPECT_EQ(cost.blocking_one_way(k), eager_part + handshake);
 }
 
 TEST(CostModel, ZeroBytesTransfersLikeOne) {
   const CostModel cost(two_ranges());
   EXPECT_EQ(cost.message(0).transfer, cost.message(1).transfer);
-  EXPECT_EQ(cost.message(0).send_overhead, 1'000'000);
+  EXPECT_EQ(cost.message(0).send_overhead, 1'000'000_ps);
 }
 
 TEST(CostModel, NegativeLatencyIsKept) {
   LinkParams link = two_ranges();
   link.latency_us = -0.5;
   const CostModel cost(link);
-  EXPECT_EQ(cost.message(1).transfer, -500'000);
+  EXPECT_EQ(cost.message(1).transfer, Picoseconds{-500'000});
   EXPECT_TRUE(link.latency_negative());
 }
 
 TEST(CostModel, PicosecondConversionRounds) {
-  EXPECT_EQ(to_picoseconds(1.0), 1'000'000);
-  EXPECT_EQ(to_picoseconds(0.0000004), 0);
-  EXPECT_EQ(to_picoseconds(0.0000006), 1);
-  EXPECT_DOUBLE_EQ(to_microseconds(2'500'000), 2.5);
+  EXPECT_EQ(to_picoseconds(1.0), 1'000'000_ps);
+  EXPECT_EQ(to_picoseconds(0.0000004), 0_ps);
+  EXPECT_EQ(to_picoseconds(0.0000006), 1_ps);
+  EXPECT_DOUBLE_EQ(to_microseconds(2'500'000_ps), 2.5);
 }
 
 TEST(CostModel, ACostPastTheClockIsAnErrorNotAWrappedTime) {
@@ -85,7 +85,8 @@ TEST(CostModel, ACostPastTheClockIsAnErrorNotAWrappedTime) {
   // Rendezvous G = 0.5 ns per byte: the bound, 2^56 ps, is passed near 2^47 bytes.
   // 2^46 bytes: (2^46 - 1) x 500,000 fs passes 2^63 fs (the 128-bit path) and still fits.
   const std::uint64_t fits = std::uint64_t{1} << 46;
-  EXPECT_EQ(cost.message(fits).transfer, 3'000'000 + static_cast<Picoseconds>(fits - 1) * 500);
+  EXPECT_EQ(cost.message(fits).transfer,
+            3'000'000_ps + Picoseconds{static_cast<Picoseconds::rep>(fits - 1) * 500});
   EXPECT_THROW((void)cost.message(std::uint64_t{1} << 48), TimeRangeError);
   EXPECT_THROW((void)cost.message(~std::uint64_t{0}), TimeRangeError);  // n x fs overflows
 }

@@ -20,6 +20,8 @@
 namespace commgauge::sim {
 namespace {
 
+using namespace model::literals;
+
 using Changes = std::vector<LinkSharing::Change>;
 
 LinkSharing make(const std::string& name) {
@@ -32,7 +34,7 @@ LinkSharing::Change change_of(const Changes& changes, std::uint32_t flow) {
     if (c.flow == flow) return c;
   }
   ADD_FAILURE() << "no change for flow " << flow;
-  return {flow, -1, 0};
+  return {flow, Picoseconds{-1}, 0};
 }
 
 std::set<std::uint32_t> flows_in(const Changes& changes) {
@@ -45,13 +47,13 @@ std::set<std::uint32_t> flows_in(const Changes& changes) {
 TEST(LinkSharing, SingleFlowEndsAfterItsWork) {
   LinkSharing ls = make("fair");
   Changes ch;
-  ls.start(7, 0, 1, 1000, 50, ch);
+  ls.start(7, 0, 1, 1000_ps, 50_ps, ch);
   ASSERT_EQ(ch.size(), 1u);
   EXPECT_EQ(ch[0].flow, 7u);
-  EXPECT_EQ(ch[0].end, 1050);
+  EXPECT_EQ(ch[0].end, 1050_ps);
   EXPECT_EQ(ls.rate(7), 1.0);
   EXPECT_EQ(ls.active(), 1u);
-  EXPECT_TRUE(ls.finish(7, ch[0].version, 1050, ch));
+  EXPECT_TRUE(ls.finish(7, ch[0].version, 1050_ps, ch));
   EXPECT_TRUE(ch.empty());
   EXPECT_EQ(ls.active(), 0u);
   EXPECT_FALSE(ls.is_active(7));
@@ -60,10 +62,10 @@ TEST(LinkSharing, SingleFlowEndsAfterItsWork) {
 TEST(LinkSharing, FairTwoFlowsFromOneSourceEqualWork) {
   LinkSharing ls = make("fair");
   Changes ch;
-  const Picoseconds w = 1000;
-  ls.start(0, 0, 1, w, 0, ch);
+  const Picoseconds w{1000};
+  ls.start(0, 0, 1, w, 0_ps, ch);
   const std::uint64_t first_version = ch.at(0).version;
-  ls.start(1, 0, 2, w, 0, ch);
+  ls.start(1, 0, 2, w, 0_ps, ch);
   ASSERT_EQ(ch.size(), 2u);
   EXPECT_EQ(ls.rate(0), 0.5);
   EXPECT_EQ(ls.rate(1), 0.5);
@@ -87,9 +89,9 @@ TEST(LinkSharing, FairTwoFlowsFromOneSourceEqualWork) {
 TEST(LinkSharing, FairUnequalWorkIsDynamic) {
   LinkSharing ls = make("fair");
   Changes ch;
-  const Picoseconds w1 = 1000, w2 = 3000;
-  ls.start(0, 0, 1, w1, 0, ch);
-  ls.start(1, 0, 2, w2, 0, ch);
+  const Picoseconds w1{1000}, w2{3000};
+  ls.start(0, 0, 1, w1, 0_ps, ch);
+  ls.start(1, 0, 2, w2, 0_ps, ch);
   EXPECT_EQ(change_of(ch, 0).end, 2 * w1);
   EXPECT_EQ(change_of(ch, 1).end, 2 * w2);  // the static prediction at rate 1/2
   ASSERT_TRUE(ls.finish(0, change_of(ch, 0).version, 2 * w1, ch));
@@ -102,27 +104,27 @@ TEST(LinkSharing, FairUnequalWorkIsDynamic) {
 TEST(LinkSharing, IncomingLinkIsSharedToo) {
   LinkSharing ls = make("fair");
   Changes ch;
-  ls.start(0, 1, 0, 800, 0, ch);
-  ls.start(1, 2, 0, 800, 0, ch);
+  ls.start(0, 1, 0, 800_ps, 0_ps, ch);
+  ls.start(1, 2, 0, 800_ps, 0_ps, ch);
   EXPECT_EQ(ls.rate(0), 0.5);
-  EXPECT_EQ(change_of(ch, 1).end, 1600);
+  EXPECT_EQ(change_of(ch, 1).end, 1600_ps);
 }
 
 TEST(LinkSharing, LaterFlowStretchesAnEarlierOne) {
   LinkSharing ls = make("fair");
   Changes ch;
-  ls.start(0, 0, 1, 1000, 0, ch);  // alone: would end at 1000
-  EXPECT_EQ(ch.at(0).end, 1000);
+  ls.start(0, 0, 1, 1000_ps, 0_ps, ch);  // alone: would end at 1000
+  EXPECT_EQ(ch.at(0).end, 1000_ps);
   // At 400, A has 600 left; B (300) shares node 0's outgoing link: both at 1/2.
-  ls.start(1, 0, 2, 300, 400, ch);
-  EXPECT_EQ(change_of(ch, 0).end, 400 + 2 * 600);  // 1600
-  EXPECT_EQ(change_of(ch, 1).end, 400 + 2 * 300);  // 1000
-  EXPECT_DOUBLE_EQ(ls.remaining_ps(0, 1000), 300);
+  ls.start(1, 0, 2, 300_ps, 400_ps, ch);
+  EXPECT_EQ(change_of(ch, 0).end, Picoseconds{400 + 2 * 600});  // 1600
+  EXPECT_EQ(change_of(ch, 1).end, Picoseconds{400 + 2 * 300});  // 1000
+  EXPECT_DOUBLE_EQ(ls.remaining_ps(0, 1000_ps), 300);
   // B ends at 1000: A did 300 more at 1/2, has 300 left alone: 1300, 300 later than alone.
-  ASSERT_TRUE(ls.finish(1, change_of(ch, 1).version, 1000, ch));
+  ASSERT_TRUE(ls.finish(1, change_of(ch, 1).version, 1000_ps, ch));
   ASSERT_EQ(ch.size(), 1u);
   EXPECT_EQ(ch[0].flow, 0u);
-  EXPECT_EQ(ch[0].end, 1300);
+  EXPECT_EQ(ch[0].end, 1300_ps);
 }
 
 TEST(LinkSharing, FairIsMaxMin) {
@@ -130,34 +132,34 @@ TEST(LinkSharing, FairIsMaxMin) {
   // takes what that one leaves: 2/3.
   LinkSharing ls = make("fair");
   Changes ch;
-  ls.start(0, 0, 1, 3000, 0, ch);
-  ls.start(1, 0, 2, 3000, 0, ch);
-  ls.start(2, 0, 3, 3000, 0, ch);
-  ls.start(3, 4, 3, 2000, 0, ch);
+  ls.start(0, 0, 1, 3000_ps, 0_ps, ch);
+  ls.start(1, 0, 2, 3000_ps, 0_ps, ch);
+  ls.start(2, 0, 3, 3000_ps, 0_ps, ch);
+  ls.start(3, 4, 3, 2000_ps, 0_ps, ch);
   for (std::uint32_t f : {0u, 1u, 2u})
     EXPECT_NEAR(ls.rate(f), 1.0 / 3, 1e-12);
   EXPECT_NEAR(ls.rate(3), 2.0 / 3, 1e-12);
-  EXPECT_EQ(ls.end(0), 9000);
-  EXPECT_EQ(ls.end(3), 3000);
+  EXPECT_EQ(ls.end(0), 9000_ps);
+  EXPECT_EQ(ls.end(3), 3000_ps);
 }
 
 TEST(LinkSharing, StaleAndUnknownVersionsAreRejected) {
   LinkSharing ls = make("fair");
   Changes ch;
-  ls.start(0, 0, 1, 1000, 0, ch);
+  ls.start(0, 0, 1, 1000_ps, 0_ps, ch);
   const std::uint64_t old = ch.at(0).version;
-  ls.start(1, 0, 2, 1000, 10, ch);  // reschedules flow 0
+  ls.start(1, 0, 2, 1000_ps, 10_ps, ch);  // reschedules flow 0
   const std::uint64_t current = change_of(ch, 0).version;
-  EXPECT_FALSE(ls.finish(0, old, 1000, ch));
+  EXPECT_FALSE(ls.finish(0, old, 1000_ps, ch));
   EXPECT_TRUE(ch.empty());
   EXPECT_EQ(ls.active(), 2u);
-  EXPECT_FALSE(ls.finish(5, 1, 1000, ch));      // never started
-  EXPECT_FALSE(ls.finish(99999, 1, 1000, ch));  // beyond the ids seen
+  EXPECT_FALSE(ls.finish(5, 1, 1000_ps, ch));      // never started
+  EXPECT_FALSE(ls.finish(99999, 1, 1000_ps, ch));  // beyond the ids seen
   EXPECT_TRUE(ls.finish(0, current, ls.end(0), ch));
   EXPECT_FALSE(ls.finish(0, current, ls.end(1), ch));  // already finished
   EXPECT_EQ(ls.stats().stale_finishes, 4u);
   // A reused id gets a fresh version: its old events stay stale.
-  ls.start(0, 3, 4, 10, ls.end(1), ch);
+  ls.start(0, 3, 4, 10_ps, ls.end(1), ch);
   EXPECT_NE(ch.at(0).version, current);
   EXPECT_NE(ch.at(0).version, old);
 }
@@ -165,12 +167,12 @@ TEST(LinkSharing, StaleAndUnknownVersionsAreRejected) {
 TEST(LinkSharing, BadCallsThrow) {
   LinkSharing ls = make("fair");
   Changes ch;
-  EXPECT_THROW(ls.start(0, 2, 2, 10, 0, ch), std::invalid_argument);
-  EXPECT_THROW(ls.start(0, -1, 2, 10, 0, ch), std::invalid_argument);
-  EXPECT_THROW(ls.start(0, 1, 2, -10, 0, ch), std::invalid_argument);
-  ls.start(0, 1, 2, 10, 100, ch);
-  EXPECT_THROW(ls.start(0, 1, 3, 10, 100, ch), std::invalid_argument);  // active
-  EXPECT_THROW(ls.start(1, 1, 3, 10, 99, ch), std::invalid_argument);   // back in time
+  EXPECT_THROW(ls.start(0, 2, 2, 10_ps, 0_ps, ch), std::invalid_argument);
+  EXPECT_THROW(ls.start(0, -1, 2, 10_ps, 0_ps, ch), std::invalid_argument);
+  EXPECT_THROW(ls.start(0, 1, 2, Picoseconds{-10}, 0_ps, ch), std::invalid_argument);
+  ls.start(0, 1, 2, 10_ps, 100_ps, ch);
+  EXPECT_THROW(ls.start(0, 1, 3, 10_ps, 100_ps, ch), std::invalid_argument);  // active
+  EXPECT_THROW(ls.start(1, 1, 3, 10_ps, 99_ps, ch), std::invalid_argument);   // back in time
   EXPECT_THROW(ls.rate(1), std::out_of_range);
   EXPECT_THROW(LinkSharing(nullptr), std::invalid_argument);
   EXPECT_EQ(ls.active(), 1u);
@@ -179,11 +181,11 @@ TEST(LinkSharing, BadCallsThrow) {
 TEST(LinkSharing, OtherComponentsAreNeverChanged) {
   LinkSharing ls = make("fair");
   Changes ch;
-  ls.start(0, 0, 1, 1000, 0, ch);
-  ls.start(1, 2, 3, 1000, 0, ch);
-  ls.start(2, 5, 3, 1000, 0, ch);  // component {1, 2} through node 3's incoming link
+  ls.start(0, 0, 1, 1000_ps, 0_ps, ch);
+  ls.start(1, 2, 3, 1000_ps, 0_ps, ch);
+  ls.start(2, 5, 3, 1000_ps, 0_ps, ch);  // component {1, 2} through node 3's incoming link
   const std::uint64_t v1 = ls.version(1), v2 = ls.version(2);
-  ls.start(3, 0, 4, 500, 100, ch);  // joins flow 0 only
+  ls.start(3, 0, 4, 500_ps, 100_ps, ch);  // joins flow 0 only
   EXPECT_EQ(flows_in(ch), (std::set<std::uint32_t>{0, 3}));
   ASSERT_TRUE(ls.finish(3, ls.version(3), ls.end(3), ch));
   EXPECT_EQ(flows_in(ch), (std::set<std::uint32_t>{0}));
@@ -196,9 +198,9 @@ TEST(LinkSharing, GigeTwoOutgoingFlowsGetTheModelPenalty) {
   const model::GigeModel gige({});
   LinkSharing ls(std::make_unique<model::GigeModel>(model::GigeParams{}));
   Changes ch;
-  const Picoseconds w = 3000;
-  ls.start(0, 0, 1, w, 0, ch);
-  ls.start(1, 0, 2, w, 0, ch);
+  const Picoseconds w{3000};
+  ls.start(0, 0, 1, w, 0_ps, ch);
+  ls.start(1, 0, 2, w, 0_ps, ch);
   const std::vector<model::Flow> flows = {{0, 1}, {0, 2}};
   const std::vector<double> p = gige.model_penalties(flows);
   // seed 003 Definition 1: Delta_o = 2, both strongly slow (card 2): 2 beta = 1.5.
@@ -206,8 +208,9 @@ TEST(LinkSharing, GigeTwoOutgoingFlowsGetTheModelPenalty) {
   EXPECT_DOUBLE_EQ(p[0], gige.penalties(flows)[0]);
   for (std::uint32_t f : {0u, 1u}) {
     EXPECT_EQ(ls.rate(f), gige.rates(flows)[f]);
-    EXPECT_EQ(change_of(ch, f).end, std::llround(static_cast<double>(w) * p[f]));
-    EXPECT_EQ(change_of(ch, f).end, 4500);
+    EXPECT_EQ(change_of(ch, f).end,
+              Picoseconds{std::llround(static_cast<double>(w.count()) * p[f])});
+    EXPECT_EQ(change_of(ch, f).end, 4500_ps);
   }
 }
 
@@ -217,10 +220,10 @@ TEST(LinkSharing, GigeComponentReachesBeyondSharedNodes) {
   // 1.5 to 2 beta (1 - gamma_o / 1) (seed 003 Definition 1). So c's start must reschedule a.
   LinkSharing ls = make("gige");
   Changes ch;
-  const Picoseconds w = 4000;
-  ls.start(0, 0, 1, w, 0, ch);
-  ls.start(1, 0, 2, w, 0, ch);
-  ls.start(2, 3, 2, w, 0, ch);
+  const Picoseconds w{4000};
+  ls.start(0, 0, 1, w, 0_ps, ch);
+  ls.start(1, 0, 2, w, 0_ps, ch);
+  ls.start(2, 3, 2, w, 0_ps, ch);
   EXPECT_EQ(flows_in(ch), (std::set<std::uint32_t>{0, 1, 2}));
   const double beta = 0.75, go = 0.115, gi = 0.036;
   const double pa = 2 * beta * (1 - go / 1);                  // 1.3275: non-member of C_o^m
@@ -230,9 +233,9 @@ TEST(LinkSharing, GigeComponentReachesBeyondSharedNodes) {
   EXPECT_DOUBLE_EQ(1 / ls.rate(0), pa);
   EXPECT_DOUBLE_EQ(1 / ls.rate(1), pb);
   EXPECT_DOUBLE_EQ(1 / ls.rate(2), pc);
-  EXPECT_EQ(ls.end(0), 5310);
-  EXPECT_EQ(ls.end(1), 6690);
-  EXPECT_EQ(ls.end(2), 5784);
+  EXPECT_EQ(ls.end(0), 5310_ps);
+  EXPECT_EQ(ls.end(1), 6690_ps);
+  EXPECT_EQ(ls.end(2), 5784_ps);
 }
 
 TEST(LinkSharing, MyrinetFig5EqualsThePaper) {
@@ -240,15 +243,15 @@ TEST(LinkSharing, MyrinetFig5EqualsThePaper) {
   const std::vector<model::Flow> flows = {{0, 3}, {0, 1}, {0, 2}, {1, 3}, {2, 3}, {1, 4}};
   LinkSharing ls = make("myrinet");
   Changes ch;
-  const Picoseconds w = 1000;
+  const Picoseconds w{1000};
   for (std::uint32_t f = 0; f < flows.size(); ++f)
-    ls.start(f, flows[f].source, flows[f].destination, w, 0, ch);
+    ls.start(f, flows[f].source, flows[f].destination, w, 0_ps, ch);
   const std::vector<double> p = model::MyrinetModel().penalties(flows);
   const std::vector<double> paper = {5, 5, 5, 2.5, 2.5, 2.5};
   for (std::uint32_t f = 0; f < flows.size(); ++f) {
     EXPECT_EQ(1 / ls.rate(f), p[f]) << f;
     EXPECT_EQ(p[f], paper[f]) << f;
-    EXPECT_EQ(ls.end(f), std::llround(static_cast<double>(w) * paper[f])) << f;
+    EXPECT_EQ(ls.end(f), Picoseconds{std::llround(static_cast<double>(w.count()) * paper[f])}) << f;
   }
 }
 
@@ -256,27 +259,27 @@ TEST(LinkSharing, MyrinetLimitErrorPropagatesAndLeavesStateIntact) {
   // Three flows from one node: three sets of states, past a limit of 2.
   LinkSharing ls(std::make_unique<model::MyrinetModel>(2));
   Changes ch;
-  ls.start(0, 0, 1, 1000, 0, ch);
-  ls.start(1, 0, 2, 1000, 0, ch);
+  ls.start(0, 0, 1, 1000_ps, 0_ps, ch);
+  ls.start(1, 0, 2, 1000_ps, 0_ps, ch);
   const std::uint64_t v0 = ls.version(0);
-  EXPECT_THROW(ls.start(2, 0, 3, 1000, 10, ch), InputError);
+  EXPECT_THROW(ls.start(2, 0, 3, 1000_ps, 10_ps, ch), InputError);
   EXPECT_EQ(ls.active(), 2u);
   EXPECT_FALSE(ls.is_active(2));
   EXPECT_EQ(ls.rate(0), 0.5);
   EXPECT_EQ(ls.version(0), v0);
-  EXPECT_EQ(ls.end(0), 2000);
-  EXPECT_TRUE(ls.finish(0, v0, 2000, ch));
-  EXPECT_EQ(ch.at(0).end, 2000);
+  EXPECT_EQ(ls.end(0), 2000_ps);
+  EXPECT_TRUE(ls.finish(0, v0, 2000_ps, ch));
+  EXPECT_EQ(ch.at(0).end, 2000_ps);
 }
 
 // ---- the incremental property: after every step, rates = model on the whole active set ----
 
 struct Shadow {
-  Picoseconds work = 0;
+  Picoseconds work{};
   double done = 0;      ///< integrated from the reference rates
   double ref_rate = 0;  ///< the reference model's rate, whole set, since the last step
   double ls_rate = 0;   ///< LinkSharing's rate after the last step
-  Picoseconds end = 0;
+  Picoseconds end{};
   std::uint64_t version = 0;
 };
 
@@ -291,17 +294,18 @@ void random_sequence(const std::string& name, int nodes, std::size_t max_active,
   std::map<std::uint32_t, Shadow> shadow;
   std::vector<std::uint32_t> free_ids;
   std::uint32_t next_id = 0;
-  Picoseconds now = 0;
+  Picoseconds now{};
   Changes ch;
   std::size_t finished = 0, stale = 0;
   for (int step = 0; step < steps; ++step) {  // stale events do not count as steps
     const bool do_start = events.empty() || (shadow.size() < max_active &&
                                              std::uniform_int_distribution<int>(0, 1)(rng) == 0);
-    Picoseconds t = do_start ? now + std::uniform_int_distribution<Picoseconds>(0, 1500)(rng)
-                             : std::get<0>(events.top());
+    Picoseconds t =
+        do_start ? now + Picoseconds{std::uniform_int_distribution<std::int64_t>(0, 1500)(rng)}
+                 : std::get<0>(events.top());
     if (!events.empty()) t = std::min(t, std::get<0>(events.top()));
     for (auto& [id, s] : shadow)
-      s.done += s.ref_rate * static_cast<double>(t - now);
+      s.done += s.ref_rate * static_cast<double>((t - now).count());
     now = t;
     if (do_start) {
       std::uint32_t id = next_id;
@@ -314,9 +318,9 @@ void random_sequence(const std::string& name, int nodes, std::size_t max_active,
       const int src = std::uniform_int_distribution<int>(0, nodes - 1)(rng);
       int dst = std::uniform_int_distribution<int>(0, nodes - 2)(rng);
       if (dst >= src) ++dst;
-      const Picoseconds work = std::uniform_int_distribution<Picoseconds>(0, 5000)(rng);
+      const Picoseconds work{std::uniform_int_distribution<std::int64_t>(0, 5000)(rng)};
       ls.start(id, src, dst, work, now, ch);
-      shadow[id] = Shadow{work, 0, 0, 0, -1, 0};
+      shadow[id] = Shadow{work, 0, 0, 0, Picoseconds{-1}, 0};
       ASSERT_TRUE(flows_in(ch).count(id));
     } else {
       const auto [end, id, version] = events.top();
@@ -331,7 +335,7 @@ void random_sequence(const std::string& name, int nodes, std::size_t max_active,
         continue;
       }
       // The flow did its work at the whole-set rates, to the end's rounding.
-      EXPECT_NEAR(it->second.done, static_cast<double>(it->second.work), 1.0);
+      EXPECT_NEAR(it->second.done, static_cast<double>(it->second.work.count()), 1.0);
       shadow.erase(it);
       free_ids.push_back(id);
       ++finished;

@@ -28,6 +28,7 @@ namespace commgauge::profile {
 namespace {
 
 using ::testing::HasSubstr;
+using namespace model::literals;
 
 nlohmann::json minimal_profile() {
   return {{"format", "commgauge-profile"},
@@ -196,8 +197,9 @@ void round_trip_through_profile(model::Progress progress, double control_us = -1
   }
   // The LogGPO overlap scenario follows the measured progress mode too.
   const model::CommModel o = model::make_model("loggpo", profiled);
-  const auto predicted = o.isend_compute_wait(131072, model::to_picoseconds(500), 0);
-  const auto exact = model::isend_compute_wait(truth_cost, 131072, model::to_picoseconds(500), 0);
+  const auto predicted = o.isend_compute_wait(131072, model::to_picoseconds(500), 0_ps);
+  const auto exact =
+      model::isend_compute_wait(truth_cost, 131072, model::to_picoseconds(500), 0_ps);
   EXPECT_NEAR(model::to_microseconds(predicted.receiver_done),
               model::to_microseconds(exact.receiver_done),
               0.02 * model::to_microseconds(exact.receiver_done));

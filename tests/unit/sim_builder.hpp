@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "model/picoseconds.hpp"
 #include "trace/format.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/writer.hpp"
@@ -24,8 +25,8 @@ class TraceBuilder {
   }
 
   /// Computation on `rank` before its next call.
-  TraceBuilder& compute(std::uint32_t rank, std::int64_t ps) {
-    now_[rank] += ps;
+  TraceBuilder& compute(std::uint32_t rank, model::Picoseconds t) {
+    now_[rank] += t.count();
     return *this;
   }
   TraceBuilder& send(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,

@@ -21,10 +21,11 @@ namespace commgauge::testing {
 namespace {
 
 using model::Picoseconds;
+using namespace model::literals;
 
 constexpr double kLatencyUs = 5.0;
 constexpr double kGapPerByteUs = 0.001;  // 1000 ps per byte
-constexpr Picoseconds kLatencyPs = 5'000'000;
+constexpr Picoseconds kLatencyPs{5'000'000};
 
 /// L and G only: each message takes L + (k-1)G.
 model::LinkParams bandwidth_only_link() {
@@ -90,11 +91,12 @@ TEST(SimContention, SymmetricSchemesEndWhereShareDashPredictSays) {
                                entry.path().stem().string() + "-" + name);
       for (std::size_t i = 0; i < ends.size(); ++i) {
         const Picoseconds expected =
-            kLatencyPs + std::llround(static_cast<double>(work) * predicted[i]);
+            kLatencyPs +
+            Picoseconds{std::llround(static_cast<double>(work.count()) * predicted[i])};
         std::printf("%s %s %s: share --predict %.4f -> %lld ps, simulated %lld ps\n",
                     entry.path().filename().c_str(), name.c_str(), s.communications[i].name.c_str(),
-                    predicted[i], static_cast<long long>(expected),
-                    static_cast<long long>(ends[i]));
+                    predicted[i], static_cast<long long>(expected.count()),
+                    static_cast<long long>(ends[i].count()));
         EXPECT_EQ(ends[i], expected)
             << entry.path() << " " << name << " " << s.communications[i].name;
       }
@@ -120,13 +122,17 @@ TEST(SimContention, PenaltiesChangeAsCommunicationsFinish) {
   for (const Expected& e : {Expected{"gige", 1.5, 2.5, 3.0}, Expected{"myrinet", 2.0, 3.0, 4.0},
                             Expected{"fair", 2.0, 3.0, 4.0}}) {
     const auto ends = replay(s, bytes, e.model, "two-outgoing-" + e.model);
-    const Picoseconds a = kLatencyPs + std::llround(e.a * static_cast<double>(w));
-    const Picoseconds b = kLatencyPs + std::llround(e.b * static_cast<double>(w));
+    const Picoseconds a =
+        kLatencyPs + Picoseconds{std::llround(e.a * static_cast<double>(w.count()))};
+    const Picoseconds b =
+        kLatencyPs + Picoseconds{std::llround(e.b * static_cast<double>(w.count()))};
     std::printf(
         "%s: a %lld ps (expected %lld); b %lld ps (expected %lld by hand, static %lld)\n",
-        e.model.c_str(), static_cast<long long>(ends[0]), static_cast<long long>(a),
-        static_cast<long long>(ends[1]), static_cast<long long>(b),
-        static_cast<long long>(kLatencyPs + std::llround(e.static_b * static_cast<double>(w))));
+        e.model.c_str(), static_cast<long long>(ends[0].count()), static_cast<long long>(a.count()),
+        static_cast<long long>(ends[1].count()), static_cast<long long>(b.count()),
+        static_cast<long long>(
+            (kLatencyPs + Picoseconds{std::llround(e.static_b * static_cast<double>(w.count()))})
+                .count()));
     EXPECT_EQ(ends[0], a) << e.model;
     EXPECT_EQ(ends[1], b) << e.model;
   }

@@ -14,6 +14,7 @@ namespace commgauge::testing {
 namespace {
 
 using model::Picoseconds;
+using namespace model::literals;
 using ::testing::HasSubstr;
 
 model::LinkParams link(std::uint64_t rendezvous_from = 0,
@@ -73,8 +74,8 @@ TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
     const Picoseconds round = model::round_trip(run.cost, k);
     std::printf("k=%llu: expected %d x round trip = %lld ps, simulated %lld ps\n",
                 static_cast<unsigned long long>(k), kRounds,
-                static_cast<long long>(kRounds * round),
-                static_cast<long long>(run.result.predicted_ps));
+                static_cast<long long>((kRounds * round).count()),
+                static_cast<long long>(run.result.predicted_ps.count()));
     EXPECT_EQ(rank_end(run, 0), kRounds * round);
     EXPECT_EQ(round, 2 * one_way);  // the gap does not bind a ping-pong with these parameters
     // Rank 1's last send ends one send overhead after its last receive.
@@ -90,13 +91,14 @@ TEST(SimGolden, PingPongIsTwoOneWayTimesPerRound) {
 // without a measured poll time (poll_us 0) nothing either.
 TEST(SimGolden, FailedPollsCostThePollTimeEach) {
   constexpr std::uint64_t kCalls = 1000;
-  constexpr Picoseconds kOutside = 7'000'000;  // 7 us of computation between the polls
+  constexpr Picoseconds kOutside{7'000'000};  // 7 us of computation between the polls
   TraceBuilder b(1);
-  b.compute(0, 3'000'000);
+  b.compute(0, 3'000'000_ps);
   b.call(0, trace::fn::Testany, [&](trace::Event& e) {
     e.kind = trace::RecordKind::poll_run;
     e.start_tick = 3'000'000;
-    e.end_tick = 3'000'000 + kOutside + 50'000'000;  // 50 us inside MPI on the traced machine
+    e.end_tick =
+        3'000'000 + kOutside.count() + 50'000'000;  // 50 us inside MPI on the traced machine
     e.set(trace::kPoll);
     e.calls = kCalls;
     e.in_mpi_ticks = 50'000'000;
@@ -105,16 +107,16 @@ TEST(SimGolden, FailedPollsCostThePollTimeEach) {
   auto l = link();
   l.poll_us = 0.021;
   const auto run = simulate(path, l, "loggps");
-  EXPECT_EQ(run.result.predicted_ps, 3'000'000 + kOutside + kCalls * 21'000);
+  EXPECT_EQ(run.result.predicted_ps, 3'000'000_ps + kOutside + Picoseconds{kCalls * 21'000});
   EXPECT_EQ(run.result.per_rank[0].predicted.overhead, Picoseconds{kCalls * 21'000});
   {
     trace::TraceReader trace(path);
     const std::vector<std::uint32_t> nodes = {0};
     const sim::Network none("none", {}, sim::cluster_of_placement(nodes), nodes);
-    EXPECT_EQ(sim::simulate(trace, none, {}).predicted_ps, 3'000'000 + kOutside);
+    EXPECT_EQ(sim::simulate(trace, none, {}).predicted_ps, 3'000'000_ps + kOutside);
   }
   l.poll_us = 0;
-  EXPECT_EQ(simulate(path, l, "loggps").result.predicted_ps, 3'000'000 + kOutside);
+  EXPECT_EQ(simulate(path, l, "loggps").result.predicted_ps, 3'000'000_ps + kOutside);
 }
 
 // A communicator made from a parent costs the library's local work (comm_create_us), then the
@@ -124,7 +126,7 @@ TEST(SimGolden, FailedPollsCostThePollTimeEach) {
 // predicts exactly comm_create_us + comm_free_us less on every rank.
 TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) {
   constexpr std::uint32_t kRanks = 4;
-  constexpr Picoseconds kLocal = 12'300'000, kFree = 2'250'000;
+  constexpr Picoseconds kLocal{12'300'000}, kFree{2'250'000};
   // A collective over world of `count` ints per member.
   auto ints = [](std::uint64_t count, bool commutative) {
     return [=](trace::Event& e) {
@@ -148,8 +150,8 @@ TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) 
   for (const bool split : {true, false}) {
     TraceBuilder made(kRanks), written(kRanks);
     for (std::uint32_t r = 0; r < kRanks; ++r) {
-      made.compute(r, 1'000'000 * r);
-      written.compute(r, 1'000'000 * r);
+      made.compute(r, 1'000'000_ps * r);
+      written.compute(r, 1'000'000_ps * r);
       made.call(r, split ? trace::fn::Comm_split : trace::fn::Comm_dup,
                 [](trace::Event& e) { e.set(trace::kComm); });
       made.call(r, trace::fn::Comm_free, [](trace::Event&) {});
@@ -162,7 +164,7 @@ TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) 
     const auto b = simulate(written.write(split ? "split-as" : "dup-as"), l, "loggps");
     for (std::uint32_t r = 0; r < kRanks; ++r)
       EXPECT_EQ(rank_end(a, r), rank_end(b, r) + kLocal + kFree) << (split ? "split" : "dup") << r;
-    EXPECT_GT(rank_end(b, 0), 0);
+    EXPECT_GT(rank_end(b, 0), 0_ps);
     l.comm_create_us = l.comm_free_us = 0;  // not measured: the agreement alone
     const auto c = simulate(made.write(split ? "split0" : "dup0"), l, "loggps");
     EXPECT_EQ(c.result.predicted_ps, b.result.predicted_ps);
@@ -179,8 +181,8 @@ TEST(SimGolden, CollectivesChargeTheirCopiesAndReductions) {
     std::uint64_t bytes;
     Picoseconds local;
   };
-  for (const Case& c : {Case{trace::fn::Allreduce, 32768, 32768 * 100 + 16384 * 200},
-                        Case{trace::fn::Alltoall, 8192, 8192 * 100}}) {
+  for (const Case& c : {Case{trace::fn::Allreduce, 32768, Picoseconds{32768 * 100 + 16384 * 200}},
+                        Case{trace::fn::Alltoall, 8192, Picoseconds{8192 * 100}}}) {
     TraceBuilder b(2);
     for (std::uint32_t r = 0; r < 2; ++r)
       b.collective(r, c.f, c.bytes);
@@ -198,14 +200,14 @@ TEST(SimGolden, CollectivesChargeTheirCopiesAndReductions) {
 // MPI_Init_thread starts a rank like MPI_Init (one call semantics: trace-check always took it
 // so, the replay refused such traces with "before MPI_Init").
 TEST(SimGolden, InitThreadStartsARankLikeInit) {
-  Picoseconds ends[2] = {0, 0};
+  Picoseconds ends[2] = {};
   for (int i = 0; i < 2; ++i) {
     TraceBuilder b(2, i == 0 ? trace::fn::Init : trace::fn::Init_thread);
-    b.compute(0, 2'000'000).send(0, 1, 100).recv(1, 0, 100);
+    b.compute(0, 2'000'000_ps).send(0, 1, 100).recv(1, 0, 100);
     const auto run = simulate(b.write(i == 0 ? "init" : "init-thread"), link(), "loggps");
     ends[i] = rank_end(run, 1);
   }
-  EXPECT_GT(ends[0], 2'000'000);
+  EXPECT_GT(ends[0], 2'000'000_ps);
   EXPECT_EQ(ends[1], ends[0]);
 }
 
@@ -216,7 +218,7 @@ TEST(SimGolden, InitThreadStartsARankLikeInit) {
 // computation N (C0 + C1), network 2N one-way, nothing else, and the length is the prediction.
 TEST(SimGolden, CriticalPathOfAPingPongAlternatesBetweenTheRanks) {
   const std::uint64_t k = 1000;
-  const Picoseconds c0 = 7'000'000, c1 = 3'000'000;
+  const Picoseconds c0{7'000'000}, c1{3'000'000};
   constexpr int kRounds = 6;
   TraceBuilder b(2);
   for (int i = 0; i < kRounds; ++i) {
@@ -232,14 +234,15 @@ TEST(SimGolden, CriticalPathOfAPingPongAlternatesBetweenTheRanks) {
   std::printf(
       "path: compute %lld, network %lld, mpi %lld ps; expected %lld, %lld, 0; length %lld, "
       "predicted %lld\n",
-      static_cast<long long>(p.compute), static_cast<long long>(p.network),
-      static_cast<long long>(p.mpi), static_cast<long long>(kRounds * (c0 + c1)),
-      static_cast<long long>(2 * kRounds * one_way), static_cast<long long>(p.length()),
-      static_cast<long long>(run.result.predicted_ps));
+      static_cast<long long>(p.compute.count()), static_cast<long long>(p.network.count()),
+      static_cast<long long>(p.mpi.count()), static_cast<long long>((kRounds * (c0 + c1)).count()),
+      static_cast<long long>((2 * kRounds * one_way).count()),
+      static_cast<long long>(p.length().count()),
+      static_cast<long long>(run.result.predicted_ps.count()));
   EXPECT_EQ(run.result.critical_path_rank, 0);
   EXPECT_EQ(p.compute, kRounds * (c0 + c1));
   EXPECT_EQ(p.network, 2 * kRounds * one_way);
-  EXPECT_EQ(p.mpi, 0);
+  EXPECT_EQ(p.mpi, 0_ps);
   EXPECT_EQ(p.length(), run.result.predicted_ps);
   EXPECT_EQ(p.ranks[0].key, 0);
   EXPECT_EQ(p.ranks[0].time, kRounds * c0);
@@ -262,7 +265,7 @@ TEST(SimGolden, CriticalPathOfAPingPongAlternatesBetweenTheRanks) {
 // Send) 8, 5, 6 -> 5 us each: 3 + 3 x 5 = 18 us of computation instead of 22 us.
 TEST(SimGolden, DenoiseReplaysTheLeastComputationPerSite) {
   TraceBuilder b(2);
-  for (const Picoseconds c : {3'000'000, 8'000'000, 5'000'000, 6'000'000}) {
+  for (const Picoseconds c : {3'000'000_ps, 8'000'000_ps, 5'000'000_ps, 6'000'000_ps}) {
     b.compute(0, c).send(0, 1, 8);
     b.recv(1, 0, 8);
   }
@@ -273,10 +276,11 @@ TEST(SimGolden, DenoiseReplaysTheLeastComputationPerSite) {
   const Picoseconds raw_compute = raw.result.per_rank[0].predicted.compute;
   const Picoseconds denoised_compute = denoised.result.per_rank[0].predicted.compute;
   std::printf("computation on rank 0: raw %lld ps, denoised %lld ps (expected 22 and 18 us)\n",
-              static_cast<long long>(raw_compute), static_cast<long long>(denoised_compute));
-  EXPECT_EQ(raw_compute, 22'000'000);
-  EXPECT_EQ(denoised_compute, 18'000'000);
-  EXPECT_EQ(rank_end(raw, 0) - rank_end(denoised, 0), 4'000'000);
+              static_cast<long long>(raw_compute.count()),
+              static_cast<long long>(denoised_compute.count()));
+  EXPECT_EQ(raw_compute, 22'000'000_ps);
+  EXPECT_EQ(denoised_compute, 18'000'000_ps);
+  EXPECT_EQ(rank_end(raw, 0) - rank_end(denoised, 0), 4'000'000_ps);
 }
 
 // --noise adds, to each computation that is not empty, the documented draw (noise_ps) for the
@@ -284,7 +288,7 @@ TEST(SimGolden, DenoiseReplaysTheLeastComputationPerSite) {
 TEST(SimGolden, NoiseAddsTheSeededDrawsToComputationsOnly) {
   TraceBuilder b(2);
   for (int i = 0; i < 400; ++i) {
-    b.compute(0, 3'000'000).send(0, 1, 8);
+    b.compute(0, 3'000'000_ps).send(0, 1, 8);
     b.recv(1, 0, 8);  // rank 1 computes nothing: it only waits
   }
   const auto path = b.write("noise");
@@ -295,26 +299,26 @@ TEST(SimGolden, NoiseAddsTheSeededDrawsToComputationsOnly) {
   EXPECT_EQ(o.noise.seed, 42u);
   const auto noisy = simulate(path, link(), "loggpo", o);
   // Rank 0's records are MPI_Init's successors: the sends are records 0..399 (Init is not one).
-  Picoseconds expected = 0;
+  Picoseconds expected{};
   for (std::uint64_t k = 0; k < 400; ++k)
     expected += sim::noise_ps(o.noise, 0, k);
   const Picoseconds added =
       noisy.result.per_rank[0].predicted.compute - quiet.result.per_rank[0].predicted.compute;
   std::printf("noise on rank 0: %lld ps added over 400 computations (mean %.3f us, asked 5)\n",
-              static_cast<long long>(added), static_cast<double>(added) / 400e6);
+              static_cast<long long>(added.count()), static_cast<double>(added.count()) / 400e6);
   EXPECT_EQ(added, expected);
-  EXPECT_EQ(noisy.result.per_rank[1].predicted.compute, 0);
+  EXPECT_EQ(noisy.result.per_rank[1].predicted.compute, 0_ps);
   EXPECT_EQ(noisy.result.per_rank[0].predicted.overhead,
             quiet.result.per_rank[0].predicted.overhead);
   // The draws are exponential of mean 5 us: over 400 of them the mean is within 4 standard
   // errors (5 / 20 us each) of 5 us, for this seed and for another.
-  EXPECT_NEAR(static_cast<double>(added) / 400e6, 5.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(added.count()) / 400e6, 5.0, 1.0);
   sim::Noise other = o.noise;
   other.seed = 7;
-  Picoseconds other_sum = 0;
+  Picoseconds other_sum{};
   for (std::uint64_t k = 0; k < 400; ++k)
     other_sum += sim::noise_ps(other, 0, k);
-  EXPECT_NEAR(static_cast<double>(other_sum) / 400e6, 5.0, 1.0);
+  EXPECT_NEAR(static_cast<double>(other_sum.count()) / 400e6, 5.0, 1.0);
   EXPECT_NE(other_sum, expected);
   EXPECT_NE(sim::noise_ps(o.noise, 0, 0), sim::noise_ps(o.noise, 1, 0));  // ranks differ
   // The same seed, the same replay.
@@ -337,18 +341,19 @@ TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
     }
     const auto run = simulate(b.write("backtoback"), link());
     const auto m = run.cost.message(k);
-    Picoseconds start = 0, sender_free = 0, copied = 0;
+    Picoseconds start{}, sender_free{}, copied{};
     for (int i = 0; i < n; ++i) {
-      const Picoseconds s = std::max(sender_free, i == 0 ? 0 : start + m.gap);
+      const Picoseconds s = std::max(sender_free, i == 0 ? 0_ps : start + m.gap);
       start = s;
       sender_free = s + m.send_overhead;
       const Picoseconds arrival = sender_free + m.transfer;
       copied = std::max(arrival, copied) + m.recv_overhead;
     }
     std::printf("k=%llu: receiver expected %lld ps, simulated %lld; sender %lld / %lld\n",
-                static_cast<unsigned long long>(k), static_cast<long long>(copied),
-                static_cast<long long>(rank_end(run, 1)), static_cast<long long>(sender_free),
-                static_cast<long long>(rank_end(run, 0)));
+                static_cast<unsigned long long>(k), static_cast<long long>(copied.count()),
+                static_cast<long long>((rank_end(run, 1)).count()),
+                static_cast<long long>(sender_free.count()),
+                static_cast<long long>((rank_end(run, 0)).count()));
     EXPECT_EQ(rank_end(run, 1), copied);
     EXPECT_EQ(rank_end(run, 0), sender_free);
   }
@@ -361,18 +366,18 @@ TEST(SimGolden, RendezvousSendWithEarlyAndLateReceiverIsSeed004Table4) {
     b.send(0, 1, k);
     b.compute(1, t_r).recv(1, 0, k);
     const auto run = simulate(b.write("rendezvous"), link(1024), "loggps");
-    const Picoseconds send = model::loggps_send_time(run.cost, k, 0, t_r);
-    const Picoseconds recv = t_r + model::loggps_recv_time(run.cost, k, 0, t_r);
+    const Picoseconds send = model::loggps_send_time(run.cost, k, 0_ps, t_r);
+    const Picoseconds recv = t_r + model::loggps_recv_time(run.cost, k, 0_ps, t_r);
     std::printf(
         "t_r=%lld: MPI_Send expected %lld simulated %lld; MPI_Recv ends expected %lld "
         "simulated %lld\n",
-        static_cast<long long>(t_r), static_cast<long long>(send),
-        static_cast<long long>(rank_end(run, 0)), static_cast<long long>(recv),
-        static_cast<long long>(rank_end(run, 1)));
+        static_cast<long long>(t_r.count()), static_cast<long long>(send.count()),
+        static_cast<long long>((rank_end(run, 0)).count()), static_cast<long long>(recv.count()),
+        static_cast<long long>((rank_end(run, 1)).count()));
     EXPECT_EQ(rank_end(run, 0), send);
     EXPECT_EQ(rank_end(run, 1), recv);
-    if (t_r > 10'000'000) {
-      EXPECT_GT(run.result.per_rank[0].predicted.late_receiver, 0);
+    if (t_r > 10'000'000_ps) {
+      EXPECT_GT(run.result.per_rank[0].predicted.late_receiver, 0_ps);
     }
   }
 }
@@ -387,7 +392,7 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
         Case{10000, model::Progress::independent}}) {
     for (const Picoseconds t_r :
          {Picoseconds{0}, Picoseconds{3'000'000}, Picoseconds{90'000'000}}) {
-      const Picoseconds comp = 50'000'000;
+      const Picoseconds comp{50'000'000};
       TraceBuilder b(2);
       const auto s = b.isend(0, 1, c.k);
       b.compute(0, comp).waitall(0, {{s, -1, -1, 0, 0, false}});
@@ -401,9 +406,11 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
           "%lld simulated %lld\n",
           c.k < 1024 ? "eager T"
                      : (c.progress == model::Progress::dependent ? "DCP/RAT" : "ICP/RTA"),
-          static_cast<unsigned long long>(c.k), static_cast<long long>(t_r),
-          static_cast<long long>(closed.sender_done), static_cast<long long>(rank_end(run, 0)),
-          static_cast<long long>(closed.receiver_done), static_cast<long long>(rank_end(run, 1)));
+          static_cast<unsigned long long>(c.k), static_cast<long long>(t_r.count()),
+          static_cast<long long>(closed.sender_done.count()),
+          static_cast<long long>((rank_end(run, 0)).count()),
+          static_cast<long long>(closed.receiver_done.count()),
+          static_cast<long long>((rank_end(run, 1)).count()));
       EXPECT_EQ(rank_end(run, 0), closed.sender_done);
       EXPECT_EQ(rank_end(run, 1), closed.receiver_done);
     }
@@ -423,7 +430,8 @@ TEST(SimGolden, DisseminationBarrierIsCeilLog2RoundsOfZeroByteMessages) {
       ++rounds;
     const Picoseconds expected = rounds * model::one_way(run.cost, 0);
     std::printf("P=%u: expected %d x one-way(0) = %lld ps, simulated %lld\n", p, rounds,
-                static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
+                static_cast<long long>(expected.count()),
+                static_cast<long long>(run.result.predicted_ps.count()));
     for (std::uint32_t r = 0; r < p; ++r)
       EXPECT_EQ(rank_end(run, r), expected) << "rank " << r;
     ASSERT_EQ(run.result.collectives.size(), 1u);
@@ -443,8 +451,8 @@ TEST(SimGolden, RecursiveDoublingAllreduceIsLog2SymmetricExchanges) {
   const auto run = simulate(b.write("allreduce-rd"), link(), "loggpo", o);
   const Picoseconds expected = 3 * model::one_way(run.cost, k);
   std::printf("expected 3 x one-way(%llu) = %lld ps, simulated %lld\n",
-              static_cast<unsigned long long>(k), static_cast<long long>(expected),
-              static_cast<long long>(run.result.predicted_ps));
+              static_cast<unsigned long long>(k), static_cast<long long>(expected.count()),
+              static_cast<long long>(run.result.predicted_ps.count()));
   for (std::uint32_t r = 0; r < 8; ++r)
     EXPECT_EQ(rank_end(run, r), expected);
 }
@@ -470,7 +478,8 @@ TEST(SimGolden, DefaultAllreduceFollowsOpenMPITunedRules) {
     const Picoseconds expected = c.exchanges * model::one_way(run.cost, c.bytes);
     std::printf("P=%u k=%llu: expected %d x one-way(k) = %lld ps, simulated %lld\n", c.ranks,
                 static_cast<unsigned long long>(c.bytes), c.exchanges,
-                static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
+                static_cast<long long>(expected.count()),
+                static_cast<long long>(run.result.predicted_ps.count()));
     for (std::uint32_t r = 0; r < c.ranks; ++r)
       EXPECT_EQ(rank_end(run, r), expected);
     ASSERT_EQ(run.result.collectives.size(), 1u);
@@ -497,7 +506,8 @@ TEST(SimGolden, RingAllreduceIsTwoPMinusOneStepsOfOneChunk) {
   const auto run = simulate(b.write("allreduce-ring"), link(), "loggpo", o);
   const Picoseconds expected = 2 * (p - 1) * model::one_way(run.cost, k / p);
   std::printf("expected 6 x one-way(1000) = %lld ps, simulated %lld\n",
-              static_cast<long long>(expected), static_cast<long long>(run.result.predicted_ps));
+              static_cast<long long>(expected.count()),
+              static_cast<long long>(run.result.predicted_ps.count()));
   for (std::uint32_t r = 0; r < p; ++r)
     EXPECT_EQ(rank_end(run, r), expected);
 }
@@ -517,11 +527,13 @@ TEST(SimGolden, BinomialBcastOfFourRanks) {
   std::printf(
       "root %lld (expected %lld), rank 2 %lld (expected %lld), rank 1 %lld (expected "
       "%lld), rank 3 %lld (expected %lld)\n",
-      static_cast<long long>(rank_end(run, 0)),
-      static_cast<long long>(second_send + m.send_overhead),
-      static_cast<long long>(rank_end(run, 2)), static_cast<long long>(ow + m.send_overhead),
-      static_cast<long long>(rank_end(run, 1)), static_cast<long long>(second_send + ow),
-      static_cast<long long>(rank_end(run, 3)), static_cast<long long>(2 * ow));
+      static_cast<long long>((rank_end(run, 0)).count()),
+      static_cast<long long>((second_send + m.send_overhead).count()),
+      static_cast<long long>((rank_end(run, 2)).count()),
+      static_cast<long long>((ow + m.send_overhead).count()),
+      static_cast<long long>((rank_end(run, 1)).count()),
+      static_cast<long long>((second_send + ow).count()),
+      static_cast<long long>((rank_end(run, 3)).count()), static_cast<long long>((2 * ow).count()));
   EXPECT_EQ(rank_end(run, 0), second_send + m.send_overhead);
   EXPECT_EQ(rank_end(run, 2), ow + m.send_overhead);
   EXPECT_EQ(rank_end(run, 1), second_send + ow);
@@ -530,16 +542,16 @@ TEST(SimGolden, BinomialBcastOfFourRanks) {
 
 TEST(SimGolden, ModelNoneLeavesOnlyComputation) {
   TraceBuilder b(2);
-  b.compute(0, 7'000'000).send(0, 1, 100).compute(0, 1'000'000);
-  b.recv(1, 0, 100).compute(1, 2'000'000);
+  b.compute(0, 7'000'000_ps).send(0, 1, 100).compute(0, 1'000'000_ps);
+  b.recv(1, 0, 100).compute(1, 2'000'000_ps);
   const auto path = b.write("none");
   trace::TraceReader trace(path);
   const std::vector<std::uint32_t> nodes(2, 0);
   const sim::Network net("none", {}, sim::cluster_of_placement(nodes), nodes);
   const auto r = sim::simulate(trace, net, {});
-  EXPECT_EQ(r.per_rank[0].predicted_ps, 8'000'000);
-  EXPECT_EQ(r.per_rank[1].predicted_ps, 9'000'000);  // waits 7 us for the send: late sender
-  EXPECT_EQ(r.per_rank[1].predicted.late_sender, 7'000'000);
+  EXPECT_EQ(r.per_rank[0].predicted_ps, 8'000'000_ps);
+  EXPECT_EQ(r.per_rank[1].predicted_ps, 9'000'000_ps);  // waits 7 us for the send: late sender
+  EXPECT_EQ(r.per_rank[1].predicted.late_sender, 7'000'000_ps);
   EXPECT_DOUBLE_EQ(r.measured_ns, 8000.0);  // the trace's own times: rank 0's 7 + 1 us
 }
 
@@ -594,7 +606,8 @@ TEST(SimSemantics, CancelledWildcardReceiveIsNotRepostedAtItsCompletion) {
   EXPECT_EQ(run.result.messages, 2u);
   const Picoseconds one_way = model::one_way(run.cost, 8);
   std::printf("rank 0 ends at %lld ps; two one-way times are %lld ps\n",
-              static_cast<long long>(rank_end(run, 0)), static_cast<long long>(2 * one_way));
+              static_cast<long long>((rank_end(run, 0)).count()),
+              static_cast<long long>((2 * one_way).count()));
   EXPECT_GE(rank_end(run, 0), 2 * one_way);
 }
 
@@ -606,15 +619,16 @@ TEST(SimSemantics, CancelledWildcardReceiveIsNotRepostedAtItsCompletion) {
 TEST(SimSemantics, LateResolvedWildcardAnswersARendezvousAtTheReceiversPresent) {
   TraceBuilder b(2);
   const std::uint64_t r = b.irecv(0, trace::kAnySource, 8000);
-  b.compute(0, 100'000'000).waitall(0, {{r, -1, 1, 0, 8000, false}});
+  b.compute(0, 100'000'000_ps).waitall(0, {{r, -1, 1, 0, 8000, false}});
   b.send(1, 0, 8000);
   const auto run = simulate(b.write("late-wildcard"), link(4096));
   const auto cost = run.cost.message(8000);
   ASSERT_TRUE(cost.rendezvous);
-  const Picoseconds answered = 100'000'000 + cost.control_recv + cost.control_send;
+  const Picoseconds answered = 100'000'000_ps + cost.control_recv + cost.control_send;
   const Picoseconds send_done = answered + cost.latency + cost.control_recv + cost.send_overhead;
   std::printf("send completes at %lld ps (expected %lld)\n",
-              static_cast<long long>(rank_end(run, 1)), static_cast<long long>(send_done));
+              static_cast<long long>((rank_end(run, 1)).count()),
+              static_cast<long long>(send_done.count()));
   EXPECT_EQ(rank_end(run, 1), send_done);
   EXPECT_TRUE(run.result.notes.empty()) << "no event was computed before the present";
 }
@@ -634,21 +648,22 @@ TEST(SimSemantics, ProbeWaitsForItsMessage) {
     e.completions.push_back({0, -1, 1, 0, 8, false});
   });
   b.recv(0, 1, 8);
-  b.compute(1, 50'000'000).send(1, 0, 8);
+  b.compute(1, 50'000'000_ps).send(1, 0, 8);
   const auto run = simulate(b.write("probe"), link());
   const auto cost = run.cost.message(8);
-  const Picoseconds arrival = 50'000'000 + cost.send_overhead + cost.transfer;
+  const Picoseconds arrival = 50'000'000_ps + cost.send_overhead + cost.transfer;
   const auto& probe = run.result.functions.at("MPI_Probe");
   const auto& recv = run.result.functions.at("MPI_Recv");
   std::printf("MPI_Probe %lld ps (expected %lld), MPI_Recv %lld ps (expected o_r %lld)\n",
-              static_cast<long long>(probe.predicted_ps), static_cast<long long>(arrival),
-              static_cast<long long>(recv.predicted_ps),
-              static_cast<long long>(cost.recv_overhead));
+              static_cast<long long>(probe.predicted_ps.count()),
+              static_cast<long long>(arrival.count()),
+              static_cast<long long>(recv.predicted_ps.count()),
+              static_cast<long long>(cost.recv_overhead.count()));
   EXPECT_EQ(probe.predicted_ps, arrival);
   EXPECT_EQ(recv.predicted_ps, cost.recv_overhead);
   EXPECT_EQ(rank_end(run, 0), arrival + cost.recv_overhead);
   // The wait is the sender's lateness.
-  EXPECT_EQ(run.result.per_rank[0].predicted.late_sender, 50'000'000);
+  EXPECT_EQ(run.result.per_rank[0].predicted.late_sender, 50'000'000_ps);
 }
 
 TEST(SimErrors, TruncatedRankIsAClearError) {
@@ -673,7 +688,7 @@ TEST(SimErrors, TruncatedRankIsAClearError) {
 TEST(SimDeterminism, TheSameTraceGivesTheSamePicoseconds) {
   TraceBuilder b(6);
   for (std::uint32_t r = 0; r < 6; ++r) {
-    b.compute(r, 1000 * (r + 1));
+    b.compute(r, 1000_ps * (r + 1));
     const auto s = b.isend(r, static_cast<std::int32_t>((r + 1) % 6), 3000);
     const auto v = b.irecv(r, static_cast<std::int32_t>((r + 5) % 6), 3000);
     b.waitall(r, {{s, 0, -1, 0, 0, false},
@@ -736,15 +751,15 @@ TEST(SimDeterminism, ReleaseAndDebugBuildsGiveTheSameDigest) {
     const sim::Result r = sim::simulate(trace, net, options);
     std::filesystem::remove(path);
     for (const auto& rank : r.per_rank) {
-      mix(rank.predicted_ps);
+      mix(rank.predicted_ps.count());
       const auto& b = rank.predicted;
       for (const Picoseconds part : {b.compute, b.overhead, b.transfer, b.late_sender,
                                      b.late_receiver, b.synchronization, b.opaque})
-        mix(part);
+        mix(part.count());
       mix(static_cast<std::int64_t>(rank.forced_completions));
     }
     std::printf("%s (%u ranks, %s, contention %s): slowest %lld ps\n", c.pattern, c.ranks, c.model,
-                c.contention, static_cast<long long>(r.predicted_ps));
+                c.contention, static_cast<long long>(r.predicted_ps.count()));
   }
   std::printf("digest %016llx\n", static_cast<unsigned long long>(digest));
   EXPECT_EQ(digest, 0xeb57d3f686797bffull);
