@@ -236,9 +236,17 @@ double median_of(const std::vector<double>& v) {
 }
 
 void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& loggp_link) {
-  // Range starts: loggp's, or where the classification changes.
+  // Range starts: loggp's where the two agree on S, otherwise where this sweep's classification
+  // changes (loggp's ranges would contradict overlap's own S: a switch it measured in every
+  // trial described as no range at all).
   std::vector<std::uint64_t> starts;
-  if (loggp_link) {
+  const bool follow_loggp = loggp_link && r.agrees_with_loggp.value_or(false);
+  if (loggp_link && !follow_loggp) {
+    r.notes.push_back(
+        "the ranges follow this sweep's own classification, not loggp's, as the two disagree on "
+        "S");
+  }
+  if (follow_loggp) {
     for (const auto& lr : loggp_link->ranges)
       starts.push_back(lr.from_bytes);
   } else {

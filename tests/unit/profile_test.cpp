@@ -228,6 +228,14 @@ TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
                              [](const auto& a, const auto& b) { return a.bytes < b.bytes; }));
   EXPECT_TRUE(std::any_of(overlap.points.begin(), overlap.points.end(),
                           [](const auto& p) { return p.bytes == 19999 && p.synchronizing; }));
+  // Its ranges are its own reading, consistent with its S (not loggp's, which it contradicts):
+  // eager, then rendezvous from 16384 B with the virtual link's dependent progress (RAT).
+  ASSERT_EQ(overlap.ranges.size(), 2u);
+  EXPECT_FALSE(overlap.ranges[0].rendezvous);
+  EXPECT_EQ(overlap.ranges[1].from_bytes, 16384u);
+  EXPECT_TRUE(overlap.ranges[1].rendezvous);
+  EXPECT_EQ(overlap.ranges[1].progress, model::Progress::dependent);
+  EXPECT_EQ(overlap.ranges[1].mechanism, model::TransferMechanism::RAT);
   // Told the truth, the first sweep agrees and nothing is re-measured.
   net.run([&](net::Transport& t) {
     if (auto r = measure::measure_overlap(t, {}, truth, nullptr)) overlap = *r;
