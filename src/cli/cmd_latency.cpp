@@ -121,21 +121,16 @@ void add_latency_command(CLI::App& app, Action& action) {
       };
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
       report::TerminalProgress progress;
-      auto run = run_method<measure::LatencyResult>(
+      run_and_publish<measure::LatencyResult>(
           *runner, f->timer, {"latency", f->latency},
           [&](net::Transport& t, const measure::TimerCharacterization& timer) {
-            auto result = measure::measure_latency(t, f->latency, timer, &progress);
-            if (result && !result->interrupted.empty()) {
-              // Saved here, inside the run: the runner then ends the session as failed.
-              publish(*result, timer, report::run_context(t.context(), timer));
-              throw TransportError(fmt::format("{} (ended after {} of {} sizes; those are saved)",
-                                               result->interrupted, result->points.size(),
-                                               f->latency.sizes.size()));
-            }
-            return result;
+            return measure::measure_latency(t, f->latency, timer, &progress);
+          },
+          publish,
+          [&](const measure::LatencyResult& r) {
+            return fmt::format("ended after {} of {} sizes; those are saved", r.points.size(),
+                               f->latency.sizes.size());
           });
-      if (!run.result) return 0;
-      publish(*run.result, run.timer, run.context);
       return 0;
     };
   });

@@ -181,21 +181,15 @@ void add_loggp_command(CLI::App& app, Action& action) {
       };
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
       report::TerminalProgress progress;
-      auto run = run_method<measure::LoggpResult>(
+      run_and_publish<measure::LoggpResult>(
           *runner, f->timer, {"loggp", lo},
-          [&](net::Transport& t, const measure::TimerCharacterization& timer) {
-            auto result = measure::measure_loggp(t, lo, &progress);
-            if (result && !result->interrupted.empty()) {
-              // Saved here, inside the run: the runner then ends the session as failed.
-              publish(*result, timer, report::run_context(t.context(), timer));
-              throw TransportError(
-                  fmt::format("{} (ended after {} complete rounds; their analysis is saved)",
-                              result->interrupted, result->rounds));
-            }
-            return result;
+          [&](net::Transport& t, const measure::TimerCharacterization&) {
+            return measure::measure_loggp(t, lo, &progress);
+          },
+          publish,
+          [](const measure::LoggpResult& r) {
+            return fmt::format("ended after {} complete rounds; their analysis is saved", r.rounds);
           });
-      if (!run.result) return 0;
-      publish(*run.result, run.timer, run.context);
       return 0;
     };
   });

@@ -91,7 +91,8 @@ void add_overlap_command(CLI::App& app, Action& action) {
       }
       // The table and the files; also for a sweep a transport failure ended, saved before the
       // failure is reported (exit 3).
-      auto publish = [f, &o](const measure::OverlapResult& result, const nlohmann::json& context) {
+      auto publish = [f, &o](const measure::OverlapResult& result,
+                             const measure::TimerCharacterization&, const nlohmann::json& context) {
         std::printf("commgauge overlap over %s\n", context.value("transport", "?").c_str());
         std::fputs(report::overlap_table(result).c_str(), stdout);
         if (!result.interrupted.empty()) {
@@ -109,21 +110,16 @@ void add_overlap_command(CLI::App& app, Action& action) {
       };
       auto runner = net::make_runner(f->transport.resolve(), argc, argv);
       report::TerminalProgress progress;
-      auto run = run_method<measure::OverlapResult>(
+      run_and_publish<measure::OverlapResult>(
           *runner, f->timer, {"overlap", o},
-          [&](net::Transport& t, const measure::TimerCharacterization& timer) {
-            auto result = measure::measure_overlap(t, o, loggp, &progress);
-            if (result && !result->interrupted.empty()) {
-              // Saved here, inside the run: the runner then ends the session as failed.
-              publish(*result, report::run_context(t.context(), timer));
-              throw TransportError(fmt::format("{} (ended after {} of {} sizes; those are saved)",
-                                               result->interrupted, result->points.size(),
-                                               o.sweep_sizes().size()));
-            }
-            return result;
+          [&](net::Transport& t, const measure::TimerCharacterization&) {
+            return measure::measure_overlap(t, o, loggp, &progress);
+          },
+          publish,
+          [&](const measure::OverlapResult& r) {
+            return fmt::format("ended after {} of {} sizes; those are saved", r.points.size(),
+                               o.sweep_sizes().size());
           });
-      if (!run.result) return 0;
-      publish(*run.result, run.context);
       return 0;
     };
   });

@@ -3,8 +3,12 @@
 // run the method on both ends of the pair, and keep the source's result with its context.
 
 #include <optional>
+#include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
 
 #include "cli/run_guard.hpp"
 #include "measure/timer.hpp"
@@ -39,6 +43,27 @@ MethodRun<Result> run_method(net::PairRunner& runner, const measure::TimerOption
   });
   if (out.result) out.context = report::run_context(transport_context, out.timer);
   return out;
+}
+
+/// A method whose result may be partial (a Result with an `interrupted` reason): `measure(t,
+/// timer)` runs it; `publish(result, timer, context)` prints it and writes its files. A result
+/// a transport failure cut short is published inside the run, before the runner ends the
+/// session as failed, and the failure is reported as "<reason> (<saved(result)>)" (exit 3): what
+/// was measured is never lost. A complete result is published after the run.
+template <class Result, class Measure, class Publish, class Saved>
+void run_and_publish(net::PairRunner& runner, const measure::TimerOptions& timer_options,
+                     const net::Job& job, Measure&& measure, Publish&& publish, Saved&& saved) {
+  auto run = run_method<Result>(
+      runner, timer_options, job,
+      [&](net::Transport& t, const measure::TimerCharacterization& timer) {
+        std::optional<Result> result = measure(t, timer);
+        if (result && !result->interrupted.empty()) {
+          publish(*result, timer, report::run_context(t.context(), timer));
+          throw TransportError(fmt::format("{} ({})", result->interrupted, saved(*result)));
+        }
+        return result;
+      });
+  if (run.result) publish(*run.result, run.timer, run.context);
 }
 
 }  // namespace commgauge::cli
