@@ -913,6 +913,7 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
     delays.push_back(probe_delay_us(p));
   }
   if (!session.may_spend(probe_cost(sizes, kProbeReps))) return;
+  session.report("loggp: scan for hand-shakes", 0.72);
   const auto v = probe(session, sizes, kProbeReps, 0, delays);
   for (std::size_t i = 1; i < pts.size(); ++i) {
     if (!separation(v[i - 1], v[i], kScanAlpha).separated) continue;
@@ -1019,12 +1020,14 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   // the complete rounds (a failed round adds nothing to any point), or, once confirmation has
   // begun, the result as the rounds left it, its switches unconfirmed.
   std::optional<LoggpResult> after_rounds;
+  bool exhausted_after_rounds = false;  // what the budgets had cut when the rounds ended
   const char* stage = "rounds";
   try {
     run_rounds(session, r.points, r);
     analyse_loggp(r, o, true);
     phase("rounds");
     after_rounds = r;
+    exhausted_after_rounds = session.exhausted();
     stage = "scan";
     scan_for_handshakes(session, r);
     phase("scan");
@@ -1071,7 +1074,10 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   r.total_counters = {r.source_counters.messages + dest.messages,
                       r.source_counters.bytes + dest.bytes};
   r.seconds = session.elapsed();
-  r.budget_exhausted = session.exhausted();
+  // A result restored to the rounds' own says only what cut the rounds short: refinement the
+  // failure threw away is not in it.
+  r.budget_exhausted =
+      after_rounds && !r.interrupted.empty() ? exhausted_after_rounds : session.exhausted();
   if (r.budget_exhausted) {
     r.notes.push_back(
         "a budget (max_bytes, max_messages or budget) cut extra rounds or refinement short");

@@ -1,5 +1,6 @@
 // The LogGP(S) assessment against the virtual network, whose parameters are the known truth.
 
+#include <algorithm>
 #include <cmath>
 
 #include <gmock/gmock.h>
@@ -82,6 +83,25 @@ TEST(LoggpInterrupted, WhileConfirmingKeepsTheRoundsSwitchesUnconfirmed) {
   EXPECT_FALSE(r->interrupted.empty());
   EXPECT_GE(r->ranges.size(), 2u);
   EXPECT_THAT(r->notes, ::testing::Contains(::testing::HasSubstr("unconfirmed")));
+}
+
+TEST(LoggpInterrupted, DuringTheScanKeepsTheRoundsResult) {
+  // The failure comes as the late-receiver probe scans every size, after every round: the
+  // result is the rounds' own, the scan's time kept and named.
+  const auto link = loggps_link(model::Progress::independent);
+  const auto whole = run_failing_at(link, "never reported");
+  const auto r = run_failing_at(link, "loggp: scan for hand-shakes");
+  ASSERT_TRUE(whole.has_value() && r.has_value()) << "nothing kept";
+  EXPECT_TRUE(whole->interrupted.empty());
+  EXPECT_FALSE(r->interrupted.empty());
+  EXPECT_EQ(r->rounds, whole->rounds);
+  EXPECT_GE(r->ranges.size(), 2u);
+  EXPECT_THAT(r->notes, ::testing::Contains(
+                            ::testing::HasSubstr("interrupted during the scan for hand-shakes")));
+  EXPECT_FALSE(r->budget_exhausted) << "the rounds fit the budgets";
+  EXPECT_TRUE(std::any_of(r->phase_seconds.begin(), r->phase_seconds.end(),
+                          [](const auto& p) { return p.first == "scan"; }));
+  EXPECT_LT(r->source_counters.messages, whole->source_counters.messages);
 }
 
 TEST(LoggpInterrupted, BeforeTheFirstCompleteRoundIsAnError) {
