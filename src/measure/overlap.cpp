@@ -331,7 +331,7 @@ constexpr int kResolveAttempts = 3;
 // the latest), so one trial blurred by load cannot flip it. Either the two agree, or the note
 // reports both figures unresolved.
 void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
-                          double small_one_way) {
+                          double small_one_way, ProgressSink* progress) {
   const std::uint64_t loggp_s = *r.loggp_switch_bytes;
   const std::uint64_t first_s = r.switch_bytes;
   std::vector<std::uint64_t> sizes;
@@ -358,6 +358,10 @@ void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapRes
   int attempt = 0;
   while (attempt < kResolveAttempts && !*r.agrees_with_loggp) {
     ++attempt;
+    if (progress) {
+      progress->update(fmt::format("overlap: re-measuring S ({} of {})", attempt, kResolveAttempts),
+                       1.0);
+    }
     // Alternate the direction: drift falls on both ends alike.
     std::vector<std::uint64_t> order = sizes;
     if (attempt % 2 == 0) std::reverse(order.begin(), order.end());
@@ -447,7 +451,7 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     } else if (!*r.agrees_with_loggp) {
       OverlapResult before = r;  // what the sweep found, kept if re-measuring fails
       try {
-        resolve_disagreement(t, o, r, small);
+        resolve_disagreement(t, o, r, small, progress);
       } catch (const TransportError& e) {
         r = std::move(before);
         r.interrupted = e.what();

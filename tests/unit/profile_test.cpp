@@ -244,8 +244,10 @@ TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
   EXPECT_TRUE(overlap.resolution.empty());
 }
 
-// overlap over a virtual link whose source side fails once progress reports `at`.
-std::optional<measure::OverlapResult> overlap_failing_at(const std::string& at) {
+// overlap over a virtual link whose source side fails once progress reports `at`; with
+// `loggp`, compared with that link's S (as `overlap --loggp`).
+std::optional<measure::OverlapResult> overlap_failing_at(
+    const std::string& at, const std::optional<model::LinkParams>& loggp = std::nullopt) {
   net::VirtualNetwork net(commgauge::testing::loggps_link(model::Progress::dependent));
   std::optional<measure::OverlapResult> result;
   bool fail = false;
@@ -257,7 +259,7 @@ std::optional<measure::OverlapResult> overlap_failing_at(const std::string& at) 
         return;
       }
       commgauge::testing::FailingTransport failing(t, fail);
-      result = measure::measure_overlap(failing, {}, std::nullopt, &sink);
+      result = measure::measure_overlap(failing, {}, loggp, &sink);
     } catch (const TransportError&) {
       // the dest, its peer gone (and the source where nothing could be kept)
     }
@@ -275,6 +277,34 @@ TEST(OverlapInterrupted, KeepsTheSizesMeasuredBeforeTheFailure) {
   for (std::size_t i = 0; i < 3; ++i)
     EXPECT_EQ(r->points[i].bytes, sizes[i]);
   EXPECT_FALSE(r->ranges.empty());
+}
+
+// With loggp's S claimed at 20000 B (the link switches at 12289 B): a failure while the sizes
+// around both S are measured again keeps the first sweep, its disagreement unresolved; a sweep
+// cut short is not re-measured at all.
+TEST(OverlapInterrupted, WithLoggpTheDisagreementStaysUnresolvedWithTheFirstSweep) {
+  model::LinkParams claimed = commgauge::testing::loggps_link(model::Progress::dependent);
+  claimed.ranges[1].from_bytes = 20000;
+  const auto sizes = measure::OverlapOptions{}.sweep_sizes();
+  const auto r = overlap_failing_at("overlap: re-measuring S (2 of", claimed);
+  ASSERT_TRUE(r.has_value()) << "nothing kept";
+  EXPECT_THAT(r->interrupted, HasSubstr("did not respond"));
+  EXPECT_EQ(r->points.size(), sizes.size()) << "the first sweep, no re-measured size";
+  EXPECT_EQ(r->switch_bytes, 16384u);
+  EXPECT_FALSE(r->agrees_with_loggp.value_or(true));
+  EXPECT_EQ(r->resolution,
+            "unresolved (interrupted while re-measuring; the first sweep's figure): loggp's S "
+            "20000 B, overlap's S 16384 B");
+  ASSERT_FALSE(r->ranges.empty());
+  EXPECT_EQ(r->ranges.back().from_bytes, 16384u);  // its own reading
+  EXPECT_TRUE(r->ranges.back().rendezvous);
+
+  const auto cut = overlap_failing_at(fmt::format("overlap {} B", sizes[3]), claimed);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->points.size(), 3u);
+  EXPECT_EQ(cut->resolution,
+            "unresolved (the sweep was interrupted before re-measuring): loggp's S 20000 B, "
+            "overlap's S none");
 }
 
 TEST(OverlapInterrupted, BeforeTheFirstSizeKeepsNothing) {
