@@ -12,9 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/checks.hpp"
-#include "cli/options.hpp"
-#include "commgauge/version.hpp"
+#include "cli/command_line.hpp"
 #include "common/error.hpp"
 #include "common/text_file.hpp"
 #include "net/launch.hpp"
@@ -62,36 +60,9 @@ commgauge::InputError as_flag(const CLI::App& app, const commgauge::InputError& 
 
 int main(int argc, char** argv) {
   commgauge::report::set_command_line(argc, argv);
-  CLI::App app{
-      "commgauge: measure what communication costs on a parallel machine (LogGP/LogGPS/"
-      "LogGPO parameters, latency, bandwidth sharing) and predict MPI program run times."};
-  // A callback, so that MPI is asked only when --version is given.
-  app.set_version_flag("--version", [] {
-    return std::string("commgauge ") + commgauge::kVersion + " (" + commgauge::kGitRevision +
-           ")\nbuilt with " + commgauge::net::mpi_library_built_with();
-  });
-  app.require_subcommand(1);
   commgauge::cli::Action action;
-  commgauge::cli::add_timer_command(app, action);
-  commgauge::cli::add_latency_command(app, action);
-  commgauge::cli::add_loggp_command(app, action);
-  commgauge::cli::add_overlap_command(app, action);
-  commgauge::cli::add_profile_command(app, action);
-  commgauge::cli::add_predict_command(app, action);
-  commgauge::cli::add_models_command(app, action);
-  commgauge::cli::add_share_command(app, action);
-  commgauge::cli::add_share_fit_command(app, action);
-  commgauge::cli::add_share_task_command(app, action);
-  commgauge::cli::add_trace_command(app, action);
-  commgauge::cli::add_trace_summary_command(app, action);
-  commgauge::cli::add_trace_dump_command(app, action);
-  commgauge::cli::add_trace_check_command(app, action);
-  commgauge::cli::add_trace_export_command(app, action);
-  commgauge::cli::add_simulate_command(app, action);
-  commgauge::cli::add_synth_command(app, action);
-  commgauge::cli::add_serve_command(app, action);
-  commgauge::cli::add_completion_command(app, action);
-  commgauge::cli::check_every_value(app);
+  const std::unique_ptr<CLI::App> command_line = commgauge::cli::make_command_line(action);
+  CLI::App& app = *command_line;
 
   try {
     app.parse(argc, argv);
