@@ -309,10 +309,14 @@ void add_profile_command(CLI::App& app, Action& action) {
                               source,
                               report::overlap_profile_section(*overlap),
                               latency_section,
+                              nlohmann::json(),
                               nlohmann::json()};
         const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
         const auto predictions = predict_heldout(heldout, link);
         lc.heldout = report::heldout_json(heldout, predictions);
+        lc.loggp = {{"switches", report::loggp_switches_json(*loggp)},
+                    {"notes", loggp->notes},
+                    {"rounds", loggp->rounds}};
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";
         // Validate what is written exactly as a reader will.

@@ -37,6 +37,7 @@ Profile profile_from_json(const nlohmann::json& document, const std::string& whe
     lc.overlap = cls.value("overlap", nlohmann::json());
     lc.latency = cls.value("latency", nlohmann::json());
     lc.heldout = cls.value("heldout", nlohmann::json());
+    lc.loggp = cls.value("loggp", nlohmann::json());
     if (name == "inter_node" && lc.source["kind"] == "measured") {
       const std::string link = lc.source.value("link", "");
       if (link != "network" && link != "namespaces") {
@@ -67,6 +68,7 @@ nlohmann::json profile_to_json(const Profile& p) {
     if (!lc.overlap.is_null()) c["overlap"] = lc.overlap;
     if (!lc.latency.is_null()) c["latency"] = lc.latency;
     if (!lc.heldout.is_null()) c["heldout"] = lc.heldout;
+    if (!lc.loggp.is_null()) c["loggp"] = lc.loggp;
     classes[name] = c;
   }
   nlohmann::json doc = {{"format", "commgauge-profile"}, {"version", 1}, {"link_classes", classes}};

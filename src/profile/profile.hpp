@@ -33,6 +33,7 @@ struct LinkClass {
   nlohmann::json overlap;  ///< null or the overlap section
   nlohmann::json latency;  ///< null or the latency section
   nlohmann::json heldout;  ///< null or the held-out validation (measured against predicted)
+  nlohmann::json loggp;    ///< null or how loggp read the switches: switches, notes, rounds
 };
 
 struct Profile {

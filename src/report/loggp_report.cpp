@@ -65,6 +65,37 @@ std::string bound_text(double v) {
 
 }  // namespace
 
+nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
+  nlohmann::json switches = nlohmann::json::array();
+  for (const auto& sw : r.switches) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& st : sw.steps) {
+      steps.push_back({{"below_bytes", st.below_bytes},
+                       {"mid_bytes", st.mid_bytes},
+                       {"above_bytes", st.above_bytes},
+                       {"attempts", st.attempts},
+                       {"trials", st.trials},
+                       {"late_receive_below_us", st.below_us},
+                       {"late_receive_mid_us", st.mid_us},
+                       {"late_receive_above_us", st.above_us},
+                       {"placement", st.placement}});
+    }
+    switches.push_back({{"first_bytes", sw.first_bytes},
+                        {"below_bytes", sw.below_bytes},
+                        {"rendezvous", sw.rendezvous},
+                        {"confirmed", sw.confirmed},
+                        {"exact", sw.exact},
+                        {"found_by", sw.found_by},
+                        {"late_receive_below_us", sw.late_recv_below_us},
+                        {"late_receive_above_us", sw.late_recv_above_us},
+                        {"confirmations", sw.confirmations},
+                        {"confirmation_trials", sw.confirmation_trials},
+                        {"verdict", sw.verdict},
+                        {"bisection", steps}});
+  }
+  return switches;
+}
+
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
                           const nlohmann::json& timer, const nlohmann::json& context) {
   // The document's parameters are the calibrated set (what predict and simulate use); the
@@ -116,34 +147,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   }
   doc["seed_estimators"] = seeds;
 
-  nlohmann::json switches = nlohmann::json::array();
-  for (const auto& sw : r.switches) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const auto& st : sw.steps) {
-      steps.push_back({{"below_bytes", st.below_bytes},
-                       {"mid_bytes", st.mid_bytes},
-                       {"above_bytes", st.above_bytes},
-                       {"attempts", st.attempts},
-                       {"trials", st.trials},
-                       {"late_receive_below_us", st.below_us},
-                       {"late_receive_mid_us", st.mid_us},
-                       {"late_receive_above_us", st.above_us},
-                       {"placement", st.placement}});
-    }
-    switches.push_back({{"first_bytes", sw.first_bytes},
-                        {"below_bytes", sw.below_bytes},
-                        {"rendezvous", sw.rendezvous},
-                        {"confirmed", sw.confirmed},
-                        {"exact", sw.exact},
-                        {"found_by", sw.found_by},
-                        {"late_receive_below_us", sw.late_recv_below_us},
-                        {"late_receive_above_us", sw.late_recv_above_us},
-                        {"confirmations", sw.confirmations},
-                        {"confirmation_trials", sw.confirmation_trials},
-                        {"verdict", sw.verdict},
-                        {"bisection", steps}});
-  }
-  doc["switches"] = switches;
+  doc["switches"] = loggp_switches_json(r);
   nlohmann::json loggps_ranges = nlohmann::json::array();
   for (const auto& range : r.ranges) {
     loggps_ranges.push_back(

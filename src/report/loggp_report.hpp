@@ -16,6 +16,10 @@ namespace commgauge::report {
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
                           const nlohmann::json& timer, const nlohmann::json& context);
 
+/// The switches as loggp read them: each one's sizes, protocol, how it was found, its
+/// confirmation and bisection, and its verdict (in loggp_json and in a profile's loggp section).
+nlohmann::json loggp_switches_json(const measure::LoggpResult& r);
+
 /// Table 2 (interval, L, o(1), g, G) and the LogGPS view, notes, self-check and cost.
 std::string loggp_table(const measure::LoggpResult& r);
 

@@ -53,6 +53,20 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   EXPECT_EQ(rndv["Scp"], "DCP");
   EXPECT_EQ(rndv["Tm"], "RAT");
   EXPECT_EQ(cls["overlap"]["S_bytes"], 65536);
+  // How loggp read the switches is kept with the profile: each with how it was found and its
+  // verdict; where overlap agrees, the TCP BTL's limit is among them, marked rendezvous.
+  ASSERT_TRUE(cls.contains("loggp")) << cls.dump();
+  EXPECT_GT(cls["loggp"]["rounds"].get<int>(), 0);
+  EXPECT_TRUE(cls["loggp"]["notes"].is_array());
+  bool tcp_limit = false;
+  for (const auto& sw : cls["loggp"]["switches"]) {
+    EXPECT_TRUE(sw.contains("verdict") && sw.contains("found_by")) << sw.dump();
+    const auto first = sw["first_bytes"].get<std::uint64_t>();
+    if (sw["rendezvous"] == true && first > 32768 && first <= 65536) tcp_limit = true;
+  }
+  if (cls["overlap"]["agrees_with_loggp"] == true) {
+    EXPECT_TRUE(tcp_limit) << cls["loggp"].dump();
+  }
   EXPECT_GT(cls["latency"]["results"].size(), 3u);
   // A failed poll's cost, which simulate charges per failed Test/Probe call: a positive time,
   // far below a message's.
