@@ -235,28 +235,11 @@ double median_of(const std::vector<double>& v) {
   return v.empty() ? -1 : stats::median(v);
 }
 
-void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& loggp_link) {
-  // Range starts: loggp's where the two agree on S, otherwise where this sweep's classification
-  // changes (loggp's ranges would contradict overlap's own S: a switch it measured in every
-  // trial described as no range at all).
-  std::vector<std::uint64_t> starts;
-  const bool follow_loggp = loggp_link && r.agrees_with_loggp.value_or(false);
-  if (loggp_link && !follow_loggp) {
-    r.notes.push_back(
-        "the ranges follow this sweep's own classification, not loggp's, as the two disagree on "
-        "S");
-  }
-  if (follow_loggp) {
-    for (const auto& lr : loggp_link->ranges)
-      starts.push_back(lr.from_bytes);
-  } else {
-    for (std::size_t i = 0; i < r.points.size(); ++i) {
-      if (i == 0 || r.points[i].synchronizing != r.points[i - 1].synchronizing) {
-        starts.push_back(i == 0 ? std::min<std::uint64_t>(r.points[i].bytes, 1)
-                                : r.points[i].bytes);
-      }
-    }
-  }
+// The ranges of the sweep's points between the given starts: protocol, Scp and Tm by majority,
+// O'_s, O'_r, Rso, Rro.
+std::vector<OverlapRange> ranges_over(const OverlapResult& r,
+                                      const std::vector<std::uint64_t>& starts) {
+  std::vector<OverlapRange> out;
   for (std::size_t k = 0; k < starts.size(); ++k) {
     OverlapRange range;
     range.from_bytes = starts[k];
@@ -300,8 +283,41 @@ void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& logg
     range.rso = rso.empty() ? 0 : stats::median(rso);
     range.rro = rro.empty() ? 0 : stats::median(rro);
     range.comp_us = comp.empty() ? 0 : stats::median(comp);
-    r.ranges.push_back(range);
+    out.push_back(range);
   }
+  return out;
+}
+
+std::vector<std::uint64_t> starts_of(const model::LinkParams& link) {
+  std::vector<std::uint64_t> starts;
+  for (const auto& lr : link.ranges)
+    starts.push_back(lr.from_bytes);
+  return starts;
+}
+
+void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& loggp_link) {
+  // Range starts: loggp's where the two agree on S, otherwise where this sweep's classification
+  // changes (loggp's ranges would contradict overlap's own S: a switch it measured in every
+  // trial described as no range at all). merge_overlap reads the sweep over loggp's ranges
+  // either way.
+  const bool follow_loggp = loggp_link && r.agrees_with_loggp.value_or(false);
+  if (loggp_link && !follow_loggp) {
+    r.notes.push_back(
+        "the ranges follow this sweep's own classification, not loggp's, as the two disagree on "
+        "S");
+  }
+  std::vector<std::uint64_t> starts;
+  if (follow_loggp) {
+    starts = starts_of(*loggp_link);
+  } else {
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+      if (i == 0 || r.points[i].synchronizing != r.points[i - 1].synchronizing) {
+        starts.push_back(i == 0 ? std::min<std::uint64_t>(r.points[i].bytes, 1)
+                                : r.points[i].bytes);
+      }
+    }
+  }
+  r.ranges = ranges_over(r, starts);
 }
 
 // S: the first size of the last run of synchronizing sizes (0: none).
@@ -476,9 +492,11 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
 
 model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResult& r) {
   model::LinkParams out = link;
+  // The sweep read over the link's own ranges (the same as r.ranges where the two agree on S).
+  const std::vector<OverlapRange> over_link = ranges_over(r, starts_of(link));
   for (auto& lr : out.ranges) {
     if (!lr.rendezvous) continue;
-    for (const auto& range : r.ranges) {
+    for (const auto& range : over_link) {
       if (range.from_bytes != lr.from_bytes || !range.rendezvous || !range.progress) continue;
       lr.progress = *range.progress;
       lr.transfer = model::to_string(range.mechanism);

@@ -236,6 +236,14 @@ TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
   EXPECT_TRUE(overlap.ranges[1].rendezvous);
   EXPECT_EQ(overlap.ranges[1].progress, model::Progress::dependent);
   EXPECT_EQ(overlap.ranges[1].mechanism, model::TransferMechanism::RAT);
+  // What the profile merges into loggp's link is still the sweep read over loggp's own ranges:
+  // its rendezvous range (from 20000 B) gets the measured progress, mechanism and O'.
+  const model::LinkParams merged = measure::merge_overlap(claimed, overlap);
+  ASSERT_EQ(merged.ranges.size(), 2u);
+  EXPECT_EQ(merged.ranges[1].from_bytes, 20000u);
+  EXPECT_EQ(merged.ranges[1].progress, model::Progress::dependent);
+  EXPECT_EQ(merged.ranges[1].transfer, "RAT");
+  EXPECT_GT(merged.ranges[1].control_send_us, 0);
   // Told the truth, the first sweep agrees and nothing is re-measured.
   net.run([&](net::Transport& t) {
     if (auto r = measure::measure_overlap(t, {}, truth, nullptr)) overlap = *r;
