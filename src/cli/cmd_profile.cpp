@@ -216,9 +216,9 @@ void add_profile_command(CLI::App& app, Action& action) {
         if (runner->reports())
           timer = measure::characterize_timer(runner->source_clock(), f->timer);
       });
-      for (const auto& [pair_source, pair_dest] : pairs) {
+      for (const auto& pair : pairs) {
         if (pairs.size() > 1) {
-          run_guarded(*runner, [&] { runner->select_pair(pair_source, pair_dest); });
+          run_guarded(*runner, [&] { runner->select_pair(pair.first, pair.second); });
         }
         std::optional<measure::LoggpResult> loggp;
         std::optional<measure::OverlapResult> overlap;
