@@ -104,6 +104,33 @@ TEST(LoggpInterrupted, DuringTheScanKeepsTheRoundsResult) {
   EXPECT_LT(r->source_counters.messages, whole->source_counters.messages);
 }
 
+TEST(LoggpInterrupted, AfterABudgetCutTheScanSaysOnlyWhatCutTheRounds) {
+  // A message budget that the rounds fit but the scan for hand-shakes does not (80 % of what the
+  // unbounded run moves; at 70 % the rounds no longer fit): the whole run says a budget cut
+  // refinement short. A run that then fails as the confirmation starts keeps the rounds' own
+  // result, which no budget cut, and must not say so.
+  const auto link = loggps_link(model::Progress::independent);
+  LoggpOptions o;
+  o.seed = 7;
+  const auto unbounded = run_failing_at(link, "never reported", o);
+  ASSERT_TRUE(unbounded.has_value());
+  ASSERT_FALSE(unbounded->budget_exhausted);
+  o.max_messages = unbounded->total_counters.messages * 8 / 10;
+  const auto bounded = run_failing_at(link, "never reported", o);
+  ASSERT_TRUE(bounded.has_value());
+  ASSERT_TRUE(bounded->budget_exhausted) << "the budget must cut the refinement short";
+  ASSERT_EQ(bounded->rounds, unbounded->rounds) << "the rounds must fit the budget";
+  const auto at_scan = run_failing_at(link, "loggp: scan for hand-shakes", o);
+  ASSERT_TRUE(at_scan.has_value());
+  ASSERT_TRUE(at_scan->interrupted.empty()) << "the budget must cut the scan before it begins";
+  const auto cut = run_failing_at(link, "loggp: switch in", o);
+  ASSERT_TRUE(cut.has_value()) << "nothing kept";
+  EXPECT_FALSE(cut->interrupted.empty());
+  EXPECT_EQ(cut->rounds, unbounded->rounds);
+  EXPECT_FALSE(cut->budget_exhausted) << "the rounds' own result held no cut refinement";
+  EXPECT_THAT(cut->notes, ::testing::Not(::testing::Contains(::testing::HasSubstr("a budget"))));
+}
+
 TEST(LoggpInterrupted, BeforeTheFirstCompleteRoundIsAnError) {
   net::VirtualNetwork net(loggp_link(5, 1.5, 4, 0.001));
   bool fail = false;
