@@ -21,6 +21,7 @@
 #include "common/child_job.hpp"
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "common/text_file.hpp"
 #include "profile/json_file.hpp"
 #include "report/trace_report.hpp"
 #include "trace/check.hpp"
@@ -97,10 +98,12 @@ void write_rebuilt_index(const fs::path& dir, const trace::TraceReader& trace) {
   profile::write_json_file(dir / "index.json", index);
 }
 
-void print_summary(const trace::TraceReader& trace, const std::string& json_path, std::size_t top) {
-  const trace::TraceSummary summary = trace::summarize(trace, top);
+trace::TraceSummary print_summary(const trace::TraceReader& trace, const std::string& json_path,
+                                  std::size_t top) {
+  trace::TraceSummary summary = trace::summarize(trace, top);
   std::fputs(report::trace_summary_text(summary).c_str(), stdout);
   if (!json_path.empty()) profile::write_json_file(json_path, report::trace_summary_json(summary));
+  return summary;
 }
 
 }  // namespace
@@ -223,16 +226,28 @@ void add_trace_summary_command(CLI::App& app, Action& action) {
   struct Flags {
     std::string dir;
     std::string json;
+    std::string csv;
+    std::string plot;
     std::size_t top = 10;
   };
   auto flags = std::make_shared<Flags>();
   cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
   cmd->add_option("--json", flags->json, "write the summary as JSON to this file");
+  cmd->add_option("--csv", flags->csv,
+                  "write the communication matrix (point-to-point sends) as CSV: from,to,"
+                  "messages,bytes per pair of world ranks that exchanged anything");
+  cmd->add_option("--plot", flags->plot,
+                  "draw the communication matrix as a heatmap of bytes sent (.png or .svg)");
   cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
       const trace::TraceReader trace(flags->dir);
-      print_summary(trace, flags->json, flags->top);
+      const trace::TraceSummary summary = print_summary(trace, flags->json, flags->top);
+      if (!flags->csv.empty()) write_text_file(flags->csv, report::traffic_csv(summary));
+      if (!flags->plot.empty() &&
+          !report::plot_traffic(flags->plot, summary,
+                                fmt::format("point-to-point bytes sent, {} ranks", summary.ranks)))
+        throw InputError("--plot", "the trace has no point-to-point send to draw");
       return 0;
     };
   });

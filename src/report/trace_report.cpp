@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/plot.hpp"
 #include "report/text_table.hpp"
 
 namespace commgauge::report {
@@ -40,6 +41,94 @@ std::string peer_text(std::int32_t p) {
   if (p == trace::kProcNull) return "null";
   if (p == trace::kRootSelf) return "root";
   return std::to_string(p);
+}
+
+std::string size_range(std::size_t bin) {
+  const std::uint64_t lo = trace::SizeHistogram::lowest(bin),
+                      hi = trace::SizeHistogram::highest(bin);
+  return lo == hi ? std::to_string(lo) : fmt::format("{}-{}", lo, hi);
+}
+
+struct Pair {
+  std::int32_t from = 0, to = 0;
+  trace::Traffic traffic;
+};
+
+std::vector<Pair> pairs_of(const trace::TraceSummary& s) {
+  std::vector<Pair> out;
+  for (std::size_t from = 0; from < s.sent.size(); ++from)
+    for (const auto& [to, t] : s.sent[from])
+      out.push_back({static_cast<std::int32_t>(from), to, t});
+  return out;
+}
+
+// The traffic table: the whole matrix when it is small, else the pairs that moved most.
+constexpr std::size_t kMatrixRanks = 16;
+constexpr std::size_t kTopPairs = 16;
+
+std::string traffic_text(const trace::TraceSummary& s) {
+  const std::vector<Pair> pairs = pairs_of(s);
+  if (pairs.empty()) return "";
+  trace::Traffic all;
+  for (const auto& p : pairs) {
+    all.messages += p.traffic.messages;
+    all.bytes += p.traffic.bytes;
+  }
+  std::string out = fmt::format(
+      "\nPoint-to-point traffic (what the send calls passed): {} messages, {} between {} pairs of "
+      "ranks\n",
+      all.messages, bytes_text(all.bytes), pairs.size());
+  if (s.ranks <= kMatrixRanks) {
+    out += "bytes sent, sender (row) to receiver (column)\n";
+    std::vector<std::string> header = {"from\\to"};
+    for (std::uint32_t r = 0; r < s.ranks; ++r)
+      header.push_back(std::to_string(r));
+    TextTable matrix(header);
+    for (std::uint32_t from = 0; from < s.ranks; ++from) {
+      std::vector<std::string> row = {std::to_string(from)};
+      for (std::uint32_t to = 0; to < s.ranks; ++to) {
+        const auto& m =
+            from < s.sent.size() ? s.sent[from] : std::map<std::int32_t, trace::Traffic>{};
+        const auto it = m.find(static_cast<std::int32_t>(to));
+        row.push_back(it == m.end() ? "-" : std::to_string(it->second.bytes));
+      }
+      matrix.add_row(row);
+    }
+    out += matrix.render();
+    return out;
+  }
+  std::vector<Pair> top = pairs;
+  const std::size_t k = std::min(kTopPairs, top.size());
+  std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(k), top.end(),
+                    [](const Pair& a, const Pair& b) {
+                      if (a.traffic.bytes != b.traffic.bytes)
+                        return a.traffic.bytes > b.traffic.bytes;
+                      return a.from != b.from ? a.from < b.from : a.to < b.to;
+                    });
+  out += fmt::format(
+      "the {} pairs with the most bytes (the JSON and CSV outputs have every pair)\n", k);
+  TextTable table({"from", "to", "messages", "bytes"});
+  for (std::size_t i = 0; i < k; ++i)
+    table.add_row({std::to_string(top[i].from), std::to_string(top[i].to),
+                   std::to_string(top[i].traffic.messages), std::to_string(top[i].traffic.bytes)});
+  out += table.render();
+  return out;
+}
+
+std::string sizes_text(const trace::TraceSummary& s) {
+  TextTable table({"size_B", "p2p_messages", "p2p_bytes", "collective_calls", "collective_bytes"});
+  bool any = false;
+  for (std::size_t b = 0; b < s.point_to_point_sizes.bins.size(); ++b) {
+    const auto& p = s.point_to_point_sizes.bins[b];
+    const auto& c = s.collective_sizes.bins[b];
+    if (p.messages == 0 && c.messages == 0) continue;
+    any = true;
+    table.add_row({size_range(b), std::to_string(p.messages), std::to_string(p.bytes),
+                   std::to_string(c.messages), std::to_string(c.bytes)});
+  }
+  if (!any) return "";
+  return "\nMessage sizes (point-to-point sends; collective calls by what each rank passes)\n" +
+         table.render();
 }
 
 }  // namespace
@@ -98,9 +187,11 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
                            ? "-"  // outside the window
                            : number(mpi > 0 ? 100 * f.seconds / mpi : 0, 3)});
   out += functions.render();
+  out += traffic_text(s);
+  out += sizes_text(s);
 
   if (!s.largest.empty()) {
-    out += "\nLargest messages\n";
+    out += "\nLargest messages (sends and collective calls, by what the rank passed)\n";
     TextTable largest({"function", "rank", "peer", "bytes", "event"});
     for (const auto& m : s.largest)
       largest.add_row({std::string(trace::function_name(m.function)), std::to_string(m.rank),
@@ -157,7 +248,31 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
                        {"peer", m.peer},
                        {"bytes", m.bytes},
                        {"event", m.event}});
+  nlohmann::json pairs = nlohmann::json::array();
+  trace::Traffic all;
+  for (const auto& p : pairs_of(s)) {
+    pairs.push_back({{"from", p.from},
+                     {"to", p.to},
+                     {"messages", p.traffic.messages},
+                     {"bytes", p.traffic.bytes}});
+    all.messages += p.traffic.messages;
+    all.bytes += p.traffic.bytes;
+  }
+  nlohmann::json sizes = nlohmann::json::array();
+  for (std::size_t b = 0; b < s.point_to_point_sizes.bins.size(); ++b) {
+    const auto& p = s.point_to_point_sizes.bins[b];
+    const auto& c = s.collective_sizes.bins[b];
+    if (p.messages == 0 && c.messages == 0) continue;
+    sizes.push_back({{"from_bytes", trace::SizeHistogram::lowest(b)},
+                     {"to_bytes", trace::SizeHistogram::highest(b)},
+                     {"point_to_point_messages", p.messages},
+                     {"point_to_point_bytes", p.bytes},
+                     {"collective_calls", c.messages},
+                     {"collective_bytes", c.bytes}});
+  }
   return {{"ranks", s.ranks},
+          {"point_to_point", {{"messages", all.messages}, {"bytes", all.bytes}, {"pairs", pairs}}},
+          {"message_sizes", sizes},
           {"finished", s.finished},
           {"complete", s.complete},
           {"missing_ranks", s.missing_ranks},
@@ -166,6 +281,32 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
           {"unmodeled", unmodeled},
           {"per_rank", per_rank},
           {"largest_messages", largest}};
+}
+
+std::string traffic_csv(const trace::TraceSummary& s) {
+  std::string out = "from,to,messages,bytes\n";
+  for (const auto& p : pairs_of(s))
+    out += fmt::format("{},{},{},{}\n", p.from, p.to, p.traffic.messages, p.traffic.bytes);
+  return out;
+}
+
+bool plot_traffic(const std::filesystem::path& output, const trace::TraceSummary& s,
+                  const std::string& title) {
+  const std::vector<Pair> pairs = pairs_of(s);
+  if (pairs.empty()) return false;
+  std::string data = "# receiver sender bytes\n";
+  for (const auto& p : pairs)
+    data += fmt::format("{} {} {}\n", p.to, p.from, p.traffic.bytes);
+  const double edge = static_cast<double>(std::max<std::uint32_t>(s.ranks, 1)) - 0.5;
+  const std::string script = fmt::format(
+      "set title '{}'\nset xlabel 'receiver (world rank)'\nset ylabel 'sender (world rank)'\n"
+      "set cblabel 'bytes sent'\nset cbrange [0:*]\nset xrange [-0.5:{}]\nset yrange "
+      "[{}:-0.5]\nset size square\n"
+      "set palette defined (0 '#fff5eb', 1 '#fd8d3c', 2 '#7f2704')\nset style fill solid\n"
+      "unset key\nplot 'traffic.dat' using 1:2:(0.5):(0.5):3 with boxxyerror lc palette",
+      title, edge, edge);
+  run_gnuplot(output, script, {{"traffic.dat", data}});
+  return true;
 }
 
 std::string event_text(const trace::Event& e, double t_seconds, double ns_per_tick) {

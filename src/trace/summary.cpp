@@ -3,6 +3,7 @@
 #include "trace/json_fields.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 
 #include "trace/function_ids.hpp"
@@ -24,6 +25,25 @@ void keep_largest(std::vector<MessageRecord>& largest, std::size_t k, const Mess
 
 }  // namespace
 
+std::size_t SizeHistogram::bin_of(std::uint64_t bytes) {
+  return bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(bytes));
+}
+
+std::uint64_t SizeHistogram::lowest(std::size_t bin) {
+  return bin == 0 ? 0 : std::uint64_t{1} << (bin - 1);
+}
+
+std::uint64_t SizeHistogram::highest(std::size_t bin) {
+  if (bin == 0) return 0;
+  return bin == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bin) - 1;
+}
+
+void SizeHistogram::add(std::uint64_t bytes) {
+  Traffic& b = bins[bin_of(bytes)];
+  ++b.messages;
+  b.bytes += bytes;
+}
+
 TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
   TraceSummary s;
   s.ranks = trace.ranks();
@@ -35,6 +55,17 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       continue;
     RankSummary rs;
     rs.rank = r;
+    if (s.sent.size() < trace.ranks()) s.sent.resize(trace.ranks());
+    auto& sent = s.sent[r];
+    const auto count_send = [&](std::int32_t peer, std::uint64_t bytes) {
+      if (peer < 0) return;  // MPI_PROC_NULL sends nothing
+      Traffic& t = sent[peer];
+      ++t.messages;
+      t.bytes += bytes;
+      s.point_to_point_sizes.add(bytes);
+    };
+    // Persistent sends: the request MPI_Send_init made -> its peer and bytes, sent at each start.
+    std::map<std::uint64_t, std::pair<std::int32_t, std::uint64_t>> persistent_sends;
     std::optional<RankReader> opened;
     try {
       opened.emplace(trace.open_rank(r));
@@ -110,10 +141,36 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       const FunctionInfo* info = find_function(e.function);
       if (info != nullptr && info->function_class == FunctionClass::opaque)
         ++s.unmodeled[e.function];
-      if (info != nullptr && e.has(kBytes)) {
-        const bool collective = semantics_of(e.function).collective;
-        keep_largest(s.largest, largest_messages,
-                     {e.function, r, collective ? -1 : e.peer, e.bytes, reader.event_count() - 1});
+      const CallSemantics& semantics = semantics_of(e.function);
+      switch (semantics.kind) {
+        case CallKind::send:
+        case CallKind::isend:
+        case CallKind::sendrecv:
+          count_send(e.peer, e.bytes);
+          break;
+        case CallKind::send_init:
+          persistent_sends[e.request] = {e.peer, e.bytes};
+          break;
+        case CallKind::start:
+          for (std::uint64_t id : e.requests) {
+            const auto it = persistent_sends.find(id);
+            if (it != persistent_sends.end()) count_send(it->second.first, it->second.second);
+          }
+          break;
+        case CallKind::collective:
+          s.collective_sizes.add(e.bytes);
+          break;
+        default:
+          break;
+      }
+      // What is sent, once per message: a receive's posted size is not a message (listing it
+      // too showed every message twice).
+      const bool sends = semantics.kind == CallKind::send || semantics.kind == CallKind::isend ||
+                         semantics.kind == CallKind::sendrecv;
+      if (info != nullptr && e.has(kBytes) && (sends || semantics.collective)) {
+        keep_largest(
+            s.largest, largest_messages,
+            {e.function, r, semantics.collective ? -1 : e.peer, e.bytes, reader.event_count() - 1});
       }
     }
     rs.end = reader.end();

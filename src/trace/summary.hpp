@@ -1,8 +1,10 @@
 #pragma once
 // An mpiP-style profile of a trace: per rank and in total, time in computation and in MPI,
-// calls, bytes and time by function, the largest messages, the unmodeled calls, poll runs.
+// calls, bytes and time by function, the largest messages, the unmodeled calls, poll runs, the
+// point-to-point traffic between ranks (communication matrix) and the message sizes.
 // Ranks are read one after the other, each streamed.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -43,6 +45,22 @@ struct MessageRecord {
   std::uint64_t event = 0;
 };
 
+/// Messages and their bytes.
+struct Traffic {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// Sizes by powers of two: bin 0 holds 0 bytes, bin k >= 1 the sizes in [2^(k-1), 2^k).
+struct SizeHistogram {
+  std::array<Traffic, 65> bins{};
+
+  void add(std::uint64_t bytes);
+  static std::size_t bin_of(std::uint64_t bytes);
+  static std::uint64_t lowest(std::size_t bin);   ///< smallest size in the bin
+  static std::uint64_t highest(std::size_t bin);  ///< largest size in the bin
+};
+
 struct TraceSummary {
   std::uint32_t ranks = 0;
   bool finished = false;  ///< every rank reached MPI_Finalize
@@ -52,6 +70,12 @@ struct TraceSummary {
   std::map<std::uint32_t, FunctionTotals> functions;  ///< over all ranks
   std::map<std::uint32_t, std::uint64_t> unmodeled;   ///< opaque calls by function
   std::vector<MessageRecord> largest;                 ///< the largest, descending
+  /// Point-to-point sends as the calls passed them (Send family, Isend family, Sendrecv's send,
+  /// each start of a persistent send), by sending rank (index) and destination world rank:
+  /// sparse, so that a trace of many ranks costs what its pairs cost.
+  std::vector<std::map<std::int32_t, Traffic>> sent;
+  SizeHistogram point_to_point_sizes;  ///< the same sends by size
+  SizeHistogram collective_sizes;      ///< collective calls by what the rank sends (as passed)
   std::uint64_t trace_bytes = 0;
 };
 

@@ -137,6 +137,8 @@ class OutputFaults : public ::testing::Test {
           "@OUT"},
          "synth.json"},
         {"trace-summary --json", {"trace-summary", trace_, "--json", "@OUT"}, "sum.json"},
+        {"trace-summary --csv", {"trace-summary", trace_, "--csv", "@OUT"}, "matrix.csv"},
+        {"trace-summary --plot", {"trace-summary", trace_, "--plot", "@OUT"}, "matrix.svg"},
         {"trace-check --json", {"trace-check", trace_, "--json", "@OUT"}, "check.json"},
         {"trace-export", {"trace-export", trace_, "@OUT"}, "export", true},
         {"share --json",

@@ -259,5 +259,34 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
+TEST_F(SimulateCli, TraceSummaryWritesTheCommunicationMatrix) {
+  // A synthetic ring of 4 ranks, 2 iterations of 1000 B: each rank sends 2 messages to the next.
+  const fs::path ring = dir_ / "ring";
+  Outcome o = run({commgauge(), "synth", "ring", "--ranks", "4", "--iterations", "2", "--bytes",
+                   "1000", "-o", ring.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const fs::path csv = dir_ / "matrix.csv", png = dir_ / "matrix.png";
+  o = run(
+      {commgauge(), "trace-summary", ring.string(), "--csv", csv.string(), "--plot", png.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("8 messages, 7.8 KiB between 4 pairs of ranks"));
+  EXPECT_THAT(o.out, HasSubstr("512-1023             8       8000"));
+  std::ifstream in(csv);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "from,to,messages,bytes\n0,1,2,2000\n1,2,2,2000\n2,3,2,2000\n3,0,2,2000\n");
+  std::ifstream picture(png, std::ios::binary);
+  char magic[4] = {};
+  picture.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  // A trace without point-to-point sends has no matrix to draw: an error naming the flag.
+  const fs::path reduce = dir_ / "allreduce";
+  o = run({commgauge(), "synth", "allreduce", "--ranks", "2", "-o", reduce.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run({commgauge(), "trace-summary", reduce.string(), "--plot", (dir_ / "none.png").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("--plot: the trace has no point-to-point send to draw"));
+  EXPECT_FALSE(fs::exists(dir_ / "none.png"));
+}
+
 }  // namespace
 }  // namespace commgauge::testing
