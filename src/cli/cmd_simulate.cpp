@@ -239,6 +239,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
             else if (pid == 1)
               timeline->span(0, span);
           };
+          options.timeline_message = [&timeline, pid](const sim::TimelineMessage& message) {
+            timeline->message(pid, message);
+          };
         }
         const double cpu0 = cpu_seconds();
         const auto wall0 = std::chrono::steady_clock::now();

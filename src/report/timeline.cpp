@@ -22,6 +22,17 @@ void TimelineWriter::process(int pid, const std::string& name) {
 }
 
 void TimelineWriter::span(int pid, const sim::TimelineSpan& s) {
+  const auto p = static_cast<std::size_t>(pid);
+  if (named_.size() <= p) named_.resize(p + 1);
+  auto& named = named_[p];
+  if (named.size() <= s.rank) named.resize(static_cast<std::size_t>(s.rank) + 1, false);
+  if (!named[s.rank]) {
+    named[s.rank] = true;
+    separator();
+    fmt::print(file_.stream(),
+               R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"rank {}"}}}})",
+               pid, s.rank, s.rank);
+  }
   separator();
   const bool compute = s.function == 0;
   // Microseconds with nanosecond digits: the format's unit.
@@ -30,6 +41,22 @@ void TimelineWriter::span(int pid, const sim::TimelineSpan& s) {
              pid, s.rank,
              compute ? std::string_view("computation") : trace::function_name(s.function),
              compute ? "compute" : "mpi", s.start_ns * 1e-3, s.duration_ns * 1e-3);
+}
+
+void TimelineWriter::message(int pid, const sim::TimelineMessage& m) {
+  // A flow: "s" binds to the sender's slice enclosing the post, "f" (binding point "e") to the
+  // receiver's slice enclosing the completion.
+  const std::uint64_t id = ++flows_;
+  separator();
+  fmt::print(
+      file_.stream(),
+      R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"message","cat":"message","ts":{:.3f},"args":{{"bytes":{}}}}})",
+      id, pid, m.from, m.sent_ns * 1e-3, m.bytes);
+  separator();
+  fmt::print(
+      file_.stream(),
+      R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"message","cat":"message","ts":{:.3f}}})",
+      id, pid, m.to, m.received_ns * 1e-3);
 }
 
 void TimelineWriter::finish() {

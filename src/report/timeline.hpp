@@ -4,8 +4,10 @@
 // run (the trace, then each model), one thread per rank; times in microseconds from the end of
 // each rank's MPI_Init. Written as the replay goes, so memory does not grow with the trace.
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/text_file.hpp"
 
@@ -22,8 +24,10 @@ class TimelineWriter {
 
   /// Names process `pid` ("measured (trace)", "predicted (loggps)").
   void process(int pid, const std::string& name);
-  /// One span of `pid`.
+  /// One span of `pid`; a rank's first span also names its thread ("rank N").
   void span(int pid, const sim::TimelineSpan& s);
+  /// A message of `pid` as an arrow (a flow from the sender's slice to the receiver's).
+  void message(int pid, const sim::TimelineMessage& m);
   /// Closes the JSON array and publishes the file; OutputError if it could not be written.
   void finish();
 
@@ -31,6 +35,8 @@ class TimelineWriter {
   void separator();
   AtomicFile file_;
   bool first_ = true;
+  std::vector<std::vector<bool>> named_;  ///< per pid, per rank: thread named already
+  std::uint64_t flows_ = 0;               ///< flow ids handed out
 };
 
 }  // namespace commgauge::report

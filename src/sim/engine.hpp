@@ -240,13 +240,15 @@ struct Policy {
         algorithms(o.algorithms),
         contention(o.contention),
         timeline(o.timeline),
+        timeline_message(o.timeline_message),
         progress(o.progress) {}
   bool cpu_compute;      ///< computation from recorded CPU times
   double compute_scale;  ///< --compute-scale (1: recorded durations as they are)
   Noise noise;
   const std::map<collectives::Operation, collectives::Algorithm>& algorithms;  ///< --coll
   const std::string& contention;
-  const std::function<void(const TimelineSpan&)>& timeline;  ///< empty: no timeline
+  const std::function<void(const TimelineSpan&)>& timeline;             ///< empty: no timeline
+  const std::function<void(const TimelineMessage&)>& timeline_message;  ///< empty: no arrows
   const std::function<void(std::uint64_t)>& progress;
 
   Picoseconds scale(Picoseconds ps) const {

@@ -149,6 +149,11 @@ void Engine::run_action(Rank& r, const Action& a) {
       r.clock = start + s.cost.recv_overhead;
       r.busy += s.cost.recv_overhead;
       s.delivered = true;
+      if (policy_.timeline_message)
+        policy_.timeline_message({static_cast<std::uint32_t>(s.owner),
+                                  static_cast<std::uint32_t>(rv.owner), s.bytes,
+                                  static_cast<double>(s.posted_at.count()) * 1e-3,
+                                  static_cast<double>(r.clock.count()) * 1e-3});
       release_if_finished(rv.match);
       complete_at(a.op, r.clock);
       break;

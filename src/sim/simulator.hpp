@@ -41,6 +41,16 @@ struct TimelineSpan {
   double duration_ns = 0;
 };
 
+/// One point-to-point message of the replay, for --timeline's arrows: from the send's post on
+/// the sender to the receive's completion on the receiver (times as TimelineSpan's).
+struct TimelineMessage {
+  std::uint32_t from = 0;
+  std::uint32_t to = 0;
+  std::uint64_t bytes = 0;
+  double sent_ns = 0;
+  double received_ns = 0;
+};
+
 /// --noise: operating-system noise added to each replayed computation that is not empty (after
 /// --denoise and --compute-scale), as an exponential distribution of the given mean. The draw for
 /// a rank's n-th record comes from a counter-based generator (splitmix64 of the seed, the rank and
@@ -74,6 +84,8 @@ struct Options {
   /// --timeline: called for every call and computation, measured and predicted, as the replay
   /// goes (nothing is kept).
   std::function<void(const TimelineSpan&)> timeline;
+  /// --timeline: called for every message the replay delivers (collectives' messages too).
+  std::function<void(const TimelineMessage&)> timeline_message;
   /// Called now and then with the fraction of records replayed (for a progress bar).
   std::function<void(std::uint64_t records)> progress;  ///< now and then, for a progress line
 };

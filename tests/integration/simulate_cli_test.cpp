@@ -183,8 +183,30 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
   ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
   const auto events = read(timeline)["traceEvents"];
   std::map<int, std::vector<nlohmann::json>> spans;  // by pid
-  for (const auto& e : events)
+  std::map<int, std::size_t> named;                  // threads named "rank N", by pid
+  std::map<std::uint64_t, std::pair<nlohmann::json, nlohmann::json>> flows;  // by id: s, f
+  for (const auto& e : events) {
     if (e["ph"] == "X") spans[e["pid"].get<int>()].push_back(e);
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      EXPECT_EQ(e["args"]["name"], "rank " + std::to_string(e["tid"].get<int>()));
+      ++named[e["pid"].get<int>()];
+    }
+    if (e["ph"] == "s") flows[e["id"].get<std::uint64_t>()].first = e;
+    if (e["ph"] == "f") flows[e["id"].get<std::uint64_t>()].second = e;
+  }
+  EXPECT_EQ(named[0], 1000u);
+  EXPECT_EQ(named[1], 1000u);
+  // Every message of the predicted run as an arrow: 1000 ranks x 3 iterations, each from rank
+  // r to rank r + 1, received no earlier than sent.
+  ASSERT_EQ(flows.size(), 3000u);
+  for (const auto& [id, flow] : flows) {
+    const auto& [from, to] = flow;
+    ASSERT_FALSE(from.is_null() || to.is_null()) << id;
+    EXPECT_EQ(from["pid"], 1);
+    EXPECT_EQ((from["tid"].get<int>() + 1) % 1000, to["tid"].get<int>()) << id;
+    EXPECT_LE(from["ts"].get<double>(), to["ts"].get<double>()) << id;
+    EXPECT_EQ(from["args"]["bytes"], 1024);
+  }
   ASSERT_EQ(spans.size(), 2u);
   ASSERT_EQ(spans[0].size(), spans[1].size());
   // Per rank: MPI_Isend, MPI_Irecv, MPI_Waitall and computation per iteration, then Finalize.
