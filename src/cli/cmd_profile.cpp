@@ -63,20 +63,20 @@ std::pair<std::string, std::string> link_class_of(const std::string& requested,
   return {"inter_node", "namespaces"};
 }
 
-// The held-out collectives as each model predicts them: a synthetic 2-rank trace of the
-// collective replayed by the simulator (Open MPI's tuned rules pick the algorithm, as in
-// simulate), per call. The trace is written to a scratch directory and removed.
+// The held-out collectives as each model predicts them: a synthetic 2-rank trace of as many
+// calls as the cell times back to back, replayed by the simulator (Open MPI's tuned rules pick
+// the algorithm, as in simulate), per call. The trace is written to a scratch directory and
+// removed.
 std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::uint64_t bytes,
                                               const std::string& model,
                                               const model::LinkParams& link) {
-  constexpr std::uint32_t kCalls = 8;
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
       fmt::format("commgauge-heldout-{}-{}", getpid(), measure::to_string(kind));
   synth::SynthOptions so;
   so.pattern = measure::to_string(kind);
   so.ranks = 2;
-  so.iterations = kCalls;
+  so.iterations = measure::kHeldOutCollectiveCalls;
   so.bytes = bytes;
   const auto written = synth::write_synthetic_trace(so, dir, true);
   const trace::TraceReader trace(written.file);

@@ -156,8 +156,8 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
   for (const auto& s : plan) {
     const double r = reps;
     if (s.kind == PrttKind::allreduce || s.kind == PrttKind::alltoall) {
-      c.messages += 2 * r;  // over the pair: s bytes each way
-      c.bytes += r * 2 * static_cast<double>(s.bytes);
+      c.messages += 2 * r * s.n;  // over the pair: s bytes each way per call
+      c.bytes += r * s.n * 2 * static_cast<double>(s.bytes);
     } else if (s.kind == PrttKind::late_receiver) {
       c.messages += 3 * r;  // the message, the 1-byte reply, the reported duration
       c.bytes += r * (static_cast<double>(s.bytes) + 9);
@@ -251,7 +251,8 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
 }
 
 PrttSpec heldout_spec(const HeldOutSeries& h) {
-  return {h.kind, 1, h.bytes, 0};
+  const bool collective = h.kind == PrttKind::allreduce || h.kind == PrttKind::alltoall;
+  return {h.kind, collective ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
 }
 
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,
