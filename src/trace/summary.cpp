@@ -149,7 +149,9 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
           count_send(e.peer, e.bytes);
           break;
         case CallKind::send_init:
-          persistent_sends[e.request] = {e.peer, e.bytes};
+          // Request 0 is none (a failed Send_init, or a Start of a request the tracer did not
+          // know records 0): it names no persistent send.
+          if (e.request != 0) persistent_sends[e.request] = {e.peer, e.bytes};
           break;
         case CallKind::start:
           for (std::uint64_t id : e.requests) {
@@ -165,8 +167,9 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       }
       // What is sent, once per message: a receive's posted size is not a message (listing it
       // too showed every message twice).
-      const bool sends = semantics.kind == CallKind::send || semantics.kind == CallKind::isend ||
-                         semantics.kind == CallKind::sendrecv;
+      const bool sends = (semantics.kind == CallKind::send || semantics.kind == CallKind::isend ||
+                          semantics.kind == CallKind::sendrecv) &&
+                         e.peer >= 0;  // a send to MPI_PROC_NULL sends nothing
       if (info != nullptr && e.has(kBytes) && (sends || semantics.collective)) {
         keep_largest(
             s.largest, largest_messages,

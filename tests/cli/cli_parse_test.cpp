@@ -5,7 +5,11 @@
 // exception is a defect (under AddressSanitizer + UBSan in CI, so is any memory error).
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
+#include <set>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -179,6 +183,33 @@ TEST(CliFuzz, EveryOptionGivenHostileValuesIsParsedOrRefusedNeverAnythingElse) {
   std::printf("%zu parses: %zu accepted, %zu refused with a parse or input error\n", parses,
               accepted, refused);
   EXPECT_GT(refused, parses / 2) << "most hostile values must be refused";
+}
+
+// The CLI fuzzer's seeds (tests/fuzz/seeds-cli) are real command lines, one or more per
+// subcommand: each parses and chooses its command, so the fuzzer starts inside every command's
+// own checks, not at a parse error; and every subcommand has one.
+TEST(CliFuzzSeeds, EveryOneParsesAndEverySubcommandHasOne) {
+  std::set<std::string> seeded;
+  const std::filesystem::path dir =
+      std::filesystem::path(COMMGAUGE_SOURCE_DIR) / "tests" / "fuzz" / "seeds-cli";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> args;
+    std::size_t start = 0;
+    for (std::size_t nul; (nul = text.find('\0', start)) != std::string::npos; start = nul + 1)
+      args.push_back(text.substr(start, nul - start));
+    args.push_back(text.substr(start));
+    Action action;
+    const auto app = make_command_line(action);
+    EXPECT_EQ(parse(*app, args), Outcome::accepted) << entry.path() << ":" << shown(args);
+    EXPECT_TRUE(static_cast<bool>(action)) << entry.path();
+    seeded.insert(args.front());
+  }
+  Action action;
+  const auto app = make_command_line(action);
+  for (const CLI::App* sub : app->get_subcommands({}))
+    EXPECT_TRUE(seeded.count(sub->get_name())) << "no seed for " << sub->get_name();
 }
 
 }  // namespace

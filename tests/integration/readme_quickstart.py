@@ -13,6 +13,7 @@ usage: readme_quickstart.py README BUILD_DIR
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,16 +63,28 @@ def main():
         os.symlink(build, os.path.join(scratch, "build", "release"))
         for command, sample in steps:
             print(f"$ {command}", flush=True)
-            run = subprocess.run(["sh", "-c", command], cwd=scratch, env=env, text=True,
-                                 errors="replace", stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, timeout=900)
-            print(run.stdout, end="")
-            if run.returncode != 0:
-                print(run.stderr, end="", file=sys.stderr)
-                print(f"FAILED: exit status {run.returncode}", file=sys.stderr)
+            # A session of its own, so that a command over its time is ended with everything it
+            # started (mpirun and its ranks), not only the shell.
+            child = subprocess.Popen(["sh", "-c", command], cwd=scratch, env=env, text=True,
+                                     errors="replace", stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+            try:
+                out, err = child.communicate(timeout=900)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                out, err = child.communicate()
+                print(out, end="")
+                print(err, end="", file=sys.stderr)
+                print("FAILED: still running after 900 s, ended", file=sys.stderr)
                 failures += 1
                 break
-            shapes = [shape(line) for line in run.stdout.splitlines()]
+            print(out, end="")
+            if child.returncode != 0:
+                print(err, end="", file=sys.stderr)
+                print(f"FAILED: exit status {child.returncode}", file=sys.stderr)
+                failures += 1
+                break
+            shapes = [shape(line) for line in out.splitlines()]
             at = 0
             for line in sample:
                 want = shape(line)

@@ -125,15 +125,16 @@ TEST_F(Traffic_, CollectivesAreCountedBySizeNotAsPairs) {
 }
 
 TEST(Traffic, SendrecvPersistentStartsAndProcNull) {
-  // Rank 0: a Sendrecv of 10 B to 1, a persistent send of 300 B to 1 started twice (Start, then
-  // Startall with it), a send to MPI_PROC_NULL (nothing). Rank 1: a Bsend of 7 B to 0.
-  testing::TraceBuilder b(2);
+  // Rank 0: a Sendrecv of 10 B to 1 receiving 20 B from 2 (only the send half counts), a
+  // persistent send of 300 B to 1 started twice (Start, then Startall with it), a send to
+  // MPI_PROC_NULL (nothing). Rank 1: a Bsend of 7 B to 0.
+  testing::TraceBuilder b(3);
   b.call(0, fn::Sendrecv, [](Event& e) {
     e.fields |= kPeer | kTag | kComm | kBytes | kRoot | kRecvBytes;
     e.peer = 1;
     e.bytes = 10;
-    e.root = 1;
-    e.recv_bytes = 10;
+    e.root = 2;
+    e.recv_bytes = 20;
   });
   b.call(0, fn::Send_init, [](Event& e) {
     e.fields |= kPeer | kTag | kComm | kBytes | kRequest;
@@ -153,7 +154,8 @@ TEST(Traffic, SendrecvPersistentStartsAndProcNull) {
   b.send(1, 0, 7, 0, fn::Bsend);
   const auto path = b.write("traffic-calls");
   const TraceSummary s = summarize(TraceReader(path));
-  ASSERT_EQ(s.sent.size(), 2u);
+  ASSERT_EQ(s.sent.size(), 3u);
+  EXPECT_TRUE(s.sent[2].empty());
   ASSERT_EQ(s.sent[0].size(), 1u);
   EXPECT_EQ(s.sent[0].at(1).messages, 3u);
   EXPECT_EQ(s.sent[0].at(1).bytes, 610u);
@@ -162,6 +164,12 @@ TEST(Traffic, SendrecvPersistentStartsAndProcNull) {
   EXPECT_EQ(s.point_to_point_sizes.bins[9].messages, 2u);  // 300 B: [256, 511]
   EXPECT_EQ(s.point_to_point_sizes.bins[4].messages, 1u);  // 10 B: [8, 15]
   EXPECT_EQ(s.point_to_point_sizes.bins[3].messages, 1u);  // 7 B: [4, 7]
+  EXPECT_EQ(s.point_to_point_sizes.bins[5].messages, 0u);  // the 20 B received count nothing
+  // The largest messages: the Sendrecv's and the Bsend's; not the send to MPI_PROC_NULL.
+  ASSERT_EQ(s.largest.size(), 2u);
+  EXPECT_EQ(s.largest[0].function, fn::Sendrecv);
+  EXPECT_EQ(s.largest[0].bytes, 10u);
+  EXPECT_EQ(s.largest[1].function, fn::Bsend);
   std::filesystem::remove(path);
 }
 
