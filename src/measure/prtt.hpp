@@ -20,8 +20,9 @@
 // allreduce, alltoall (held-out cells of profile's validation, never fitted): after a barrier,
 //   both ends call the collective n times back to back over the pair with s bytes (alltoall: s
 //   per peer); the source's time per call. One call timed alone would carry the barrier's exit
-//   skew (up to a one-way time: measured here, 8 B allreduce 0.79 us when the source left the
-//   barrier first against 0.44 us when it left last), and the prediction replays n calls too.
+//   skew (up to a one-way time: measured here, quiet, 8 B allreduce 0.67-0.69 us when the source
+//   left the barrier first against 0.32-0.38 us when it left last), and the prediction replays
+//   n calls too.
 //   Only where the transport has collectives (MPI).
 //
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
