@@ -84,11 +84,12 @@ std::string traffic_text(const trace::TraceSummary& s) {
     for (std::uint32_t r = 0; r < s.ranks; ++r)
       header.push_back(std::to_string(r));
     TextTable matrix(header);
+    static const std::map<std::int32_t, trace::Traffic> kNone;
     for (std::uint32_t from = 0; from < s.ranks; ++from) {
       std::vector<std::string> row = {std::to_string(from)};
+      // A reference, not a copy of the rank's map per cell (a ternary with a temporary copies).
+      const auto& m = from < s.sent.size() ? s.sent[from] : kNone;
       for (std::uint32_t to = 0; to < s.ranks; ++to) {
-        const auto& m =
-            from < s.sent.size() ? s.sent[from] : std::map<std::int32_t, trace::Traffic>{};
         const auto it = m.find(static_cast<std::int32_t>(to));
         row.push_back(it == m.end() ? "-" : std::to_string(it->second.bytes));
       }
