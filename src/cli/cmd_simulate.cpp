@@ -195,7 +195,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
                        static_cast<unsigned long long>(records));
       };
 
-      const trace::TraceReader trace(f->trace);
+      const trace::TraceReader trace = open_trace(f->trace);
       if (!trace_passes_check(trace, f->no_check)) return 1;
       const auto recorded = sim::recorded_placement(trace.index(), trace.ranks());
       const sim::Cluster cluster =

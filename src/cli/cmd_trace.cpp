@@ -25,6 +25,7 @@
 #include "profile/json_file.hpp"
 #include "report/trace_report.hpp"
 #include "trace/check.hpp"
+#include "trace/export_otf2.hpp"
 #include "trace/export_simgrid.hpp"
 #include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
@@ -241,7 +242,7 @@ void add_trace_summary_command(CLI::App& app, Action& action) {
   cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
-      const trace::TraceReader trace(flags->dir);
+      const trace::TraceReader trace = open_trace(flags->dir);
       const trace::TraceSummary summary = print_summary(trace, flags->json, flags->top);
       if (!flags->csv.empty()) write_text_file(flags->csv, report::traffic_csv(summary));
       if (!flags->plot.empty() &&
@@ -271,7 +272,7 @@ void add_trace_dump_command(CLI::App& app, Action& action) {
   cmd->add_flag("--header", flags->header, "print each rank's header (JSON) first");
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
-      const trace::TraceReader trace(flags->dir);
+      const trace::TraceReader trace = open_trace(flags->dir);
       std::vector<std::uint32_t> ranks = flags->ranks;
       if (ranks.empty())
         for (std::uint32_t r = 0; r < trace.ranks(); ++r)
@@ -329,7 +330,7 @@ void add_trace_check_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
-      const trace::TraceReader trace(flags->dir);
+      const trace::TraceReader trace = open_trace(flags->dir);
       const trace::CheckResult r = trace::check_trace(trace, flags->max_issues);
       nlohmann::json issues = nlohmann::json::array();
       for (const auto& i : r.issues) {
@@ -366,7 +367,9 @@ void add_trace_export_command(CLI::App& app, Action& action) {
       "Export a trace to another tool's format. simgrid-ti: SimGrid 3.32's time-independent "
       "format, replayed by: smpirun -np N -platform OUT/platform.xml -hostfile OUT/hostfile.txt "
       "-replay OUT/trace.txt. Computation becomes flops at --host-speed; collectives on "
-      "sub-communicators are lowered to point-to-point with commgauge's algorithms.");
+      "sub-communicators are lowered to point-to-point with commgauge's algorithms. otf2: an "
+      "OTF2 archive OUT/traces.otf2 as Score-P writes it (read by otf2-print, Vampir, "
+      "python3-otf2): every call as a region, its messages and collectives, the communicators.");
   struct Flags {
     std::string format = "simgrid-ti";
     std::string dir;
@@ -380,7 +383,7 @@ void add_trace_export_command(CLI::App& app, Action& action) {
   auto flags = std::make_shared<Flags>();
   add_no_check_flag(*cmd, flags->no_check);
   cmd->add_option("--format", flags->format, "output format")
-      ->check(CLI::IsMember({"simgrid-ti"}))
+      ->check(CLI::IsMember({"simgrid-ti", "otf2"}))
       ->capture_default_str();
   cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
   cmd->add_option("out", flags->out, "output directory (created)")->required();
@@ -419,8 +422,24 @@ void add_trace_export_command(CLI::App& app, Action& action) {
                                          std::string(collectives::to_string(*op)));
         options.algorithms[*op] = *algorithm;
       }
-      const trace::TraceReader trace(flags->dir);
+      const trace::TraceReader trace = open_trace(flags->dir);
       if (!trace_passes_check(trace, flags->no_check)) return 1;
+      if (flags->format == "otf2") {
+        const auto r = trace::export_otf2(trace, flags->out);
+        std::printf(
+            "trace-export: %u ranks, %llu locations, %llu OTF2 events (%llu MPI calls, %llu "
+            "messages, %llu collectives, %llu communicators)\n",
+            r.ranks, static_cast<unsigned long long>(r.locations),
+            static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.calls),
+            static_cast<unsigned long long>(r.messages),
+            static_cast<unsigned long long>(r.collectives),
+            static_cast<unsigned long long>(r.communicators));
+        for (const auto& n : r.notes)
+          std::printf("note: %s\n", n.c_str());
+        std::printf("archive: %s/traces.otf2 (otf2-print %s/traces.otf2)\n", flags->out.c_str(),
+                    flags->out.c_str());
+        return 0;
+      }
       const auto r = trace::export_simgrid_ti(trace, flags->out, options);
       std::printf(
           "trace-export: %u ranks on %llu hosts, %llu actions (%llu messages, %llu collectives "

@@ -1,10 +1,41 @@
 #include "cli/trace_boundary.hpp"
 
-#include <cstdio>
+#include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/error.hpp"
 #include "trace/check.hpp"
+#include "trace/import_otf2.hpp"
 
 namespace commgauge::cli {
+
+trace::TraceReader open_trace(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path anchor = trace::otf2_anchor(path);
+  if (anchor.empty()) return trace::TraceReader(path);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string name =
+      (fs::path(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") / "commgauge-otf2-XXXXXX").string();
+  const int fd = mkstemp(name.data());
+  if (fd < 0)
+    throw OutputError(name, "cannot create a scratch file for the OTF2 conversion (TMPDIR)");
+  ::close(fd);
+  struct Remove {
+    std::string file;
+    ~Remove() { std::remove(file.c_str()); }
+  } remove{name};
+  const trace::Otf2ImportResult r = trace::import_otf2(anchor, name);
+  std::fprintf(stderr, "%s: OTF2 archive%s%s, %u ranks, %llu MPI calls converted\n", anchor.c_str(),
+               r.creator.empty() ? "" : " written by ", r.creator.c_str(), r.ranks,
+               static_cast<unsigned long long>(r.calls));
+  for (const auto& n : r.notes)
+    std::fprintf(stderr, "note: %s\n", n.c_str());
+  // Open, then unlinked by `remove`: the reader holds the file's descriptor.
+  return trace::TraceReader(name);
+}
 
 void add_no_check_flag(CLI::App& cmd, bool& no_check) {
   cmd.add_flag("--no-check", no_check,

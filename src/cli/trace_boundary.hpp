@@ -8,6 +8,12 @@
 
 namespace commgauge::cli {
 
+/// Opens the trace a command names: a commgauge trace (directory or container file), or an OTF2
+/// archive (an anchor file NAME.otf2, or a directory holding one), which is converted into a
+/// container in the temporary directory first (removed once open; what the conversion had to
+/// reconstruct is printed on stderr).
+trace::TraceReader open_trace(const std::string& path);
+
 /// Adds --no-check to a command that reads a trace.
 void add_no_check_flag(CLI::App& cmd, bool& no_check);
 
