@@ -597,7 +597,12 @@ void write_definitions(OTF2_Archive* archive, const TraceReader& trace, Definiti
                                           : fmt::format("Thread {}", loc.thread)),
               OTF2_LOCATION_TYPE_CPU_THREAD, loc.events, loc.rank),
           "WriteLocation");
-  for (const auto& [function, ref] : defs.regions) {
+  // Definitions go out in reference order (readers warn of any other).
+  std::vector<std::pair<OTF2_RegionRef, std::uint32_t>> regions;
+  for (const auto& [function, ref] : defs.regions)
+    regions.emplace_back(ref, function);
+  std::sort(regions.begin(), regions.end());
+  for (const auto& [ref, function] : regions) {
     const FunctionInfo* info = find_function(function);
     const OTF2_StringRef name = defs.string(std::string(function_name(function)));
     check(OTF2_GlobalDefWriter_WriteRegion(
@@ -616,7 +621,12 @@ void write_definitions(OTF2_Archive* archive, const TraceReader& trace, Definiti
                                         OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
                                         static_cast<std::uint32_t>(world.size()), world.data()),
         "WriteGroup");
-  for (const auto& [id, c] : defs.comms) {
+  std::vector<std::pair<OTF2_CommRef, std::uint64_t>> comms;
+  for (const auto& [id, c] : defs.comms)
+    comms.emplace_back(c.ref, id);
+  std::sort(comms.begin(), comms.end());
+  for (const auto& [ref, id] : comms) {
+    const Definitions::Comm& c = defs.comms.at(id);
     const OTF2_GroupRef group = next_group++;
     if (c.self) {
       check(OTF2_GlobalDefWriter_WriteGroup(g, group, empty, OTF2_GROUP_TYPE_COMM_SELF,

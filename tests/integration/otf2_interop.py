@@ -90,6 +90,8 @@ def export_out(commgauge, scratch):
     printed = run("otf2-print", anchor)
     expect("MPI_SEND" in printed.stdout or "MPI_ISEND" in printed.stdout,
            "otf2-print reads the exported archive and lists its messages")
+    expect("warning" not in printed.stderr,
+           f"otf2-print has no warning (definitions in order): {printed.stderr[:300]}")
     summary_json = os.path.join(scratch, "halo-summary.json")
     run(commgauge, "trace-summary", trace, "--json", summary_json)
     with open(summary_json, encoding="utf-8") as f:
