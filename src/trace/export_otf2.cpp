@@ -58,41 +58,41 @@ OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) {
 }
 const OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, post_flush};
 
-OTF2_CollectiveOp to_otf2(Otf2Operation op) {
+OTF2_CollectiveOp to_otf2(collectives::Operation op) {
   switch (op) {
-    case Otf2Operation::barrier:
+    case collectives::Operation::barrier:
       return OTF2_COLLECTIVE_OP_BARRIER;
-    case Otf2Operation::bcast:
+    case collectives::Operation::bcast:
       return OTF2_COLLECTIVE_OP_BCAST;
-    case Otf2Operation::gather:
+    case collectives::Operation::gather:
       return OTF2_COLLECTIVE_OP_GATHER;
-    case Otf2Operation::gatherv:
+    case collectives::Operation::gatherv:
       return OTF2_COLLECTIVE_OP_GATHERV;
-    case Otf2Operation::scatter:
+    case collectives::Operation::scatter:
       return OTF2_COLLECTIVE_OP_SCATTER;
-    case Otf2Operation::scatterv:
+    case collectives::Operation::scatterv:
       return OTF2_COLLECTIVE_OP_SCATTERV;
-    case Otf2Operation::allgather:
+    case collectives::Operation::allgather:
       return OTF2_COLLECTIVE_OP_ALLGATHER;
-    case Otf2Operation::allgatherv:
+    case collectives::Operation::allgatherv:
       return OTF2_COLLECTIVE_OP_ALLGATHERV;
-    case Otf2Operation::alltoall:
+    case collectives::Operation::alltoall:
       return OTF2_COLLECTIVE_OP_ALLTOALL;
-    case Otf2Operation::alltoallv:
+    case collectives::Operation::alltoallv:
       return OTF2_COLLECTIVE_OP_ALLTOALLV;
-    case Otf2Operation::alltoallw:
+    case collectives::Operation::alltoallw:
       return OTF2_COLLECTIVE_OP_ALLTOALLW;
-    case Otf2Operation::allreduce:
+    case collectives::Operation::allreduce:
       return OTF2_COLLECTIVE_OP_ALLREDUCE;
-    case Otf2Operation::reduce:
+    case collectives::Operation::reduce:
       return OTF2_COLLECTIVE_OP_REDUCE;
-    case Otf2Operation::reduce_scatter:
+    case collectives::Operation::reduce_scatter:
       return OTF2_COLLECTIVE_OP_REDUCE_SCATTER;
-    case Otf2Operation::scan:
+    case collectives::Operation::scan:
       return OTF2_COLLECTIVE_OP_SCAN;
-    case Otf2Operation::exscan:
+    case collectives::Operation::exscan:
       return OTF2_COLLECTIVE_OP_EXSCAN;
-    case Otf2Operation::reduce_scatter_block:
+    case collectives::Operation::reduce_scatter_block:
       return OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
   }
   return OTF2_COLLECTIVE_OP_BARRIER;
@@ -104,19 +104,19 @@ OTF2_RegionRole role_of(const FunctionInfo& f) {
   if (s.collective) {
     const auto op = collectives::parse_operation(f.pattern);
     if (!op) return OTF2_REGION_ROLE_COLL_OTHER;
-    switch (otf2_operation(*op, f.name)) {
-      case Otf2Operation::barrier:
+    switch (collective_operation(*op, f.name)) {
+      case collectives::Operation::barrier:
         return OTF2_REGION_ROLE_BARRIER;
-      case Otf2Operation::bcast:
-      case Otf2Operation::scatter:
-      case Otf2Operation::scatterv:
+      case collectives::Operation::bcast:
+      case collectives::Operation::scatter:
+      case collectives::Operation::scatterv:
         return OTF2_REGION_ROLE_COLL_ONE2ALL;
-      case Otf2Operation::gather:
-      case Otf2Operation::gatherv:
-      case Otf2Operation::reduce:
+      case collectives::Operation::gather:
+      case collectives::Operation::gatherv:
+      case collectives::Operation::reduce:
         return OTF2_REGION_ROLE_COLL_ALL2ONE;
-      case Otf2Operation::scan:
-      case Otf2Operation::exscan:
+      case collectives::Operation::scan:
+      case collectives::Operation::exscan:
         return OTF2_REGION_ROLE_COLL_OTHER;
       default:
         return OTF2_REGION_ROLE_COLL_ALL2ALL;
@@ -278,7 +278,7 @@ void RankWriter::collective_end(const Event& e, OTF2_TimeStamp t, std::uint64_t 
   const FunctionInfo* info = find_function(e.function);
   const auto op = collectives::parse_operation(info->pattern);
   if (!op) fail(fmt::format("no collective operation for {}", info->name));
-  const Otf2Operation o = otf2_operation(*op, info->name);
+  const collectives::Operation o = collective_operation(*op, info->name);
   const Definitions::Comm& c = comm(e.comm);
   const std::uint64_t n = c.self ? 1 : c.members.size();
   const std::uint64_t me = local_rank(e.comm, static_cast<std::int32_t>(rank_));

@@ -269,42 +269,42 @@ OTF2_EvtReaderCallbacks* event_callbacks() {
   return cb;
 }
 
-std::optional<Otf2Operation> from_otf2(std::uint32_t op) {
+std::optional<collectives::Operation> from_otf2(std::uint32_t op) {
   switch (op) {
     case OTF2_COLLECTIVE_OP_BARRIER:
-      return Otf2Operation::barrier;
+      return collectives::Operation::barrier;
     case OTF2_COLLECTIVE_OP_BCAST:
-      return Otf2Operation::bcast;
+      return collectives::Operation::bcast;
     case OTF2_COLLECTIVE_OP_GATHER:
-      return Otf2Operation::gather;
+      return collectives::Operation::gather;
     case OTF2_COLLECTIVE_OP_GATHERV:
-      return Otf2Operation::gatherv;
+      return collectives::Operation::gatherv;
     case OTF2_COLLECTIVE_OP_SCATTER:
-      return Otf2Operation::scatter;
+      return collectives::Operation::scatter;
     case OTF2_COLLECTIVE_OP_SCATTERV:
-      return Otf2Operation::scatterv;
+      return collectives::Operation::scatterv;
     case OTF2_COLLECTIVE_OP_ALLGATHER:
-      return Otf2Operation::allgather;
+      return collectives::Operation::allgather;
     case OTF2_COLLECTIVE_OP_ALLGATHERV:
-      return Otf2Operation::allgatherv;
+      return collectives::Operation::allgatherv;
     case OTF2_COLLECTIVE_OP_ALLTOALL:
-      return Otf2Operation::alltoall;
+      return collectives::Operation::alltoall;
     case OTF2_COLLECTIVE_OP_ALLTOALLV:
-      return Otf2Operation::alltoallv;
+      return collectives::Operation::alltoallv;
     case OTF2_COLLECTIVE_OP_ALLTOALLW:
-      return Otf2Operation::alltoallw;
+      return collectives::Operation::alltoallw;
     case OTF2_COLLECTIVE_OP_ALLREDUCE:
-      return Otf2Operation::allreduce;
+      return collectives::Operation::allreduce;
     case OTF2_COLLECTIVE_OP_REDUCE:
-      return Otf2Operation::reduce;
+      return collectives::Operation::reduce;
     case OTF2_COLLECTIVE_OP_REDUCE_SCATTER:
-      return Otf2Operation::reduce_scatter;
+      return collectives::Operation::reduce_scatter;
     case OTF2_COLLECTIVE_OP_SCAN:
-      return Otf2Operation::scan;
+      return collectives::Operation::scan;
     case OTF2_COLLECTIVE_OP_EXSCAN:
-      return Otf2Operation::exscan;
+      return collectives::Operation::exscan;
     case OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK:
-      return Otf2Operation::reduce_scatter_block;
+      return collectives::Operation::reduce_scatter_block;
     default:
       return std::nullopt;
   }
@@ -480,10 +480,7 @@ void LocationConverter::collective(const Raw& r, Event& e) {
   const World::Comm& c = comm(r.ref);
   const std::uint64_t n = c.self ? 1 : c.members.size();
   std::uint64_t root = UINT64_MAX;
-  const bool rooted = *op == Otf2Operation::bcast || *op == Otf2Operation::reduce ||
-                      *op == Otf2Operation::gather || *op == Otf2Operation::gatherv ||
-                      *op == Otf2Operation::scatter || *op == Otf2Operation::scatterv;
-  if (rooted && r.peer < n) {
+  if (collectives::rooted(*op) && r.peer < n) {
     e.set(kRoot);
     e.root = world_rank(c, r.peer);
     root = c.global_ranks
@@ -492,9 +489,9 @@ void LocationConverter::collective(const Raw& r, Event& e) {
                : r.peer;
   }
   collective_buffers(*op, {r.bytes, r.received}, n, my_position(c), root, e);
-  if (*op == Otf2Operation::gatherv || *op == Otf2Operation::scatterv ||
-      *op == Otf2Operation::allgatherv || *op == Otf2Operation::alltoallv ||
-      *op == Otf2Operation::alltoallw || *op == Otf2Operation::reduce_scatter)
+  if (*op == collectives::Operation::gatherv || *op == collectives::Operation::scatterv ||
+      *op == collectives::Operation::allgatherv || *op == collectives::Operation::alltoallv ||
+      *op == collectives::Operation::alltoallw || *op == collectives::Operation::reduce_scatter)
     note("per-peer counts of v-collectives are spread evenly over OTF2's totals");
   ++result_.collectives;
 }

@@ -25,102 +25,68 @@ std::vector<std::uint64_t> spread(std::uint64_t total, std::uint64_t n) {
 
 }  // namespace
 
-Otf2Operation otf2_operation(collectives::Operation op, std::string_view function_name) {
-  using O = collectives::Operation;
-  if (function_name == "MPI_Scan" || function_name == "MPI_Iscan") return Otf2Operation::scan;
-  if (function_name == "MPI_Exscan" || function_name == "MPI_Iexscan") return Otf2Operation::exscan;
-  switch (op) {
-    case O::barrier:
-      return Otf2Operation::barrier;
-    case O::bcast:
-      return Otf2Operation::bcast;
-    case O::reduce:
-      return Otf2Operation::reduce;
-    case O::allreduce:
-      return Otf2Operation::allreduce;
-    case O::reduce_scatter:
-      return Otf2Operation::reduce_scatter;
-    case O::reduce_scatter_block:
-      return Otf2Operation::reduce_scatter_block;
-    case O::scan:
-      return Otf2Operation::scan;
-    case O::exscan:
-      return Otf2Operation::exscan;
-    case O::gather:
-      return Otf2Operation::gather;
-    case O::gatherv:
-      return Otf2Operation::gatherv;
-    case O::scatter:
-      return Otf2Operation::scatter;
-    case O::scatterv:
-      return Otf2Operation::scatterv;
-    case O::allgather:
-      return Otf2Operation::allgather;
-    case O::allgatherv:
-      return Otf2Operation::allgatherv;
-    case O::alltoall:
-      return Otf2Operation::alltoall;
-    case O::alltoallv:
-      return Otf2Operation::alltoallv;
-    case O::alltoallw:
-      return Otf2Operation::alltoallw;
-  }
-  return Otf2Operation::barrier;
+collectives::Operation collective_operation(collectives::Operation op,
+                                            std::string_view function_name) {
+  if (function_name == "MPI_Scan" || function_name == "MPI_Iscan")
+    return collectives::Operation::scan;
+  if (function_name == "MPI_Exscan" || function_name == "MPI_Iexscan")
+    return collectives::Operation::exscan;
+  return op;
 }
 
-CollectiveBytes collective_bytes(Otf2Operation op, const Event& e, std::uint64_t n,
+CollectiveBytes collective_bytes(collectives::Operation op, const Event& e, std::uint64_t n,
                                  std::uint64_t me, std::uint64_t root) {
   const std::uint64_t b = e.bytes, rb = e.recv_bytes;
   const bool in_place = e.flag(kInPlace);
   const bool at_root = me == root;
   const std::uint64_t others = n > 0 ? n - 1 : 0;
   switch (op) {
-    case Otf2Operation::barrier:
+    case collectives::Operation::barrier:
       return {};
-    case Otf2Operation::bcast:
+    case collectives::Operation::bcast:
       return at_root ? CollectiveBytes{n * b, b} : CollectiveBytes{0, b};
-    case Otf2Operation::reduce:
+    case collectives::Operation::reduce:
       if (!at_root) return {b, 0};
       return in_place ? CollectiveBytes{0, others * b} : CollectiveBytes{b, n * b};
-    case Otf2Operation::allreduce:
-    case Otf2Operation::reduce_scatter_block:
+    case collectives::Operation::allreduce:
+    case collectives::Operation::reduce_scatter_block:
       return in_place ? CollectiveBytes{others * b, others * b} : CollectiveBytes{n * b, n * b};
-    case Otf2Operation::reduce_scatter: {
+    case collectives::Operation::reduce_scatter: {
       const std::uint64_t total = sum(e.recv_counts), mine = at(e.recv_counts, me);
       return in_place ? CollectiveBytes{total - mine, others * mine}
                       : CollectiveBytes{total, n * mine};
     }
-    case Otf2Operation::scan:
+    case collectives::Operation::scan:
       return in_place ? CollectiveBytes{(n - me - 1) * b, me * b}
                       : CollectiveBytes{(n - me) * b, (me + 1) * b};
-    case Otf2Operation::exscan:
+    case collectives::Operation::exscan:
       return {(n - me - 1) * b, me * b};
-    case Otf2Operation::gather:
+    case collectives::Operation::gather:
       if (!at_root) return {b, 0};
       return in_place ? CollectiveBytes{0, others * rb} : CollectiveBytes{rb, n * rb};
-    case Otf2Operation::gatherv: {
+    case collectives::Operation::gatherv: {
       if (!at_root) return {b, 0};
       const std::uint64_t total = sum(e.recv_counts), mine = at(e.recv_counts, me);
       return in_place ? CollectiveBytes{0, total - mine} : CollectiveBytes{mine, total};
     }
-    case Otf2Operation::scatter:
+    case collectives::Operation::scatter:
       if (!at_root) return {0, rb};
       return in_place ? CollectiveBytes{others * b, 0} : CollectiveBytes{n * b, b};
-    case Otf2Operation::scatterv: {
+    case collectives::Operation::scatterv: {
       if (!at_root) return {0, rb};
       const std::uint64_t total = sum(e.counts), mine = at(e.counts, me);
       return in_place ? CollectiveBytes{total - mine, 0} : CollectiveBytes{total, mine};
     }
-    case Otf2Operation::allgather:
-    case Otf2Operation::alltoall:
+    case collectives::Operation::allgather:
+    case collectives::Operation::alltoall:
       return in_place ? CollectiveBytes{others * rb, others * rb} : CollectiveBytes{n * b, n * rb};
-    case Otf2Operation::allgatherv: {
+    case collectives::Operation::allgatherv: {
       const std::uint64_t total = sum(e.recv_counts), mine = at(e.recv_counts, me);
       return in_place ? CollectiveBytes{others * mine, total - mine}
                       : CollectiveBytes{n * b, total};
     }
-    case Otf2Operation::alltoallv:
-    case Otf2Operation::alltoallw: {
+    case collectives::Operation::alltoallv:
+    case collectives::Operation::alltoallw: {
       if (in_place) {
         const std::uint64_t r = sum(e.recv_counts) - at(e.recv_counts, me);
         return {r, r};
@@ -131,8 +97,8 @@ CollectiveBytes collective_bytes(Otf2Operation op, const Event& e, std::uint64_t
   return {};
 }
 
-void collective_buffers(Otf2Operation op, CollectiveBytes t, std::uint64_t n, std::uint64_t me,
-                        std::uint64_t root, Event& e) {
+void collective_buffers(collectives::Operation op, CollectiveBytes t, std::uint64_t n,
+                        std::uint64_t me, std::uint64_t root, Event& e) {
   const bool at_root = me == root;
   const std::uint64_t members = n > 0 ? n : 1;
   auto bytes = [&e](std::uint64_t v) {
@@ -144,12 +110,12 @@ void collective_buffers(Otf2Operation op, CollectiveBytes t, std::uint64_t n, st
     e.recv_bytes = v;
   };
   switch (op) {
-    case Otf2Operation::barrier:
+    case collectives::Operation::barrier:
       return;
-    case Otf2Operation::bcast:
+    case collectives::Operation::bcast:
       bytes(t.received);
       return;
-    case Otf2Operation::reduce:
+    case collectives::Operation::reduce:
       if (at_root) {
         bytes(t.received / members);
         recv_bytes(t.received / members);
@@ -157,37 +123,37 @@ void collective_buffers(Otf2Operation op, CollectiveBytes t, std::uint64_t n, st
         bytes(t.sent);
       }
       return;
-    case Otf2Operation::allreduce:
-    case Otf2Operation::reduce_scatter_block:
+    case collectives::Operation::allreduce:
+    case collectives::Operation::reduce_scatter_block:
       bytes(t.sent / members);
       return;
-    case Otf2Operation::reduce_scatter:
+    case collectives::Operation::reduce_scatter:
       e.set(kRecvCounts);
       e.recv_counts = spread(t.sent, n);
       bytes(t.sent);
       return;
-    case Otf2Operation::scan:
+    case collectives::Operation::scan:
       bytes(t.sent / (n > me ? n - me : 1));
       return;
-    case Otf2Operation::exscan:
+    case collectives::Operation::exscan:
       bytes(me + 1 < n ? t.sent / (n - me - 1) : (me > 0 ? t.received / me : 0));
       return;
-    case Otf2Operation::gather:
+    case collectives::Operation::gather:
       bytes(t.sent);
       if (at_root) recv_bytes(t.received / members);
       return;
-    case Otf2Operation::gatherv:
+    case collectives::Operation::gatherv:
       bytes(t.sent);
       if (at_root) {
         e.set(kRecvCounts);
         e.recv_counts = spread(t.received, n);
       }
       return;
-    case Otf2Operation::scatter:
+    case collectives::Operation::scatter:
       if (at_root) bytes(t.sent / members);
       recv_bytes(t.received);
       return;
-    case Otf2Operation::scatterv:
+    case collectives::Operation::scatterv:
       if (at_root) {
         e.set(kCounts);
         e.counts = spread(t.sent, n);
@@ -195,18 +161,18 @@ void collective_buffers(Otf2Operation op, CollectiveBytes t, std::uint64_t n, st
       }
       recv_bytes(t.received);
       return;
-    case Otf2Operation::allgather:
-    case Otf2Operation::alltoall:
+    case collectives::Operation::allgather:
+    case collectives::Operation::alltoall:
       bytes(t.sent / members);
       recv_bytes(t.received / members);
       return;
-    case Otf2Operation::allgatherv:
+    case collectives::Operation::allgatherv:
       bytes(t.sent / members);
       e.set(kRecvCounts);
       e.recv_counts = spread(t.received, n);
       return;
-    case Otf2Operation::alltoallv:
-    case Otf2Operation::alltoallw:
+    case collectives::Operation::alltoallv:
+    case collectives::Operation::alltoallw:
       e.set(kCounts);
       e.counts = spread(t.sent, n);
       e.set(kRecvCounts);

@@ -21,36 +21,18 @@ struct CollectiveBytes {
   std::uint64_t received = 0;
 };
 
-/// OTF2's operation for a collective (Scan and Exscan have their own, though recorded as
-/// allreduce); `function_name` is the C name ("MPI_Iscan").
-enum class Otf2Operation {
-  barrier,
-  bcast,
-  gather,
-  gatherv,
-  scatter,
-  scatterv,
-  allgather,
-  allgatherv,
-  alltoall,
-  alltoallv,
-  alltoallw,
-  allreduce,
-  reduce,
-  reduce_scatter,
-  scan,
-  exscan,
-  reduce_scatter_block,
-};
-Otf2Operation otf2_operation(collectives::Operation op, std::string_view function_name);
+/// The operation a collective call performs: its recorder pattern's, except MPI_Scan and
+/// MPI_Exscan (and their I-forms), which the trace records with allreduce's pattern.
+collectives::Operation collective_operation(collectives::Operation op,
+                                            std::string_view function_name);
 
 /// Totals of the event `e` of a rank at position `me` among `n` members, root at `root`
 /// (ignored where the operation has none).
-CollectiveBytes collective_bytes(Otf2Operation op, const Event& e, std::uint64_t n,
+CollectiveBytes collective_bytes(collectives::Operation op, const Event& e, std::uint64_t n,
                                  std::uint64_t me, std::uint64_t root);
 
 /// The buffers back from the totals into `e` (fields kBytes, kRecvBytes, kCounts, kRecvCounts).
-void collective_buffers(Otf2Operation op, CollectiveBytes totals, std::uint64_t n, std::uint64_t me,
-                        std::uint64_t root, Event& e);
+void collective_buffers(collectives::Operation op, CollectiveBytes totals, std::uint64_t n,
+                        std::uint64_t me, std::uint64_t root, Event& e);
 
 }  // namespace commgauge::trace

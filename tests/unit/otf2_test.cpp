@@ -23,7 +23,7 @@ namespace commgauge::trace {
 namespace {
 
 namespace fs = std::filesystem;
-using O = Otf2Operation;
+using O = collectives::Operation;
 
 Event buffers(std::uint64_t bytes, std::uint64_t recv_bytes = 0, bool in_place = false) {
   Event e;
