@@ -14,6 +14,7 @@
 #include "model/models.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/floor_shift.hpp"
+#include "stats/median_ci.hpp"
 
 namespace commgauge::measure {
 
@@ -78,29 +79,46 @@ enum class Experiment : std::uint64_t {
   done = 0xff
 };
 
-// Two medians per experiment and side.
-struct SideTimes {
-  double call_us = 0;  // inside the nonblocking call (or the one-way time for ping-pong)
-  double wait_us = 0;  // inside the wait
-  double call_floor_us = 0, wait_floor_us = 0;  // the low ends of the trials
+// One side's trials of an experiment, in trial order (trial i of both sides followed the same
+// barrier, so the two sides' i-th values belong together).
+struct SideTrials {
+  std::vector<double> call_us;  // inside the nonblocking call (or the one-way time for ping-pong)
+  std::vector<double> wait_us;  // inside the wait
 };
 
-// One trial of an experiment on either side; returns this side's times.
-SideTimes trial(net::Transport& t, Experiment e, std::size_t k, double comp_us) {
+// Medians and low ends of one side's trials.
+struct SideTimes {
+  double call_us = 0, wait_us = 0;
+  double call_floor_us = 0, wait_floor_us = 0;
+  double total_floor_us = 0;  // the low end of call + wait
+};
+
+SideTimes summarise(const SideTrials& v) {
+  std::vector<double> total(v.call_us.size());
+  for (std::size_t i = 0; i < total.size(); ++i)
+    total[i] = v.call_us[i] + v.wait_us[i];
+  return {stats::median(v.call_us), stats::median(v.wait_us), stats::floor_of(v.call_us),
+          stats::floor_of(v.wait_us), stats::floor_of(total)};
+}
+
+// One trial of an experiment on either side; appends this side's times.
+void trial(net::Transport& t, Experiment e, std::size_t k, double comp_us, SideTrials& out) {
   const bool sender = t.role() == net::Role::source;
-  SideTimes out;
   t.barrier();
   if (e == Experiment::pingpong) {
+    double one_way = 0;
     if (sender) {
       const double a = t.now_us();
       t.send(k);
       t.recv(k);
-      out.call_us = (t.now_us() - a) / 2;
+      one_way = (t.now_us() - a) / 2;
     } else {
       t.recv(k);
       t.send(k);
     }
-    return out;
+    out.call_us.push_back(one_way);
+    out.wait_us.push_back(0);
+    return;
   }
   // How long each side computes before and after posting.
   double before = 0, after = comp_us;
@@ -118,36 +136,30 @@ SideTimes trial(net::Transport& t, Experiment e, std::size_t k, double comp_us) 
   const double w = t.now_us();
   t.wait(r);
   const double end = t.now_us();
-  out.call_us = b - a;
-  out.wait_us = end - w;
-  return out;
+  out.call_us.push_back(b - a);
+  out.wait_us.push_back(end - w);
 }
 
-SideTimes medians(std::vector<SideTimes>& v) {
-  std::vector<double> a, b;
-  for (const auto& x : v) {
-    a.push_back(x.call_us);
-    b.push_back(x.wait_us);
-  }
-  return {stats::median(a), stats::median(b), stats::floor_of(a), stats::floor_of(b)};
-}
-
-// Both sides run `reps` trials; the dest sends its medians to the source.
-std::pair<SideTimes, SideTimes> run_experiment(net::Transport& t, Experiment e, std::size_t k,
-                                               double comp_us, std::uint32_t reps) {
-  std::vector<SideTimes> mine(reps);
-  for (auto& m : mine)
-    m = trial(t, e, k, comp_us);
-  SideTimes local = medians(mine);
+// Both sides run `reps` trials; the dest sends its trials to the source, which returns both
+// sides' (the dest returns nothing).
+std::pair<SideTrials, SideTrials> run_experiment(net::Transport& t, Experiment e, std::size_t k,
+                                                 double comp_us, std::uint32_t reps) {
+  SideTrials mine;
+  for (std::uint32_t i = 0; i < reps; ++i)
+    trial(t, e, k, comp_us, mine);
   if (t.role() == net::Role::dest) {
-    for (double v : {local.call_us, local.wait_us, local.call_floor_us, local.wait_floor_us})
-      t.send_value(std::bit_cast<std::uint64_t>(v));
+    for (std::uint32_t i = 0; i < reps; ++i) {
+      t.send_value(std::bit_cast<std::uint64_t>(mine.call_us[i]));
+      t.send_value(std::bit_cast<std::uint64_t>(mine.wait_us[i]));
+    }
     return {};
   }
-  SideTimes remote;
-  for (double* v : {&remote.call_us, &remote.wait_us, &remote.call_floor_us, &remote.wait_floor_us})
-    *v = std::bit_cast<double>(t.recv_value());
-  return {local, remote};
+  SideTrials remote;
+  for (std::uint32_t i = 0; i < reps; ++i) {
+    remote.call_us.push_back(std::bit_cast<double>(t.recv_value()));
+    remote.wait_us.push_back(std::bit_cast<double>(t.recv_value()));
+  }
+  return {std::move(mine), std::move(remote)};
 }
 
 void command(net::Transport& t, Experiment e, std::uint64_t k, double comp_us) {
@@ -166,38 +178,70 @@ void serve(net::Transport& t, std::uint32_t reps) {
   }
 }
 
+// E1: both sides compute C after posting; the trials are added to the size's earlier ones.
+void run_both_compute(net::Transport& t, OverlapPoint& p, std::uint32_t reps) {
+  command(t, Experiment::both_compute, p.bytes, p.comp_us);
+  const auto [s, r] = run_experiment(t, Experiment::both_compute, p.bytes, p.comp_us, reps);
+  auto& tr = p.trials;
+  const auto append = [](std::vector<double>& to, const std::vector<double>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+  };
+  append(tr.isend_us, s.call_us);
+  append(tr.sender_wait_us, s.wait_us);
+  append(tr.irecv_us, r.call_us);
+  append(tr.receiver_wait_us, r.wait_us);
+  p.isend_us = stats::median(tr.isend_us);
+  p.sender_wait_us = stats::median(tr.sender_wait_us);
+  p.irecv_us = stats::median(tr.irecv_us);
+  p.receiver_wait_us = stats::median(tr.receiver_wait_us);
+}
+
+// E4: the sender computes 2C, the receiver C; the receiver's waits per trial.
+void run_sender_late(net::Transport& t, OverlapPoint& p, std::uint32_t reps) {
+  command(t, Experiment::sender_late, p.bytes, p.comp_us);
+  const auto [s, r] = run_experiment(t, Experiment::sender_late, p.bytes, p.comp_us, reps);
+  p.trials.receiver_wait_sender_late_us.insert(p.trials.receiver_wait_sender_late_us.end(),
+                                               r.wait_us.begin(), r.wait_us.end());
+  p.sender_wait_sender_late_us = summarise(s).wait_us;
+  p.receiver_wait_sender_late_us = stats::median(p.trials.receiver_wait_sender_late_us);
+}
+
 OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOptions& o) {
   OverlapPoint p;
   p.bytes = k;
   auto run = [&](Experiment e, double comp) {
     command(t, e, k, comp);
-    return run_experiment(t, e, k, comp, o.repetitions);
+    const auto [s, r] = run_experiment(t, e, k, comp, o.repetitions);
+    return std::pair{summarise(s), summarise(r)};
   };
   const SideTimes ping = run(Experiment::pingpong, 0).first;
   p.one_way_us = ping.call_us;
   p.floors.one_way_us = ping.call_floor_us;
   p.comp_us = std::max(o.min_comp_us, 4 * p.one_way_us);
-  const auto [s1, r1] = run(Experiment::both_compute, p.comp_us);
-  p.isend_us = s1.call_us;
-  p.sender_wait_us = s1.wait_us;
-  p.irecv_us = r1.call_us;
-  p.receiver_wait_us = r1.wait_us;
-  p.floors.sender_wait_us = s1.wait_floor_us;
-  p.floors.receiver_wait_us = r1.wait_floor_us;
+  run_both_compute(t, p, o.repetitions);
   const auto [s2, r2] = run(Experiment::no_compute, 0);
   p.sender_wait_nocomp_us = s2.wait_us;
   p.receiver_wait_nocomp_us = r2.wait_us;
   p.floors.sender_wait_nocomp_us = s2.wait_floor_us;
-  p.floors.receiver_wait_nocomp_us = r2.wait_floor_us;
+  p.floors.sender_in_library_nocomp_us = s2.total_floor_us;
+  p.floors.receiver_in_library_nocomp_us = r2.total_floor_us;
   const auto [s3, r3] = run(Experiment::receiver_late, p.comp_us);
   (void)s3;
   p.irecv_late_us = r3.call_us;
   p.receiver_wait_late_us = r3.wait_us;
-  const auto [s4, r4] = run(Experiment::sender_late, p.comp_us);
-  p.sender_wait_sender_late_us = s4.wait_us;
-  p.receiver_wait_sender_late_us = r4.wait_us;
-  p.floors.receiver_wait_sender_late_us = r4.wait_floor_us;
+  run_sender_late(t, p, o.repetitions);
   return p;
+}
+
+constexpr int kResolveAttempts = 3;
+
+// A verdict of trials, each of which read one way or the other, by the sign test.
+OverlapVotes vote(std::uint32_t for_first, std::uint32_t trials) {
+  OverlapVotes v{for_first, trials, false};
+  const std::uint32_t majority = std::max(for_first, trials - for_first);
+  v.decided = trials > 0 && 2 * majority != trials &&
+              stats::sign_test_p_value(trials, majority) < kVerdictLevel;
+  return v;
 }
 
 // The per-size decisions.
@@ -206,23 +250,38 @@ void classify(OverlapPoint& p, double small_one_way, double rso_comp) {
   // rendezvous; eager sends complete locally.
   // The hand-shake costs at least a small-message round trip (2 one-way times) before the data
   // moves; an eager send's Wait has at most its own completion left to do (about nothing): the
-  // threshold is halfway, one small one-way time. Every comparison reads the low ends of the
+  // threshold is halfway, one small one-way time. The comparison reads the low ends of the
   // trials (see OverlapPoint::Floors): with them, a rendezvous Wait is the round trip plus the
   // transfer, which a threshold at the round trip itself cut too finely over loopback TCP.
   const auto& f = p.floors;
   p.synchronizing = f.sender_wait_nocomp_us > small_one_way;
+  p.progress.reset();
+  p.mechanism = model::TransferMechanism::T;
   if (p.synchronizing) {
-    // ICP: the transfer completed while both sides computed outside the library (E1), so the
-    // receiver's Wait is far shorter than without computation (E2).
-    const bool independent = f.receiver_wait_us < 0.5 * f.receiver_wait_nocomp_us &&
-                             f.sender_wait_us < 0.5 * std::max(f.sender_wait_nocomp_us, 1e-9);
-    p.progress = independent ? model::Progress::independent : model::Progress::dependent;
-    // E4: the receiver's Wait absorbs the sender's extra computation when the data moves only
-    // in the sender's call (RAT); otherwise the receiver pulled it (RTA).
-    p.mechanism = f.receiver_wait_sender_late_us > 0.5 * p.comp_us ? model::TransferMechanism::RAT
-                                                                   : model::TransferMechanism::RTA;
-  } else {
-    p.mechanism = model::TransferMechanism::T;
+    // Scp and Tm are voted trial by trial (OverlapVotes), never read from one order statistic:
+    // under load the low end of a few trials is exactly the trial whose peer was descheduled
+    // (seen: vader's DCP read as ICP, TCP's RAT as RTA, in CI runs under two busy loops).
+    // E1, ICP: the transfer completed while both sides computed outside the library, so each
+    // side spent less than half the time inside it (call + wait: a receiver posting after the
+    // data's header arrived copies inside MPI_Irecv, not its Wait) than with no computation (E2).
+    const auto& tr = p.trials;
+    std::uint32_t icp = 0;
+    for (std::size_t i = 0; i < tr.isend_us.size(); ++i) {
+      if (tr.isend_us[i] + tr.sender_wait_us[i] < 0.5 * f.sender_in_library_nocomp_us &&
+          tr.irecv_us[i] + tr.receiver_wait_us[i] < 0.5 * f.receiver_in_library_nocomp_us)
+        ++icp;
+    }
+    p.icp_votes = vote(icp, static_cast<std::uint32_t>(tr.isend_us.size()));
+    p.progress =
+        2 * icp > p.icp_votes.trials ? model::Progress::independent : model::Progress::dependent;
+    // E4, RAT: the receiver's Wait absorbs the sender's extra computation (more than half of C)
+    // when the data moves only in the sender's call; otherwise the receiver pulled it (RTA).
+    std::uint32_t rat = 0;
+    for (double w : tr.receiver_wait_sender_late_us)
+      rat += w > 0.5 * p.comp_us ? 1 : 0;
+    p.rat_votes = vote(rat, static_cast<std::uint32_t>(tr.receiver_wait_sender_late_us.size()));
+    p.mechanism = 2 * rat > p.rat_votes.trials ? model::TransferMechanism::RAT
+                                               : model::TransferMechanism::RTA;
   }
   p.rso_comp_us = rso_comp >= 0 ? rso_comp : p.comp_us;
   const double os = p.isend_us + p.sender_wait_us;
@@ -231,12 +290,39 @@ void classify(OverlapPoint& p, double small_one_way, double rso_comp) {
   p.rro = p.rso_comp_us / (p.rso_comp_us + orr);
 }
 
+// A synchronizing size whose Scp or Tm the sign test left undecided gets that experiment again
+// (its trials added to the first ones), in alternating order over such sizes, up to
+// kResolveAttempts times.
+void settle_votes(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
+                  double small_one_way, ProgressSink* progress) {
+  for (int attempt = 1; attempt <= kResolveAttempts; ++attempt) {
+    std::vector<OverlapPoint*> open;
+    for (auto& p : r.points) {
+      if (p.synchronizing && (!p.icp_votes.decided || !p.rat_votes.decided)) open.push_back(&p);
+    }
+    if (open.empty()) return;
+    if (progress) {
+      progress->update(fmt::format("overlap: re-measuring Scp/Tm of {} size(s) ({} of {})",
+                                   open.size(), attempt, kResolveAttempts),
+                       1.0);
+    }
+    if (attempt % 2 == 0) std::reverse(open.begin(), open.end());
+    for (OverlapPoint* p : open) {
+      if (!p->icp_votes.decided) run_both_compute(t, *p, o.repetitions);
+      if (!p->rat_votes.decided) run_sender_late(t, *p, o.repetitions);
+      ++p->remeasured;
+      classify(*p, small_one_way, o.comp_us);
+    }
+  }
+}
+
 double median_of(const std::vector<double>& v) {
   return v.empty() ? -1 : stats::median(v);
 }
 
-// The ranges of the sweep's points between the given starts: protocol, Scp and Tm by majority,
-// O'_s, O'_r, Rso, Rro.
+// The ranges of the sweep's points between the given starts: the protocol by majority of the
+// sizes; Scp and Tm by the votes of all the range's synchronizing trials pooled (one verdict for
+// the range, decided or not by the same sign test as a size's); O'_s, O'_r, Rso, Rro.
 std::vector<OverlapRange> ranges_over(const OverlapResult& r,
                                       const std::vector<std::uint64_t>& starts) {
   std::vector<OverlapRange> out;
@@ -244,7 +330,8 @@ std::vector<OverlapRange> ranges_over(const OverlapResult& r,
     OverlapRange range;
     range.from_bytes = starts[k];
     const std::uint64_t end = k + 1 < starts.size() ? starts[k + 1] : UINT64_MAX;
-    int sync = 0, total = 0, dcp = 0, rat = 0;
+    int sync = 0, total = 0;
+    std::uint32_t icp = 0, icp_trials = 0, rat = 0, rat_trials = 0;
     std::vector<double> ctrl_s, ctrl_r, rso, rro, comp;
     for (const auto& p : r.points) {
       if (p.bytes < range.from_bytes || p.bytes >= end) continue;
@@ -254,8 +341,10 @@ std::vector<OverlapRange> ranges_over(const OverlapResult& r,
       comp.push_back(p.rso_comp_us);
       if (!p.synchronizing) continue;
       ++sync;
-      dcp += p.progress == model::Progress::dependent ? 1 : 0;
-      rat += p.mechanism == model::TransferMechanism::RAT ? 1 : 0;
+      icp += p.icp_votes.for_first;
+      icp_trials += p.icp_votes.trials;
+      rat += p.rat_votes.for_first;
+      rat_trials += p.rat_votes.trials;
       ctrl_s.push_back(p.isend_us);  // the request's send overhead O'_s
       if (p.progress == model::Progress::dependent) {
         ctrl_r.push_back(std::max(0.0, p.irecv_late_us - p.isend_us));  // O'_r + O'_s answered
@@ -266,13 +355,23 @@ std::vector<OverlapRange> ranges_over(const OverlapResult& r,
     }
     range.rendezvous = total > 0 && 2 * sync > total;
     if (range.rendezvous) {
-      range.progress = 2 * dcp > sync ? model::Progress::dependent : model::Progress::independent;
+      range.icp_votes = vote(icp, icp_trials);
+      range.rat_votes = vote(rat, rat_trials);
+      range.progress =
+          2 * icp > icp_trials ? model::Progress::independent : model::Progress::dependent;
       range.mechanism =
-          2 * rat > sync ? model::TransferMechanism::RAT : model::TransferMechanism::RTA;
-      range.supported = model::loggpo_combination_supported(*range.progress, range.mechanism);
+          2 * rat > rat_trials ? model::TransferMechanism::RAT : model::TransferMechanism::RTA;
+      range.resolved = range.icp_votes.decided && range.rat_votes.decided;
+      range.supported =
+          range.resolved && model::loggpo_combination_supported(*range.progress, range.mechanism);
       range.control_send_us = median_of(ctrl_s);
       range.control_recv_us = median_of(ctrl_r);
-      if (!range.supported) {
+      if (!range.resolved) {
+        range.notes.push_back(fmt::format(
+            "unresolved: ICP in {} of {} trials, RAT in {} of {} (the sign test leaves a "
+            "majority this small undecided at {:g}); the profile keeps no Scp or Tm for it",
+            icp, icp_trials, rat, rat_trials, kVerdictLevel));
+      } else if (!range.supported) {
         range.notes.push_back(fmt::format(
             "measured {} with {}: seed 001 has no formulas for this combination, so the loggpo "
             "model rejects this range",
@@ -338,8 +437,6 @@ bool agrees(const OverlapResult& r, std::uint64_t loggp_s) {
   }
   return loggp_s > before && loggp_s <= r.switch_bytes;
 }
-
-constexpr int kResolveAttempts = 3;
 
 // loggp and overlap disagree on S: the sizes on both sides of either method's S (loggp's S - 1
 // and S, overlap's S and the size below it) are measured again, in alternating order, up to
@@ -476,6 +573,13 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     }
   }
   if (r.interrupted.empty()) {
+    try {
+      settle_votes(t, o, r, small, progress);
+    } catch (const TransportError& e) {
+      r.interrupted = e.what();  // the votes stand as counted; undecided ones say so
+    }
+  }
+  if (r.interrupted.empty()) {
     // The sweep is complete: a peer lost now costs only the goodbye, not the result.
     try {
       t.send_value(static_cast<std::uint64_t>(Experiment::done));
@@ -497,7 +601,9 @@ model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResu
   for (auto& lr : out.ranges) {
     if (!lr.rendezvous) continue;
     for (const auto& range : over_link) {
-      if (range.from_bytes != lr.from_bytes || !range.rendezvous || !range.progress) continue;
+      if (range.from_bytes != lr.from_bytes || !range.rendezvous || !range.progress ||
+          !range.resolved)
+        continue;
       lr.progress = *range.progress;
       lr.transfer = model::to_string(range.mechanism);
       if (range.control_send_us >= 0) lr.control_send_us = range.control_send_us;

@@ -10,7 +10,8 @@
 //   E4  the sender waits late (computes 2C, the receiver C): if the receiver's Wait absorbs the
 //       sender's extra computation, the data moves in the sender's call (RAT); if not, the
 //       receiver pulls it (RTA)
-// Each experiment is repeated and summarised by medians; a barrier precedes every trial.
+// Each experiment is repeated and summarised by medians; a barrier precedes every trial. Scp and
+// Tm are voted trial by trial (OverlapVotes) and re-measured while the sign test is undecided.
 
 #include <cstdint>
 #include <optional>
@@ -42,6 +43,16 @@ struct OverlapOptions {
 void to_json(nlohmann::json& j, const OverlapOptions& o);
 void from_json(const nlohmann::json& j, OverlapOptions& o);
 
+/// A verdict voted trial by trial: how many trials read the first way (ICP for Scp, RAT for Tm)
+/// of how many, and whether the majority is decided: the exact sign test puts the chance of so
+/// large a majority, were either reading as likely, below kVerdictLevel.
+struct OverlapVotes {
+  std::uint32_t for_first = 0;
+  std::uint32_t trials = 0;
+  bool decided = false;
+};
+inline constexpr double kVerdictLevel = 0.05;
+
 struct OverlapPoint {
   std::uint64_t bytes = 0;
   double one_way_us = 0;                    ///< E0
@@ -56,16 +67,25 @@ struct OverlapPoint {
   double receiver_wait_late_us = 0;         ///< E3
   double receiver_wait_sender_late_us = 0;  ///< E4
   double sender_wait_sender_late_us = 0;    ///< E4
-  /// The low ends of the trials (stats::floor_of) of what the classification compares: load
+  /// The low ends of the trials (stats::floor_of) the classification uses as references: load
   /// only adds time to a trial, and the medians of 11 were seen lifted past the thresholds.
   struct Floors {
-    double one_way_us = 0, sender_wait_us = 0, receiver_wait_us = 0;
-    double sender_wait_nocomp_us = 0, receiver_wait_nocomp_us = 0;
-    double receiver_wait_sender_late_us = 0;
+    double one_way_us = 0;
+    double sender_wait_nocomp_us = 0;  ///< E2: the rendezvous hand-shake shows here
+    double sender_in_library_nocomp_us = 0, receiver_in_library_nocomp_us = 0;  ///< E2: call+wait
   } floors;
+  /// The trials Scp and Tm are voted on, in trial order (E1's i-th values of both sides belong
+  /// together): E1's calls and waits, E4's receiver waits; re-measuring adds to them.
+  struct Trials {
+    std::vector<double> isend_us, sender_wait_us, irecv_us, receiver_wait_us;
+    std::vector<double> receiver_wait_sender_late_us;
+  } trials;
   bool synchronizing = false;               ///< the send waits for the receiver: rendezvous
-  std::optional<model::Progress> progress;  ///< rendezvous sizes only
-  model::TransferMechanism mechanism = model::TransferMechanism::T;
+  std::optional<model::Progress> progress;  ///< rendezvous sizes only: the majority of icp_votes
+  model::TransferMechanism mechanism = model::TransferMechanism::T;  ///< rat_votes' majority
+  OverlapVotes icp_votes;   ///< E1 trials that read ICP (synchronizing sizes)
+  OverlapVotes rat_votes;   ///< E4 trials that read RAT (synchronizing sizes)
+  int remeasured = 0;       ///< times E1/E4 were run again for an undecided vote
   double rso = 0, rro = 0;  ///< overlap ratios for the reported computation
   double rso_comp_us = 0;
 };
@@ -73,11 +93,13 @@ struct OverlapPoint {
 struct OverlapRange {
   std::uint64_t from_bytes = 0;
   bool rendezvous = false;
-  std::optional<model::Progress> progress;  ///< Scp (majority of the range's sizes)
-  model::TransferMechanism mechanism = model::TransferMechanism::T;
-  bool supported = true;        ///< a combination seed 001 has formulas for
-  double control_send_us = -1;  ///< O'_s (median over the range)
-  double control_recv_us = -1;  ///< O'_r
+  std::optional<model::Progress> progress;  ///< Scp: the majority of the pooled icp_votes
+  model::TransferMechanism mechanism = model::TransferMechanism::T;  ///< rat_votes' majority
+  OverlapVotes icp_votes, rat_votes;  ///< the range's synchronizing sizes' trials pooled
+  bool resolved = true;               ///< both votes decided (else neither is used by the profile)
+  bool supported = true;              ///< resolved, and a combination seed 001 has formulas for
+  double control_send_us = -1;        ///< O'_s (median over the range)
+  double control_recv_us = -1;        ///< O'_r
   double rso = 0, rro = 0;
   double comp_us = 0;
   std::vector<std::string> notes;

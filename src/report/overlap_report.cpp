@@ -15,6 +15,16 @@ std::string scp_name(const std::optional<model::Progress>& p) {
   return *p == model::Progress::dependent ? "DCP" : "ICP";
 }
 
+nlohmann::json votes_json(const measure::OverlapVotes& v) {
+  return {{"for", v.for_first}, {"trials", v.trials}, {"decided", v.decided}};
+}
+
+// "DCP 2/22", with "?" when the sign test left the majority undecided.
+std::string verdict_cell(const std::string& name, const measure::OverlapVotes& v) {
+  if (v.trials == 0) return name;
+  return fmt::format("{}{} {}/{}", name, v.decided ? "" : "?", v.for_first, v.trials);
+}
+
 }  // namespace
 
 nlohmann::json overlap_profile_section(const measure::OverlapResult& r) {
@@ -25,7 +35,12 @@ nlohmann::json overlap_profile_section(const measure::OverlapResult& r) {
                         {"Rso", range.rso},
                         {"Rro", range.rro},
                         {"comp_us", range.comp_us}};
-    if (range.progress) j["Scp"] = scp_name(range.progress);
+    if (range.progress && range.resolved) j["Scp"] = scp_name(range.progress);
+    if (!range.resolved) j["Tm"] = "unresolved";
+    if (range.rendezvous) {
+      j["icp_votes"] = votes_json(range.icp_votes);
+      j["rat_votes"] = votes_json(range.rat_votes);
+    }
     if (range.control_send_us >= 0) j["O_prime_s_us"] = range.control_send_us;
     if (range.control_recv_us >= 0) j["O_prime_r_us"] = range.control_recv_us;
     ranges.push_back(j);
@@ -59,6 +74,11 @@ nlohmann::json overlap_json(const measure::OverlapResult& r, const measure::Over
                         {"Rro", p.rro},
                         {"ratio_comp_us", p.rso_comp_us}};
     if (p.progress) j["Scp"] = scp_name(p.progress);
+    if (p.synchronizing) {
+      j["icp_votes"] = votes_json(p.icp_votes);
+      j["rat_votes"] = votes_json(p.rat_votes);
+      j["remeasured"] = p.remeasured;
+    }
     points.push_back(j);
   }
   nlohmann::json out = overlap_profile_section(r);
@@ -94,18 +114,23 @@ std::string overlap_table(const measure::OverlapResult& r) {
                number(p.receiver_wait_us, 3), number(p.sender_wait_nocomp_us, 3),
                number(p.receiver_wait_nocomp_us, 3), number(p.irecv_late_us, 3),
                number(p.receiver_wait_sender_late_us, 3), p.synchronizing ? "rndv" : "eager",
-               scp_name(p.progress), model::to_string(p.mechanism), number(p.rso, 3),
-               number(p.rro, 3)});
+               p.synchronizing ? verdict_cell(scp_name(p.progress), p.icp_votes) : "",
+               p.synchronizing ? verdict_cell(model::to_string(p.mechanism), p.rat_votes)
+                               : model::to_string(p.mechanism),
+               number(p.rso, 3), number(p.rro, 3)});
   }
   std::string out =
       "OVERLAP PER SIZE (Osw/Orw: time in the sender's/receiver's MPI_Wait after "
-      "both computed C; Irecv_late: MPI_Irecv after the data arrived)\n" +
+      "both computed C; Irecv_late: MPI_Irecv after the data arrived; Scp, Tm: the verdict with "
+      "the trials that read ICP, RAT of all, ? where the sign test left it undecided)\n" +
       t.render();
   TextTable g({"range from (bytes)", "protocol", "Scp", "Tm", "O'_s_us", "O'_r_us", "Rso", "Rro",
                "loggpo"});
   for (const auto& range : r.ranges) {
     g.add_row({std::to_string(range.from_bytes), range.rendezvous ? "rendezvous" : "eager",
-               scp_name(range.progress), model::to_string(range.mechanism),
+               range.rendezvous ? verdict_cell(scp_name(range.progress), range.icp_votes) : "",
+               range.rendezvous ? verdict_cell(model::to_string(range.mechanism), range.rat_votes)
+                                : model::to_string(range.mechanism),
                range.control_send_us >= 0 ? number(range.control_send_us) : "",
                range.control_recv_us >= 0 ? number(range.control_recv_us) : "",
                number(range.rso, 3), number(range.rro, 3), range.supported ? "ok" : "rejected"});

@@ -25,6 +25,11 @@ double binomial_cdf_half(std::size_t n, std::size_t k) {
 }
 }  // namespace
 
+double sign_test_p_value(std::size_t n, std::size_t k) {
+  if (k > n) throw std::invalid_argument("sign test: more trials on one side than in all");
+  return binomial_cdf_half(n, n - k);  // P(X >= k) = P(X <= n - k) by symmetry, summed exactly
+}
+
 MedianInterval median_interval(std::span<const double> samples, double level) {
   if (samples.empty()) throw std::invalid_argument("median interval of no samples");
   std::vector<double> sorted(samples.begin(), samples.end());

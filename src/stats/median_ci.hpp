@@ -22,4 +22,9 @@ struct MedianInterval {
 /// widest interval [min, max] is returned with its lower coverage and an infinite width.
 MedianInterval median_interval(std::span<const double> samples, double level = 0.95);
 
+/// The exact one-sided sign test: P(X >= k) for X ~ Binomial(n, 1/2), the chance that at least
+/// k of n trials fall on one side if either side were as likely. Throws std::invalid_argument
+/// when k > n.
+double sign_test_p_value(std::size_t n, std::size_t k);
+
 }  // namespace commgauge::stats

@@ -161,6 +161,12 @@ TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
   EXPECT_EQ(last["Scp"], "DCP");
   EXPECT_EQ(last["Tm"], "RTA");
   EXPECT_FALSE(j["points"].front()["synchronizing"].get<bool>());
+  // Voted trial by trial: the rendezvous range's pooled trials decide both (30 of 30 runs under
+  // two busy loops did).
+  const auto& range = j["ranges"].back();
+  EXPECT_EQ(range["Scp"], "DCP") << range.dump();
+  EXPECT_TRUE(range["icp_votes"]["decided"].get<bool>()) << range.dump();
+  EXPECT_TRUE(range["rat_votes"]["decided"].get<bool>()) << range.dump();
 }
 
 TEST(PredictCli, IsendComputeWaitOnAShippedProfile) {

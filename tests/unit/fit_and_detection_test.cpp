@@ -82,6 +82,15 @@ TEST(MedianInterval, TooFewSamplesHaveNoInterval) {
   EXPECT_NEAR(m.confidence, 1 - 2.0 / 32, 1e-12);
 }
 
+TEST(SignTest, ExactBinomialTailsByHand) {
+  // P(X >= 9) for X ~ Bin(11, 1/2) = (C(11,9) + C(11,10) + C(11,11)) / 2^11 = 67 / 2048.
+  EXPECT_NEAR(sign_test_p_value(11, 9), 67.0 / 2048, 1e-12);
+  EXPECT_NEAR(sign_test_p_value(11, 8), 232.0 / 2048, 1e-12);  // + C(11,8) = 165
+  EXPECT_NEAR(sign_test_p_value(22, 22), std::pow(0.5, 22), 1e-18);
+  EXPECT_DOUBLE_EQ(sign_test_p_value(5, 0), 1.0);
+  EXPECT_THROW(sign_test_p_value(3, 4), std::invalid_argument);
+}
+
 TEST(MedianInterval, NarrowsWithMoreSamples) {
   std::vector<double> x;
   for (int i = 0; i < 101; ++i)

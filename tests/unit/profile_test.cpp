@@ -252,6 +252,111 @@ TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
   EXPECT_TRUE(overlap.resolution.empty());
 }
 
+// The receiver's side of a virtual link, descheduled as on a busy machine: every `every`-th
+// computation it is asked for runs 4 times as long (it comes back late, its peer having moved
+// on), the others as asked.
+class DescheduledReceiver final : public net::Transport {
+ public:
+  DescheduledReceiver(net::Transport& t, int every) : t_(t), every_(every) {}
+  std::string kind() const override { return t_.kind(); }
+  net::Role role() const override { return t_.role(); }
+  int rank() const override { return t_.rank(); }
+  int peer() const override { return t_.peer(); }
+  void send(std::size_t bytes) override { t_.send(bytes); }
+  void recv(std::size_t bytes) override { t_.recv(bytes); }
+  net::Request isend(std::size_t bytes) override { return t_.isend(bytes); }
+  net::Request irecv(std::size_t bytes) override { return t_.irecv(bytes); }
+  void wait(net::Request& r) override { t_.wait(r); }
+  bool test(net::Request& r) override { return t_.test(r); }
+  void barrier() override { t_.barrier(); }
+  double now_us() override { return t_.now_us(); }
+  void compute(double us) override {
+    if (us > 0 && ++computations_ % every_ == 0) us *= 4;
+    t_.compute(us);
+  }
+  void send_value(std::uint64_t v) override { t_.send_value(v); }
+  std::uint64_t recv_value() override { return t_.recv_value(); }
+  const net::Clock& clock() const override { return t_.clock(); }
+  net::Counters counters() const override { return t_.counters(); }
+  nlohmann::json context() const override { return t_.context(); }
+
+ private:
+  net::Transport& t_;
+  int every_;
+  long computations_ = 0;
+};
+
+measure::OverlapResult overlap_with_descheduled_receiver(model::Progress progress, int every) {
+  const auto truth = commgauge::testing::loggps_link(progress);
+  net::VirtualNetwork net(truth);
+  measure::OverlapResult overlap;
+  net.run([&](net::Transport& t) {
+    if (t.role() == net::Role::dest) {
+      DescheduledReceiver late(t, every);
+      measure::measure_overlap(late, {}, truth, nullptr);
+    } else if (auto r = measure::measure_overlap(t, {}, truth, nullptr)) {
+      overlap = *r;
+    }
+  });
+  return overlap;
+}
+
+// A receiver descheduled in every 4th computation reads about a quarter of E4's trials as RTA
+// (it comes back after the sender has moved the data); the low end of 11 trials, which decided
+// Tm before, read RAT as RTA that way under load in CI. Voted trial by trial, every
+// synchronizing size still reads DCP with RAT, and the range's pooled votes decide it.
+TEST(OverlapUnderLoad, AReceiverDescheduledInAQuarterOfTheTrialsKeepsDcpWithRat) {
+  const auto overlap = overlap_with_descheduled_receiver(model::Progress::dependent, 4);
+  ASSERT_EQ(overlap.ranges.size(), 2u);
+  const auto& range = overlap.ranges[1];
+  ASSERT_TRUE(range.rendezvous);
+  EXPECT_TRUE(range.resolved);
+  EXPECT_EQ(range.progress, model::Progress::dependent);
+  EXPECT_EQ(range.mechanism, model::TransferMechanism::RAT);
+  EXPECT_TRUE(range.supported);
+  // The delays did reach the votes: some trials read RTA, and none ICP.
+  EXPECT_LT(range.rat_votes.for_first, range.rat_votes.trials);
+  EXPECT_GT(4 * range.rat_votes.for_first, 2 * range.rat_votes.trials);
+  EXPECT_EQ(range.icp_votes.for_first, 0u);
+  for (const auto& p : overlap.points) {
+    if (!p.synchronizing) continue;
+    EXPECT_EQ(p.progress, model::Progress::dependent) << p.bytes;
+    EXPECT_EQ(p.mechanism, model::TransferMechanism::RAT) << p.bytes;
+    EXPECT_TRUE(p.rat_votes.decided)
+        << p.bytes << ": " << p.rat_votes.for_first << " of " << p.rat_votes.trials;
+  }
+  // With the ICP link the same delays cannot make a transfer wait for the sender: ICP with RTA.
+  const auto icp = overlap_with_descheduled_receiver(model::Progress::independent, 4);
+  ASSERT_EQ(icp.ranges.size(), 2u);
+  EXPECT_TRUE(icp.ranges[1].resolved);
+  EXPECT_EQ(icp.ranges[1].progress, model::Progress::independent);
+  EXPECT_EQ(icp.ranges[1].mechanism, model::TransferMechanism::RTA);
+}
+
+// Descheduled in every other computation, E4 reads RAT in half its trials: no majority the sign
+// test accepts, however often re-measured. The range is unresolved, says so with the counts,
+// and the profile keeps no Scp or Tm for it (merge_overlap leaves loggp's range as it was).
+TEST(OverlapUnderLoad, HalfTheTrialsEachWayLeaveTheRangeUnresolved) {
+  const auto overlap = overlap_with_descheduled_receiver(model::Progress::dependent, 2);
+  ASSERT_EQ(overlap.ranges.size(), 2u);
+  const auto& range = overlap.ranges[1];
+  ASSERT_TRUE(range.rendezvous);
+  EXPECT_FALSE(range.rat_votes.decided)
+      << range.rat_votes.for_first << " of " << range.rat_votes.trials;
+  EXPECT_FALSE(range.resolved);
+  EXPECT_FALSE(range.supported);
+  ASSERT_FALSE(range.notes.empty());
+  EXPECT_THAT(range.notes[0], HasSubstr(fmt::format("RAT in {} of {}", range.rat_votes.for_first,
+                                                    range.rat_votes.trials)));
+  // Undecided sizes were measured again before giving up.
+  EXPECT_TRUE(std::any_of(overlap.points.begin(), overlap.points.end(),
+                          [](const auto& p) { return p.remeasured == 3; }));
+  const auto truth = commgauge::testing::loggps_link(model::Progress::dependent);
+  const model::LinkParams merged = measure::merge_overlap(truth, overlap);
+  EXPECT_EQ(merged.ranges[1].transfer, "");
+  EXPECT_EQ(merged.ranges[1].control_send_us, truth.ranges[1].control_send_us);
+}
+
 // overlap over a virtual link whose source side fails once progress reports `at`; with
 // `loggp`, compared with that link's S (as `overlap --loggp`).
 std::optional<measure::OverlapResult> overlap_failing_at(
