@@ -76,6 +76,11 @@ enum class Experiment : std::uint64_t {
   no_compute,
   receiver_late,
   sender_late,
+  sender_waits_receiver_late,
+  // E1 and E2 alternately, trial by trial: E1's votes compare with E2, and a burst of load
+  // must fall on both alike (run one after the other, a burst over E2's 11 trials once read
+  // vader's DCP as ICP in 10 of 11 votes).
+  both_compute_with_no_compute,
   done = 0xff
 };
 
@@ -86,19 +91,13 @@ struct SideTrials {
   std::vector<double> wait_us;  // inside the wait
 };
 
-// Medians and low ends of one side's trials.
+// The medians of one side's trials.
 struct SideTimes {
   double call_us = 0, wait_us = 0;
-  double call_floor_us = 0, wait_floor_us = 0;
-  double total_floor_us = 0;  // the low end of call + wait
 };
 
 SideTimes summarise(const SideTrials& v) {
-  std::vector<double> total(v.call_us.size());
-  for (std::size_t i = 0; i < total.size(); ++i)
-    total[i] = v.call_us[i] + v.wait_us[i];
-  return {stats::median(v.call_us), stats::median(v.wait_us), stats::floor_of(v.call_us),
-          stats::floor_of(v.wait_us), stats::floor_of(total)};
+  return {stats::median(v.call_us), stats::median(v.wait_us)};
 }
 
 // One trial of an experiment on either side; appends this side's times.
@@ -128,6 +127,10 @@ void trial(net::Transport& t, Experiment e, std::size_t k, double comp_us, SideT
     after = 0;
   }
   if (e == Experiment::sender_late && sender) after = 2 * comp_us;
+  if (e == Experiment::sender_waits_receiver_late) {
+    before = sender ? 0 : comp_us;
+    after = 0;
+  }
   t.compute(before);
   const double a = t.now_us();
   net::Request r = sender ? t.isend(k) : t.irecv(k);
@@ -140,22 +143,27 @@ void trial(net::Transport& t, Experiment e, std::size_t k, double comp_us, SideT
   out.wait_us.push_back(end - w);
 }
 
-// Both sides run `reps` trials; the dest sends its trials to the source, which returns both
-// sides' (the dest returns nothing).
+// Both sides run `reps` trials (of each experiment alternated); the dest sends its trials to
+// the source, which returns both sides' (the dest returns nothing).
 std::pair<SideTrials, SideTrials> run_experiment(net::Transport& t, Experiment e, std::size_t k,
                                                  double comp_us, std::uint32_t reps) {
   SideTrials mine;
-  for (std::uint32_t i = 0; i < reps; ++i)
-    trial(t, e, k, comp_us, mine);
+  const bool alternate = e == Experiment::both_compute_with_no_compute;
+  const std::uint32_t n = alternate ? 2 * reps : reps;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Experiment one =
+        !alternate ? e : (i % 2 == 0 ? Experiment::both_compute : Experiment::no_compute);
+    trial(t, one, k, comp_us, mine);
+  }
   if (t.role() == net::Role::dest) {
-    for (std::uint32_t i = 0; i < reps; ++i) {
+    for (std::uint32_t i = 0; i < n; ++i) {
       t.send_value(std::bit_cast<std::uint64_t>(mine.call_us[i]));
       t.send_value(std::bit_cast<std::uint64_t>(mine.wait_us[i]));
     }
     return {};
   }
   SideTrials remote;
-  for (std::uint32_t i = 0; i < reps; ++i) {
+  for (std::uint32_t i = 0; i < n; ++i) {
     remote.call_us.push_back(std::bit_cast<double>(t.recv_value()));
     remote.wait_us.push_back(std::bit_cast<double>(t.recv_value()));
   }
@@ -178,22 +186,35 @@ void serve(net::Transport& t, std::uint32_t reps) {
   }
 }
 
-// E1: both sides compute C after posting; the trials are added to the size's earlier ones.
+// E1 (both sides compute C after posting) alternated with E2 (no computation); the trials are
+// added to the size's earlier ones.
 void run_both_compute(net::Transport& t, OverlapPoint& p, std::uint32_t reps) {
-  command(t, Experiment::both_compute, p.bytes, p.comp_us);
-  const auto [s, r] = run_experiment(t, Experiment::both_compute, p.bytes, p.comp_us, reps);
+  command(t, Experiment::both_compute_with_no_compute, p.bytes, p.comp_us);
+  const auto [s, r] =
+      run_experiment(t, Experiment::both_compute_with_no_compute, p.bytes, p.comp_us, reps);
   auto& tr = p.trials;
-  const auto append = [](std::vector<double>& to, const std::vector<double>& from) {
-    to.insert(to.end(), from.begin(), from.end());
-  };
-  append(tr.isend_us, s.call_us);
-  append(tr.sender_wait_us, s.wait_us);
-  append(tr.irecv_us, r.call_us);
-  append(tr.receiver_wait_us, r.wait_us);
+  SideTrials s2, r2;  // E2's trials, odd positions
+  for (std::size_t i = 0; i < s.call_us.size(); ++i) {
+    if (i % 2 == 0) {
+      tr.isend_us.push_back(s.call_us[i]);
+      tr.sender_wait_us.push_back(s.wait_us[i]);
+      tr.irecv_us.push_back(r.call_us[i]);
+      tr.receiver_wait_us.push_back(r.wait_us[i]);
+    } else {
+      tr.sender_wait_nocomp_us.push_back(s.wait_us[i]);
+      tr.receiver_wait_nocomp_us.push_back(r.wait_us[i]);
+      tr.sender_in_library_nocomp_us.push_back(s.call_us[i] + s.wait_us[i]);
+      tr.receiver_in_library_nocomp_us.push_back(r.call_us[i] + r.wait_us[i]);
+    }
+  }
   p.isend_us = stats::median(tr.isend_us);
   p.sender_wait_us = stats::median(tr.sender_wait_us);
   p.irecv_us = stats::median(tr.irecv_us);
   p.receiver_wait_us = stats::median(tr.receiver_wait_us);
+  p.sender_wait_nocomp_us = stats::median(tr.sender_wait_nocomp_us);
+  p.receiver_wait_nocomp_us = stats::median(tr.receiver_wait_nocomp_us);
+  p.floors.sender_in_library_nocomp_us = stats::floor_of(tr.sender_in_library_nocomp_us);
+  p.floors.receiver_in_library_nocomp_us = stats::floor_of(tr.receiver_in_library_nocomp_us);
 }
 
 // E4: the sender computes 2C, the receiver C; the receiver's waits per trial.
@@ -206,6 +227,16 @@ void run_sender_late(net::Transport& t, OverlapPoint& p, std::uint32_t reps) {
   p.receiver_wait_sender_late_us = stats::median(p.trials.receiver_wait_sender_late_us);
 }
 
+// E5: the receiver posts after computing C, the sender waits at once; the sender's waits.
+void run_sender_waits(net::Transport& t, OverlapPoint& p, std::uint32_t reps) {
+  command(t, Experiment::sender_waits_receiver_late, p.bytes, p.comp_us);
+  const auto s =
+      run_experiment(t, Experiment::sender_waits_receiver_late, p.bytes, p.comp_us, reps).first;
+  p.trials.sender_wait_receiver_late_us.insert(p.trials.sender_wait_receiver_late_us.end(),
+                                               s.wait_us.begin(), s.wait_us.end());
+  p.sender_wait_receiver_late_us = stats::median(p.trials.sender_wait_receiver_late_us);
+}
+
 OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOptions& o) {
   OverlapPoint p;
   p.bytes = k;
@@ -216,20 +247,14 @@ OverlapPoint measure_point(net::Transport& t, std::uint64_t k, const OverlapOpti
   };
   const SideTimes ping = run(Experiment::pingpong, 0).first;
   p.one_way_us = ping.call_us;
-  p.floors.one_way_us = ping.call_floor_us;
   p.comp_us = std::max(o.min_comp_us, 4 * p.one_way_us);
   run_both_compute(t, p, o.repetitions);
-  const auto [s2, r2] = run(Experiment::no_compute, 0);
-  p.sender_wait_nocomp_us = s2.wait_us;
-  p.receiver_wait_nocomp_us = r2.wait_us;
-  p.floors.sender_wait_nocomp_us = s2.wait_floor_us;
-  p.floors.sender_in_library_nocomp_us = s2.total_floor_us;
-  p.floors.receiver_in_library_nocomp_us = r2.total_floor_us;
   const auto [s3, r3] = run(Experiment::receiver_late, p.comp_us);
   (void)s3;
   p.irecv_late_us = r3.call_us;
   p.receiver_wait_late_us = r3.wait_us;
   run_sender_late(t, p, o.repetitions);
+  run_sender_waits(t, p, o.repetitions);
   return p;
 }
 
@@ -244,27 +269,27 @@ OverlapVotes vote(std::uint32_t for_first, std::uint32_t trials) {
   return v;
 }
 
-// The per-size decisions.
-void classify(OverlapPoint& p, double small_one_way, double rso_comp) {
-  // A send that waits for the receiver (E2: the sender's Wait holds the hand-shake) is a
-  // rendezvous; eager sends complete locally.
-  // The hand-shake costs at least a small-message round trip (2 one-way times) before the data
-  // moves; an eager send's Wait has at most its own completion left to do (about nothing): the
-  // threshold is halfway, one small one-way time. The comparison reads the low ends of the
-  // trials (see OverlapPoint::Floors): with them, a rendezvous Wait is the round trip plus the
-  // transfer, which a threshold at the round trip itself cut too finely over loopback TCP.
+// The per-size decisions, each voted trial by trial (OverlapVotes), never read from one order
+// statistic: under load the low end of a few trials is exactly the trial whose peer was
+// descheduled (seen: vader's DCP read as ICP, TCP's RAT as RTA, in CI runs under two busy loops).
+void classify(OverlapPoint& p, double rso_comp) {
   const auto& f = p.floors;
-  p.synchronizing = f.sender_wait_nocomp_us > small_one_way;
+  const auto& tr = p.trials;
+  // E5, rendezvous: the send cannot complete before the receiver posts, so the sender's Wait
+  // absorbs the receiver's computation (more than C/2); an eager send's Wait does not. (The
+  // Wait with no computation, compared with a small one-way time, read vader's 1 KiB eager
+  // sends as rendezvous: their Wait costs 0.7-0.9 us of local work whatever the receiver does.)
+  std::uint32_t sync = 0;
+  for (double w : tr.sender_wait_receiver_late_us)
+    sync += w > 0.5 * p.comp_us ? 1 : 0;
+  p.sync_votes = vote(sync, static_cast<std::uint32_t>(tr.sender_wait_receiver_late_us.size()));
+  p.synchronizing = 2 * sync > p.sync_votes.trials;
   p.progress.reset();
   p.mechanism = model::TransferMechanism::T;
   if (p.synchronizing) {
-    // Scp and Tm are voted trial by trial (OverlapVotes), never read from one order statistic:
-    // under load the low end of a few trials is exactly the trial whose peer was descheduled
-    // (seen: vader's DCP read as ICP, TCP's RAT as RTA, in CI runs under two busy loops).
     // E1, ICP: the transfer completed while both sides computed outside the library, so each
     // side spent less than half the time inside it (call + wait: a receiver posting after the
     // data's header arrived copies inside MPI_Irecv, not its Wait) than with no computation (E2).
-    const auto& tr = p.trials;
     std::uint32_t icp = 0;
     for (std::size_t i = 0; i < tr.isend_us.size(); ++i) {
       if (tr.isend_us[i] + tr.sender_wait_us[i] < 0.5 * f.sender_in_library_nocomp_us &&
@@ -290,28 +315,33 @@ void classify(OverlapPoint& p, double small_one_way, double rso_comp) {
   p.rro = p.rso_comp_us / (p.rso_comp_us + orr);
 }
 
-// A synchronizing size whose Scp or Tm the sign test left undecided gets that experiment again
-// (its trials added to the first ones), in alternating order over such sizes, up to
-// kResolveAttempts times.
+// A size whose protocol, or (rendezvous) Scp or Tm, the sign test left undecided gets that
+// experiment again (its trials added to the first ones), in alternating order over such sizes,
+// up to kResolveAttempts times.
 void settle_votes(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
-                  double small_one_way, ProgressSink* progress) {
+                  ProgressSink* progress) {
+  const auto open_votes = [](const OverlapPoint& p) {
+    return !p.sync_votes.decided ||
+           (p.synchronizing && (!p.icp_votes.decided || !p.rat_votes.decided));
+  };
   for (int attempt = 1; attempt <= kResolveAttempts; ++attempt) {
     std::vector<OverlapPoint*> open;
     for (auto& p : r.points) {
-      if (p.synchronizing && (!p.icp_votes.decided || !p.rat_votes.decided)) open.push_back(&p);
+      if (open_votes(p)) open.push_back(&p);
     }
     if (open.empty()) return;
     if (progress) {
-      progress->update(fmt::format("overlap: re-measuring Scp/Tm of {} size(s) ({} of {})",
+      progress->update(fmt::format("overlap: re-measuring undecided votes of {} size(s) ({} of {})",
                                    open.size(), attempt, kResolveAttempts),
                        1.0);
     }
     if (attempt % 2 == 0) std::reverse(open.begin(), open.end());
     for (OverlapPoint* p : open) {
+      if (!p->sync_votes.decided) run_sender_waits(t, *p, o.repetitions);
       if (!p->icp_votes.decided) run_both_compute(t, *p, o.repetitions);
       if (!p->rat_votes.decided) run_sender_late(t, *p, o.repetitions);
       ++p->remeasured;
-      classify(*p, small_one_way, o.comp_us);
+      classify(*p, o.comp_us);
     }
   }
 }
@@ -444,7 +474,7 @@ bool agrees(const OverlapResult& r, std::uint64_t loggp_s) {
 // the latest), so one trial blurred by load cannot flip it. Either the two agree, or the note
 // reports both figures unresolved.
 void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
-                          double small_one_way, ProgressSink* progress) {
+                          ProgressSink* progress) {
   const std::uint64_t loggp_s = *r.loggp_switch_bytes;
   const std::uint64_t first_s = r.switch_bytes;
   std::vector<std::uint64_t> sizes;
@@ -480,7 +510,7 @@ void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapRes
     if (attempt % 2 == 0) std::reverse(order.begin(), order.end());
     for (std::uint64_t s : order) {
       OverlapPoint p = measure_point(t, s, o);
-      classify(p, small_one_way, o.comp_us);
+      classify(p, o.comp_us);
       auto& v = votes[s];
       ++v[p.synchronizing ? 1 : 0];
       const bool majority = v[1] != v[0] ? v[1] > v[0] : p.synchronizing;
@@ -541,14 +571,8 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     if (r.points.empty()) throw;
     r.interrupted = e.what();
   }
-  // The small-message one-way time the hand-shake is compared with: the least measured at any
-  // size (one median inflated by a burst of load must not raise the threshold above every
-  // rendezvous wait).
-  double small = r.points.front().floors.one_way_us;
-  for (const auto& p : r.points)
-    small = std::min(small, p.floors.one_way_us);
   for (auto& p : r.points)
-    classify(p, small, o.comp_us);
+    classify(p, o.comp_us);
   find_switch(r);
   if (loggp_link) {
     r.loggp_switch_bytes = loggp_link->rendezvous_threshold_bytes();
@@ -564,7 +588,7 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     } else if (!*r.agrees_with_loggp) {
       OverlapResult before = r;  // what the sweep found, kept if re-measuring fails
       try {
-        resolve_disagreement(t, o, r, small, progress);
+        resolve_disagreement(t, o, r, progress);
       } catch (const TransportError& e) {
         r = std::move(before);
         r.interrupted = e.what();
@@ -574,7 +598,7 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   }
   if (r.interrupted.empty()) {
     try {
-      settle_votes(t, o, r, small, progress);
+      settle_votes(t, o, r, progress);
     } catch (const TransportError& e) {
       r.interrupted = e.what();  // the votes stand as counted; undecided ones say so
     }

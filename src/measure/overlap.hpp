@@ -10,6 +10,8 @@
 //   E4  the sender waits late (computes 2C, the receiver C): if the receiver's Wait absorbs the
 //       sender's extra computation, the data moves in the sender's call (RAT); if not, the
 //       receiver pulls it (RTA)
+//   E5  the receiver posts late (computes C first), the sender waits at once: a rendezvous
+//       send's Wait absorbs the receiver's computation, an eager one's does not
 // Each experiment is repeated and summarised by medians; a barrier precedes every trial. Scp and
 // Tm are voted trial by trial (OverlapVotes) and re-measured while the sign test is undecided.
 
@@ -67,20 +69,24 @@ struct OverlapPoint {
   double receiver_wait_late_us = 0;         ///< E3
   double receiver_wait_sender_late_us = 0;  ///< E4
   double sender_wait_sender_late_us = 0;    ///< E4
-  /// The low ends of the trials (stats::floor_of) the classification uses as references: load
-  /// only adds time to a trial, and the medians of 11 were seen lifted past the thresholds.
+  double sender_wait_receiver_late_us = 0;  ///< E5
+  /// The low ends of E2's trials (stats::floor_of), which E1's votes compare with: load only
+  /// adds time to a trial, so the low end is the cost without it.
   struct Floors {
-    double one_way_us = 0;
-    double sender_wait_nocomp_us = 0;  ///< E2: the rendezvous hand-shake shows here
     double sender_in_library_nocomp_us = 0, receiver_in_library_nocomp_us = 0;  ///< E2: call+wait
   } floors;
-  /// The trials Scp and Tm are voted on, in trial order (E1's i-th values of both sides belong
-  /// together): E1's calls and waits, E4's receiver waits; re-measuring adds to them.
+  /// The trials the protocol, Scp and Tm are voted on, in trial order (E1's i-th values of both
+  /// sides belong together): E1's calls and waits, E4's receiver waits, E5's sender waits;
+  /// re-measuring adds to them.
   struct Trials {
     std::vector<double> isend_us, sender_wait_us, irecv_us, receiver_wait_us;
+    std::vector<double> sender_wait_nocomp_us, receiver_wait_nocomp_us;  ///< E2, alternated with E1
+    std::vector<double> sender_in_library_nocomp_us, receiver_in_library_nocomp_us;
     std::vector<double> receiver_wait_sender_late_us;
+    std::vector<double> sender_wait_receiver_late_us;
   } trials;
-  bool synchronizing = false;               ///< the send waits for the receiver: rendezvous
+  bool synchronizing = false;  ///< the send waits for the receiver (rendezvous): sync_votes'
+  OverlapVotes sync_votes;     ///< E5 trials whose send waited for the late receiver
   std::optional<model::Progress> progress;  ///< rendezvous sizes only: the majority of icp_votes
   model::TransferMechanism mechanism = model::TransferMechanism::T;  ///< rat_votes' majority
   OverlapVotes icp_votes;   ///< E1 trials that read ICP (synchronizing sizes)

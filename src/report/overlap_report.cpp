@@ -68,6 +68,8 @@ nlohmann::json overlap_json(const measure::OverlapResult& r, const measure::Over
                         {"receiver_wait_late_us", p.receiver_wait_late_us},
                         {"sender_wait_sender_late_us", p.sender_wait_sender_late_us},
                         {"receiver_wait_sender_late_us", p.receiver_wait_sender_late_us},
+                        {"sender_wait_receiver_late_us", p.sender_wait_receiver_late_us},
+                        {"sync_votes", votes_json(p.sync_votes)},
                         {"synchronizing", p.synchronizing},
                         {"Tm", model::to_string(p.mechanism)},
                         {"Rso", p.rso},
@@ -106,14 +108,15 @@ nlohmann::json overlap_json(const measure::OverlapResult& r, const measure::Over
 
 std::string overlap_table(const measure::OverlapResult& r) {
   TextTable t({"size_B", "one-way_us", "C_us", "Isend_us", "Osw_us", "Irecv_us", "Orw_us",
-               "Osw(C=0)", "Orw(C=0)", "Irecv_late", "Orw(sender+C)", "proto", "Scp", "Tm", "Rso",
-               "Rro"});
+               "Osw(C=0)", "Orw(C=0)", "Irecv_late", "Orw(sender+C)", "Osw(recv+C)", "proto", "Scp",
+               "Tm", "Rso", "Rro"});
   for (const auto& p : r.points) {
     t.add_row({std::to_string(p.bytes), number(p.one_way_us), number(p.comp_us, 3),
                number(p.isend_us, 3), number(p.sender_wait_us, 3), number(p.irecv_us, 3),
                number(p.receiver_wait_us, 3), number(p.sender_wait_nocomp_us, 3),
                number(p.receiver_wait_nocomp_us, 3), number(p.irecv_late_us, 3),
-               number(p.receiver_wait_sender_late_us, 3), p.synchronizing ? "rndv" : "eager",
+               number(p.receiver_wait_sender_late_us, 3), number(p.sender_wait_receiver_late_us, 3),
+               verdict_cell(p.synchronizing ? "rndv" : "eager", p.sync_votes),
                p.synchronizing ? verdict_cell(scp_name(p.progress), p.icp_votes) : "",
                p.synchronizing ? verdict_cell(model::to_string(p.mechanism), p.rat_votes)
                                : model::to_string(p.mechanism),
@@ -122,7 +125,8 @@ std::string overlap_table(const measure::OverlapResult& r) {
   std::string out =
       "OVERLAP PER SIZE (Osw/Orw: time in the sender's/receiver's MPI_Wait after "
       "both computed C; Irecv_late: MPI_Irecv after the data arrived; Scp, Tm: the verdict with "
-      "the trials that read ICP, RAT of all, ? where the sign test left it undecided)\n" +
+      "the trials that read ICP, RAT of all, proto with those that read rendezvous, ? where the "
+      "sign test left it undecided)\n" +
       t.render();
   TextTable g({"range from (bytes)", "protocol", "Scp", "Tm", "O'_s_us", "O'_r_us", "Rso", "Rro",
                "loggpo"});
