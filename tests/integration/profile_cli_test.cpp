@@ -169,6 +169,29 @@ TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
   EXPECT_TRUE(range["rat_votes"]["decided"].get<bool>()) << range.dump();
 }
 
+TEST(OverlapCli, TcpEagerLimitConfiguredIsTheSwitch) {
+  // Known truth: Open MPI's TCP BTL sends a message whose payload and header exceed
+  // btl_tcp_eager_limit by rendezvous, so with the limit at 8192 B the first rendezvous size of
+  // this sweep is 8192 B. E5 (the receiver posts late, the sender waits at once) votes it.
+  const auto json = temp_file("tcp-eager-limit-overlap.json");
+  const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca",
+                                     "btl_tcp_eager_limit", "8192"}),
+                          {"overlap", "--sizes", "2KiB,4KiB,6KiB,8KiB,12KiB,16KiB", "--json",
+                           json.string(), "--timer-trials", "10000"}));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = read_json(json);
+  EXPECT_EQ(j["S_bytes"], 8192) << j["points"].dump();
+  for (const auto& p : j["points"]) {
+    const bool rendezvous = p["size_bytes"].get<std::uint64_t>() >= 8192;
+    EXPECT_EQ(p["synchronizing"].get<bool>(), rendezvous) << p.dump();
+    EXPECT_TRUE(p["sync_votes"]["decided"].get<bool>()) << p.dump();
+  }
+  const auto& range = j["ranges"].back();
+  EXPECT_EQ(range["from_bytes"], 8192);
+  EXPECT_EQ(range["Scp"], "DCP") << range.dump();
+  EXPECT_EQ(range["Tm"], "RAT") << range.dump();
+}
+
 TEST(PredictCli, IsendComputeWaitOnAShippedProfile) {
   const auto json = temp_file("icw.json");
   const auto o =
