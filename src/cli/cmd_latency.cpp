@@ -6,6 +6,7 @@
 #include "cli/method_run.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "measure/latency.hpp"
 #include "profile/json_file.hpp"
@@ -30,7 +31,7 @@ void add_latency_command(CLI::App& app, Action& action) {
     std::string size = "8";
     std::string sizes;
     std::optional<std::uint64_t> npp;
-    std::string json;
+    std::string json, tables_csv;
     std::string output_dir;
   };
   auto f = std::make_shared<Flags>();
@@ -82,6 +83,7 @@ void add_latency_command(CLI::App& app, Action& action) {
       ->group(g);
   const std::string o = "Output";
   cmd->add_option("--json", f->json, "write every figure as JSON to this file")->group(o);
+  add_tables_csv_option(*cmd, f->tables_csv, o);
   cmd->add_option("--output-dir", f->output_dir,
                   "write latency.output (everything), latency.summary.output (seed 002 Appendix "
                   "C) and latency.trials.csv here")
@@ -104,7 +106,8 @@ void add_latency_command(CLI::App& app, Action& action) {
         std::printf("commgauge latency over %s; timer %s: res_timing = %.4f us, min_ov = %.4f us\n",
                     context.value("transport", "?").c_str(), timer.clock.c_str(),
                     timer.res_timing_us, timer.min_ov_us);
-        std::fputs(report::latency_table(result, f->latency).c_str(), stdout);
+        report::TableSink tables;
+        std::fputs(report::latency_table(result, f->latency, &tables).c_str(), stdout);
         if (!result.interrupted.empty()) {
           std::printf("INCOMPLETE: %zu of %zu sizes measured, then: %s\n", result.points.size(),
                       f->latency.sizes.size(), result.interrupted.c_str());
@@ -116,6 +119,7 @@ void add_latency_command(CLI::App& app, Action& action) {
           profile::write_json_file(f->json,
                                    report::latency_json(result, f->latency, timer, context));
         }
+        if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (!f->output_dir.empty())
           report::write_latency_files(f->output_dir, result, f->latency, timer, context);
       };

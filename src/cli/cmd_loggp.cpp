@@ -42,7 +42,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
     std::optional<double> delay;
     bool no_refine = false;
     bool no_calibrate = false;
-    std::string json, csv, plot;
+    std::string json, csv, plot, tables_csv;
   };
   auto f = std::make_shared<Flags>();
   f->timer.trials = std::uint64_t{1} << 20;
@@ -132,6 +132,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", f->json, "write the link-parameter document and everything else")
       ->group(o);
   cmd->add_option("--csv", f->csv, "write the raw points")->group(o);
+  add_tables_csv_option(*cmd, f->tables_csv, o);
   cmd->add_option("--plot", f->plot,
                   "draw G_all(s), the fits, o(s) and the switches (.png or .svg)")
       ->group(o);
@@ -162,7 +163,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
                               const measure::TimerCharacterization& timer,
                               const nlohmann::json& context) {
         std::printf("commgauge loggp over %s\n", context.value("transport", "?").c_str());
-        std::fputs(report::loggp_table(result).c_str(), stdout);
+        report::TableSink tables;
+        std::fputs(report::loggp_table(result, &tables).c_str(), stdout);
         if (!result.interrupted.empty()) {
           std::printf("INCOMPLETE: the analysis of %u complete rounds, then: %s\n", result.rounds,
                       result.interrupted.c_str());
@@ -172,6 +174,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
               f->json, report::loggp_json(result, lo, report::timer_json(timer), context));
         }
         if (!f->csv.empty()) write_text_file(f->csv, report::loggp_csv(result));
+        if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (!f->plot.empty()) {
           report::plot_loggp(
               f->plot, result,

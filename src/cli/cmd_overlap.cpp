@@ -6,6 +6,7 @@
 #include "cli/method_run.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "measure/limits.hpp"
 #include "measure/overlap.hpp"
@@ -29,7 +30,7 @@ void add_overlap_command(CLI::App& app, Action& action) {
     measure::TimerOptions timer;
     std::string sizes, min_size = "1", max_size = "1MiB";
     std::string loggp, link_class;
-    std::string json, plot;
+    std::string json, plot, tables_csv;
   };
   auto f = std::make_shared<Flags>();
   f->timer.trials = std::uint64_t{1} << 20;
@@ -71,6 +72,7 @@ void add_overlap_command(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--json", f->json, "write everything as JSON")->group("Output");
+  add_tables_csv_option(*cmd, f->tables_csv, "Output");
   cmd->add_option("--plot", f->plot, "draw the call and wait times per size (.png or .svg)")
       ->group("Output");
   cmd->callback([&action, f] {
@@ -94,13 +96,15 @@ void add_overlap_command(CLI::App& app, Action& action) {
       auto publish = [f, &o](const measure::OverlapResult& result,
                              const measure::TimerCharacterization&, const nlohmann::json& context) {
         std::printf("commgauge overlap over %s\n", context.value("transport", "?").c_str());
-        std::fputs(report::overlap_table(result).c_str(), stdout);
+        report::TableSink tables;
+        std::fputs(report::overlap_table(result, &tables).c_str(), stdout);
         if (!result.interrupted.empty()) {
           std::printf("INCOMPLETE: %zu of %zu sizes measured, then: %s\n", result.points.size(),
                       o.sweep_sizes().size(), result.interrupted.c_str());
         }
         if (!f->json.empty())
           profile::write_json_file(f->json, report::overlap_json(result, o, context));
+        if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (!f->plot.empty()) {
           report::plot_overlap(
               f->plot, result,

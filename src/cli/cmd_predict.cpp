@@ -5,6 +5,7 @@
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
@@ -22,7 +23,7 @@ struct PredictFlags {
   std::string model = "all";
   std::string sizes = "1:1MiB:4";
   bool extrapolate = false;
-  std::string json, plot, measured;
+  std::string json, plot, measured, tables_csv;
   double comp_us = 0;
   double receiver_late_us = 0;
 };
@@ -42,6 +43,7 @@ void add_common(CLI::App& cmd, PredictFlags& f) {
   cmd.add_flag("--extrapolate", f.extrapolate,
                "also predict sizes outside the range the profile was measured at");
   cmd.add_option("--json", f.json, "write the predictions as JSON");
+  add_tables_csv_option(cmd, f.tables_csv, "Options");
 }
 
 std::vector<model::CommModel> models_of(const PredictFlags& f, const model::LinkParams& link) {
@@ -122,7 +124,9 @@ void add_predict_command(CLI::App& app, Action& action) {
         preds.push_back(report::predict_pingpong(m, sizes, measured, extrapolated,
                                                  link.link.rendezvous_threshold_bytes()));
       }
-      std::fputs(report::pingpong_table(preds).c_str(), stdout);
+      report::TableSink tables;
+      std::fputs(report::pingpong_table(preds, &tables).c_str(), stdout);
+      if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
       if (!f->json.empty())
         profile::write_json_file(f->json, report::pingpong_json(preds, header_of(*f, link)));
       if (!f->plot.empty()) {
@@ -161,7 +165,9 @@ void add_predict_command(CLI::App& app, Action& action) {
         }
         preds.push_back(std::move(p));
       }
-      std::fputs(report::overlap_prediction_table(preds, f->comp_us).c_str(), stdout);
+      report::TableSink tables;
+      std::fputs(report::overlap_prediction_table(preds, f->comp_us, &tables).c_str(), stdout);
+      if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
       if (!f->json.empty()) {
         auto header = header_of(*f, link);
         header["comp_us"] = f->comp_us;

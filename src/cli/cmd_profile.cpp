@@ -7,6 +7,7 @@
 #include "cli/options.hpp"
 #include "cli/run_guard.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "measure/call_costs.hpp"
 #include "measure/heldout.hpp"
@@ -152,7 +153,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       "An existing profile file gets the measured class added or replaced.");
   struct Flags {
     TransportFlags transport;
-    std::string output;
+    std::string output, tables_csv;
     std::string max_size = "256KiB";
     std::string latency_sizes;
     std::string link_class = "auto";
@@ -164,6 +165,7 @@ void add_profile_command(CLI::App& app, Action& action) {
   f->timer.trials = std::uint64_t{1} << 22;
   add_transport_options(*cmd, f->transport);
   cmd->add_option("-o,--output", f->output, "the profile file to write (or update)")->required();
+  add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->add_option("--max-size", f->max_size, "largest message size measured")
       ->capture_default_str();
   cmd->add_option("--latency-sizes", f->latency_sizes,
@@ -326,10 +328,12 @@ void add_profile_command(CLI::App& app, Action& action) {
         std::printf("commgauge profile over %s -> %s, link class %s (%s)\n\n",
                     context.value("transport", "?").c_str(), f->output.c_str(), cls.c_str(),
                     carried.c_str());
-        std::fputs(report::loggp_table(*loggp).c_str(), stdout);
-        std::fputs(("\n" + report::overlap_table(*overlap)).c_str(), stdout);
-        std::fputs(("\n" + report::latency_table(*latency, la)).c_str(), stdout);
-        std::fputs(("\n" + report::heldout_table(heldout, predictions)).c_str(), stdout);
+        report::TableSink tables;
+        std::fputs(report::loggp_table(*loggp, &tables).c_str(), stdout);
+        std::fputs(("\n" + report::overlap_table(*overlap, &tables)).c_str(), stdout);
+        std::fputs(("\n" + report::latency_table(*latency, la, &tables)).c_str(), stdout);
+        std::fputs(("\n" + report::heldout_table(heldout, predictions, &tables)).c_str(), stdout);
+        if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (calls) {
           std::printf(
               "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "

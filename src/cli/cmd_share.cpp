@@ -6,6 +6,7 @@
 #include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "measure/share.hpp"
 #include "model/scheme.hpp"
@@ -133,7 +134,7 @@ void add_share_command(CLI::App& app, Action& action) {
       "barrier) and report each communication's penalty P = T / T_ref; or predict the penalties "
       "with the fair, GigE or Myrinet model without running anything.");
   struct Flags {
-    std::string scheme, size, nodes, model, params, evaluate, json;
+    std::string scheme, size, nodes, model, params, evaluate, json, tables_csv;
     std::string transport = "mpi";
     measure::ShareOptions share;
     bool predict_only = false;
@@ -183,6 +184,7 @@ void add_share_command(CLI::App& app, Action& action) {
   cmd->add_option("--evaluate", f->evaluate,
                   "a share --json measurement to compare the predictions with");
   cmd->add_option("--json", f->json, "write the results as JSON");
+  add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->callback([&action, f] {
     action = [f](int& argc, char**& argv) {
       model::Scheme s = model::read_scheme(f->scheme);
@@ -199,7 +201,9 @@ void add_share_command(CLI::App& app, Action& action) {
         std::vector<double> measured;
         if (!f->evaluate.empty()) measured = report::read_measured_penalties(f->evaluate, s);
         std::printf("commgauge share: predicted penalties for %s\n", f->scheme.c_str());
-        std::fputs(report::share_table(s, std::nullopt, measured, p).c_str(), stdout);
+        report::TableSink tables;
+        std::fputs(report::share_table(s, std::nullopt, measured, p, &tables).c_str(), stdout);
+        if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (!f->json.empty())
           profile::write_json_file(f->json, report::share_json(s, std::nullopt, measured, p, {}));
         return 0;
@@ -256,7 +260,9 @@ void add_share_command(CLI::App& app, Action& action) {
       context["command_line"] = report::command_line();
       std::printf("commgauge share %s over %s, %u iterations\n", f->scheme.c_str(),
                   f->transport.c_str(), f->share.iterations);
-      std::fputs(report::share_table(s, r, measured, p).c_str(), stdout);
+      report::TableSink tables;
+      std::fputs(report::share_table(s, r, measured, p, &tables).c_str(), stdout);
+      if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
       if (!f->json.empty())
         profile::write_json_file(f->json, report::share_json(s, r, measured, p, context));
       return 0;

@@ -14,6 +14,7 @@
 #include "cli/options.hpp"
 #include "cli/trace_boundary.hpp"
 #include "common/error.hpp"
+#include "common/text_file.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
@@ -88,7 +89,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     std::string gige_params;
     std::uint64_t set_limit = 1'000'000;
     bool compare = false;
-    std::string json;
+    std::string json, tables_csv;
     std::string timeline;
     bool critical_path = false;
     bool denoise = false;
@@ -146,6 +147,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
                 "per rank, measured (the trace) against predicted: total and time inside MPI, "
                 "E_rel and E_abs");
   cmd->add_option("--json", f->json, "write every figure as JSON to this file");
+  add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->add_flag("--critical-path", f->critical_path,
                 "carry a fixed-size critical-path summary with every message and print the "
                 "slowest rank's: computation, MPI and network time on it, per rank and function, "
@@ -219,6 +221,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
         timeline->process(0, "measured (trace)");
       }
       std::vector<sim::Result> results;
+      report::TableSink tables;
       for (const auto& m : models) {
         std::optional<sim::Network> net;
         try {
@@ -250,7 +253,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
         if (tty) std::fprintf(stderr, "\r%40s\r", "");
-        std::printf("%s", report::simulation_text(r, f->compare).c_str());
+        std::printf("%s", report::simulation_text(r, f->compare, &tables).c_str());
         std::printf(
             "  replay: %llu records, %llu engine events, %llu messages in %.3f s CPU "
             "(%.3g records per CPU-second), %.3f s wall, peak memory %.1f MiB\n\n",
@@ -262,7 +265,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
         // The replay's own CPU time stays out of the JSON: the same input gives the same file.
         results.push_back(std::move(r));
       }
-      if (results.size() > 1) std::printf("%s", report::models_side_by_side(results).c_str());
+      if (results.size() > 1)
+        std::printf("%s", report::models_side_by_side(results, &tables).c_str());
+      if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
       if (timeline) {
         timeline->finish();
         std::printf("timeline: %s (Chrome trace-event JSON; open in ui.perfetto.dev)\n",

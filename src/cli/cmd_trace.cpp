@@ -100,10 +100,12 @@ void write_rebuilt_index(const fs::path& dir, const trace::TraceReader& trace) {
 }
 
 trace::TraceSummary print_summary(const trace::TraceReader& trace, const std::string& json_path,
-                                  std::size_t top) {
+                                  std::size_t top, const std::string& tables_csv_path) {
   trace::TraceSummary summary = trace::summarize(trace, top);
-  std::fputs(report::trace_summary_text(summary).c_str(), stdout);
+  report::TableSink tables;
+  std::fputs(report::trace_summary_text(summary, 64, &tables).c_str(), stdout);
   if (!json_path.empty()) profile::write_json_file(json_path, report::trace_summary_json(summary));
+  if (!tables_csv_path.empty()) write_text_file(tables_csv_path, tables.csv());
   return summary;
 }
 
@@ -120,7 +122,7 @@ void add_trace_command(CLI::App& app, Action& action) {
   struct Flags {
     std::string dir;
     bool force = false;
-    std::string json;
+    std::string json, tables_csv;
     std::string tracer;
     std::size_t top = 10;
     bool cpu_time = false;
@@ -133,6 +135,7 @@ void add_trace_command(CLI::App& app, Action& action) {
       ->required();
   cmd->add_flag("--force", flags->force, "replace a previous trace in the directory");
   cmd->add_option("--json", flags->json, "write the summary as JSON to this file");
+  add_tables_csv_option(*cmd, flags->tables_csv, "Options");
   cmd->add_option("--tracer", flags->tracer,
                   "path of libcommgauge-tracer.so (default: found next to commgauge)");
   cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
@@ -213,7 +216,7 @@ void add_trace_command(CLI::App& app, Action& action) {
           std::fprintf(stderr, "commgauge trace: %s\n", error.what());
         }
       }
-      print_summary(trace, flags->json, flags->top);
+      print_summary(trace, flags->json, flags->top, flags->tables_csv);
       if (status != 0)
         std::fprintf(stderr, "commgauge trace: the traced command exited with status %d\n", status);
       return status;
@@ -227,7 +230,7 @@ void add_trace_summary_command(CLI::App& app, Action& action) {
   struct Flags {
     std::string dir;
     std::string json;
-    std::string csv;
+    std::string csv, tables_csv;
     std::string plot;
     std::size_t top = 10;
   };
@@ -237,13 +240,15 @@ void add_trace_summary_command(CLI::App& app, Action& action) {
   cmd->add_option("--csv", flags->csv,
                   "write the communication matrix (point-to-point sends) as CSV: from,to,"
                   "messages,bytes per pair of world ranks that exchanged anything");
+  add_tables_csv_option(*cmd, flags->tables_csv, "Options");
   cmd->add_option("--plot", flags->plot,
                   "draw the communication matrix as a heatmap of bytes sent (.png or .svg)");
   cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
       const trace::TraceReader trace = open_trace(flags->dir);
-      const trace::TraceSummary summary = print_summary(trace, flags->json, flags->top);
+      const trace::TraceSummary summary =
+          print_summary(trace, flags->json, flags->top, flags->tables_csv);
       if (!flags->csv.empty()) write_text_file(flags->csv, report::traffic_csv(summary));
       if (!flags->plot.empty() &&
           !report::plot_traffic(flags->plot, summary,

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -76,11 +77,19 @@ int main(int argc, char** argv) {
     if (primary_process()) std::fprintf(stderr, "commgauge: error: %s\n", e.what());
     return 2;
   }
-  // A result written to standard output (--json -, --csv -) keeps it to itself: the tables and
-  // messages that would go there go to standard error, so the result can be piped.
+  // A result written to standard output (--json -, --csv -, --tables-csv -) keeps it to itself: the
+  // tables and messages that would go there go to standard error, so the result can be piped.
+  // Subcommands nest (predict pingpong): every level chosen is looked at.
   bool result_on_stdout = false;
-  for (const CLI::App* sub : app.get_subcommands()) {
-    for (const char* name : {"--json", "--csv"}) {
+  std::vector<const CLI::App*> chosen;
+  for (const CLI::App* sub : app.get_subcommands())
+    chosen.push_back(sub);
+  while (!chosen.empty()) {
+    const CLI::App* sub = chosen.back();
+    chosen.pop_back();
+    for (const CLI::App* inner : sub->get_subcommands())
+      chosen.push_back(inner);
+    for (const char* name : {"--json", "--csv", "--tables-csv"}) {
       const CLI::Option* option = sub->get_option_no_throw(name);
       if (option != nullptr && option->count() > 0 && option->as<std::string>() == "-")
         result_on_stdout = true;

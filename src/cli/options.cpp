@@ -43,6 +43,13 @@ net::TransportOptions TransportFlags::resolve() const {
   return o;
 }
 
+void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& group) {
+  app.add_option("--tables-csv", file,
+                 "write every table printed as one CSV, table,row,column,value (- for standard "
+                 "output)")
+      ->group(group);
+}
+
 void add_transport_options(CLI::App& app, TransportFlags& f) {
   const std::string group = "Transport";
   app.add_option("--transport", f.transport,

@@ -27,6 +27,9 @@ struct TransportFlags {
 
 void add_transport_options(CLI::App& app, TransportFlags& flags);
 
+/// `--tables-csv FILE`: every table the command prints, as one CSV (report::TableSink).
+void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& group);
+
 /// A subcommand's work, run after parsing; returns the exit status.
 using Action = std::function<int(int& argc, char**& argv)>;
 

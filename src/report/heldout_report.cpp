@@ -52,7 +52,7 @@ std::vector<HeldOutSummary> summarise_heldout(const measure::HeldOutResult& r,
 }
 
 std::string heldout_table(const measure::HeldOutResult& r,
-                          const std::vector<HeldOutPrediction>& predictions) {
+                          const std::vector<HeldOutPrediction>& predictions, TableSink* sink) {
   std::string out = fmt::format(
       "HELD-OUT VALIDATION (never used in any fit: cells of loggp's first {} rounds, shuffled with "
       "its sweep, seed {}{})\n",
@@ -76,7 +76,7 @@ std::string heldout_table(const measure::HeldOutResult& r,
     }
     t.add_row(row);
   }
-  out += t.render();
+  out += render(t, sink, "heldout");
   for (const auto& p : predictions) {
     if (!p.not_applicable.empty())
       out += fmt::format("{}: not applicable: {}\n", p.model, p.not_applicable);

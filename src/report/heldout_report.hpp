@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/heldout.hpp"
+#include "report/text_table.hpp"
 
 namespace commgauge::report {
 
@@ -33,7 +34,8 @@ std::vector<HeldOutSummary> summarise_heldout(const measure::HeldOutResult& r,
                                               const std::vector<HeldOutPrediction>& predictions);
 
 std::string heldout_table(const measure::HeldOutResult& r,
-                          const std::vector<HeldOutPrediction>& predictions);
+                          const std::vector<HeldOutPrediction>& predictions,
+                          TableSink* sink = nullptr);
 
 /// The profile's heldout section.
 nlohmann::json heldout_json(const measure::HeldOutResult& r,

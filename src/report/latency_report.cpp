@@ -107,7 +107,8 @@ nlohmann::json latency_json(const measure::LatencyResult& r, const measure::Late
   return out;
 }
 
-std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o) {
+std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o,
+                          TableSink* sink) {
   TextTable table({"size_B", "npp calc/used", "trials", "median_rse", "min_us", "median_us",
                    "mean_us", "max_us", "p90_us", "p99_us", "sd_us", "cv_%", "rse", "MB/s(median)",
                    fmt::format("removed>{}xmed", number(o.cut_coef, 3)), "filt_mean_us"});
@@ -121,7 +122,8 @@ std::string latency_table(const measure::LatencyResult& r, const measure::Latenc
                    number(p.rates.from_median), std::to_string(p.filtered.removed),
                    p.filtered_stats ? number(p.filtered_stats->mean) : "n/a"});
   }
-  std::string out = "PING-PONG TIMES DIVIDED BY TWO (one-way, microseconds)\n" + table.render();
+  std::string out =
+      "PING-PONG TIMES DIVIDED BY TWO (one-way, microseconds)\n" + render(table, sink, "latency");
   if (o.rse_target > 0) {
     out += fmt::format(
         "each size stops when its median's relative standard error (distribution-free 95 % "

@@ -8,6 +8,7 @@
 
 #include "measure/latency.hpp"
 #include "measure/timer.hpp"
+#include "report/text_table.hpp"
 
 namespace commgauge::report {
 
@@ -17,7 +18,8 @@ nlohmann::json latency_json(const measure::LatencyResult& r, const measure::Late
                             const nlohmann::json& context);
 
 /// One row per size: npp, trials, min/median/mean/max one-way times, sd, cv, rate, filtered.
-std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o);
+std::string latency_table(const measure::LatencyResult& r, const measure::LatencyOptions& o,
+                          TableSink* sink = nullptr);
 
 /// Writes latency.summary.output (seed 002 Appendix C, per size), latency.output (everything,
 /// with distribution and frequency tables) and latency.trials.csv (every trial) into `dir`.

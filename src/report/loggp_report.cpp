@@ -216,7 +216,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   return doc;
 }
 
-std::string loggp_table(const measure::LoggpResult& r) {
+std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
   auto with_ci = [](double value, const measure::Interval& in, int digits) {
     if (!in.known) return number(value, digits);
     return fmt::format("{} [{}, {}]", number(value, digits), number(in.lower, 3),
@@ -240,7 +240,7 @@ std::string loggp_table(const measure::LoggpResult& r) {
                  number(p.send_overhead_per_byte_us, 3), number(p.recv_overhead_per_byte_us, 3),
                  number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3), r.ranges[k].verdict});
     }
-    out += t.render();
+    out += render(t, sink, "loggp_calibrated");
     for (const auto& u : cal.not_identifiable) {
       out += fmt::format(
           "not identifiable: {}{} = {:.4g}, any value in [{:.4g}, {}] fits as well: {}\n",
@@ -256,7 +256,7 @@ std::string loggp_table(const measure::LoggpResult& r) {
     out +=
         "\nLOGGP VIEW (the loggp model: fitted under the LogGP structure, L kept; G carries the "
         "whole per-byte cost)\n" +
-        v.render();
+        render(v, sink, "loggp_view");
     out += "\n";
   }
   out += fmt::format(
@@ -276,7 +276,7 @@ std::string loggp_table(const measure::LoggpResult& r) {
                number(p.gap_per_byte_us), number(p.loggp.G_us_per_byte),
                std::to_string(range.fit_points), p.rendezvous ? "yes" : "no"});
   }
-  out += t.render();
+  out += render(t, sink, "loggp_seeds_estimators");
   if (!r.switches.empty()) {
     out += "\nSWITCHES\n";
     TextTable w({"first size", "protocol", "late receive below -> above", "found by", "verdict"});
@@ -285,7 +285,7 @@ std::string loggp_table(const measure::LoggpResult& r) {
                  fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us, sw.late_recv_above_us),
                  sw.found_by, sw.verdict});
     }
-    out += w.render();
+    out += render(w, sink, "loggp_switches");
   }
   out += fmt::format("\nLogGPS VIEW (seed 004)   s (short/eager) = {}   S (rendezvous) = {}\n",
                      r.short_eager_bytes ? std::to_string(*r.short_eager_bytes) : "none",

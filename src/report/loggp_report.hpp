@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/loggp.hpp"
+#include "report/text_table.hpp"
 
 namespace commgauge::report {
 
@@ -21,7 +22,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 nlohmann::json loggp_switches_json(const measure::LoggpResult& r);
 
 /// Table 2 (interval, L, o(1), g, G) and the LogGPS view, notes, self-check and cost.
-std::string loggp_table(const measure::LoggpResult& r);
+std::string loggp_table(const measure::LoggpResult& r, TableSink* sink = nullptr);
 
 /// The raw points, one line per size.
 std::string loggp_csv(const measure::LoggpResult& r);

@@ -106,7 +106,7 @@ nlohmann::json overlap_json(const measure::OverlapResult& r, const measure::Over
   return out;
 }
 
-std::string overlap_table(const measure::OverlapResult& r) {
+std::string overlap_table(const measure::OverlapResult& r, TableSink* sink) {
   TextTable t({"size_B", "one-way_us", "C_us", "Isend_us", "Osw_us", "Irecv_us", "Orw_us",
                "Osw(C=0)", "Orw(C=0)", "Irecv_late", "Orw(sender+C)", "Osw(recv+C)", "proto", "Scp",
                "Tm", "Rso", "Rro"});
@@ -127,7 +127,7 @@ std::string overlap_table(const measure::OverlapResult& r) {
       "both computed C; Irecv_late: MPI_Irecv after the data arrived; Scp, Tm: the verdict with "
       "the trials that read ICP, RAT of all, proto with those that read rendezvous, ? where the "
       "sign test left it undecided)\n" +
-      t.render();
+      render(t, sink, "overlap_per_size");
   TextTable g({"range from (bytes)", "protocol", "Scp", "Tm", "O'_s_us", "O'_r_us", "Rso", "Rro",
                "loggpo"});
   for (const auto& range : r.ranges) {
@@ -139,7 +139,7 @@ std::string overlap_table(const measure::OverlapResult& r) {
                range.control_recv_us >= 0 ? number(range.control_recv_us) : "",
                number(range.rso, 3), number(range.rro, 3), range.supported ? "ok" : "rejected"});
   }
-  out += "\nLogGPO PARAMETERS PER RANGE (seed 001)\n" + g.render();
+  out += "\nLogGPO PARAMETERS PER RANGE (seed 001)\n" + render(g, sink, "overlap_ranges");
   out += fmt::format("eager/rendezvous switch S seen by overlap: {}",
                      r.switch_bytes ? std::to_string(r.switch_bytes) + " B" : "none");
   if (r.loggp_switch_bytes) {

@@ -110,7 +110,7 @@ PingPongPrediction predict_pingpong(const model::CommModel& m,
   return p;
 }
 
-std::string pingpong_table(const std::vector<PingPongPrediction>& preds) {
+std::string pingpong_table(const std::vector<PingPongPrediction>& preds, TableSink* sink) {
   std::vector<std::string> header = {"size_B"};
   const bool measured = !preds.empty() && preds.front().e_abs_percent.has_value();
   if (measured) header.push_back("measured_1way_us");
@@ -132,7 +132,8 @@ std::string pingpong_table(const std::vector<PingPongPrediction>& preds) {
     }
     t.add_row(row);
   }
-  std::string out = "PREDICTED PING-PONG (one-way = round trip / 2)\n" + t.render();
+  std::string out =
+      "PREDICTED PING-PONG (one-way = round trip / 2)\n" + render(t, sink, "predicted_pingpong");
   for (const auto& p : preds) {
     if (p.e_abs_percent) {
       out += fmt::format("{}: E_abs = {:.1f} % (mean |E_rel|, seed 003 §VI-B)", p.model,
@@ -210,7 +211,8 @@ void plot_pingpong(const std::filesystem::path& output,
   run_gnuplot(output, script, files);
 }
 
-std::string overlap_prediction_table(const std::vector<OverlapPrediction>& preds, double comp_us) {
+std::string overlap_prediction_table(const std::vector<OverlapPrediction>& preds, double comp_us,
+                                     TableSink* sink) {
   std::string out = fmt::format(
       "PREDICTED MPI_Isend / compute {} us / MPI_Wait on both sides (seed 001 Fig. 1)\n", comp_us);
   for (const auto& p : preds) {
@@ -225,7 +227,7 @@ std::string overlap_prediction_table(const std::vector<OverlapPrediction>& preds
                  us(c.orr), us(c.tc), us(c.sender_done), us(c.receiver_done), number(c.rso, 3),
                  number(c.rro, 3)});
     }
-    out += "model " + p.model + "\n" + t.render();
+    out += "model " + p.model + "\n" + render(t, sink, "predicted_overlap_" + p.model);
   }
   return out;
 }

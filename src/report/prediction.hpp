@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/models.hpp"
+#include "report/text_table.hpp"
 
 namespace commgauge::report {
 
@@ -48,7 +49,7 @@ PingPongPrediction predict_pingpong(const model::CommModel& m,
                                     const std::vector<bool>& extrapolated,
                                     std::uint64_t switch_bytes);
 
-std::string pingpong_table(const std::vector<PingPongPrediction>& p);
+std::string pingpong_table(const std::vector<PingPongPrediction>& p, TableSink* sink = nullptr);
 nlohmann::json pingpong_json(const std::vector<PingPongPrediction>& p,
                              const nlohmann::json& header);
 void plot_pingpong(const std::filesystem::path& output, const std::vector<PingPongPrediction>& p,
@@ -58,7 +59,8 @@ struct OverlapPrediction {
   std::string model;
   std::vector<std::pair<std::uint64_t, model::OverlapCosts>> points;
 };
-std::string overlap_prediction_table(const std::vector<OverlapPrediction>& p, double comp_us);
+std::string overlap_prediction_table(const std::vector<OverlapPrediction>& p, double comp_us,
+                                     TableSink* sink = nullptr);
 nlohmann::json overlap_prediction_json(const std::vector<OverlapPrediction>& p,
                                        const nlohmann::json& header);
 

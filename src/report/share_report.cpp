@@ -62,7 +62,8 @@ std::pair<std::vector<double>, double> errors(const std::vector<double>& predict
 }
 
 std::string share_table(const model::Scheme& s, const std::optional<measure::ShareResult>& r,
-                        const std::vector<double>& measured, const Predictions& p) {
+                        const std::vector<double>& measured, const Predictions& p,
+                        TableSink* sink) {
   std::vector<std::string> header = {"comm", "nodes", "bytes"};
   if (r)
     header.insert(header.end(), {"T_s(median)", "P_measured", "P_range"});
@@ -97,7 +98,7 @@ std::string share_table(const model::Scheme& s, const std::optional<measure::Sha
     }
     t.add_row(row);
   }
-  std::string out = t.render();
+  std::string out = render(t, sink, "share");
   for (const auto& [name, value] : e_abs)
     out += fmt::format("{}: E_abs = {:.1f} %\n", name, value);
   if (r) {

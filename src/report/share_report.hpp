@@ -11,6 +11,7 @@
 
 #include "measure/share.hpp"
 #include "model/scheme.hpp"
+#include "report/text_table.hpp"
 
 namespace commgauge::report {
 
@@ -28,7 +29,8 @@ std::pair<std::vector<double>, double> errors(const std::vector<double>& predict
                                               const std::vector<double>& measured);
 
 std::string share_table(const model::Scheme& s, const std::optional<measure::ShareResult>& r,
-                        const std::vector<double>& measured, const Predictions& p);
+                        const std::vector<double>& measured, const Predictions& p,
+                        TableSink* sink = nullptr);
 nlohmann::json share_json(const model::Scheme& s, const std::optional<measure::ShareResult>& r,
                           const std::vector<double>& measured, const Predictions& p,
                           const nlohmann::json& context);

@@ -205,7 +205,7 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
       {"ranks", ranks}};
 }
 
-std::string simulation_text(const sim::Result& r, bool compare) {
+std::string simulation_text(const sim::Result& r, bool compare, TableSink* sink) {
   std::string out;
   const SimulationErrors err = simulation_errors(r);
   out += fmt::format(
@@ -257,7 +257,7 @@ std::string simulation_text(const sim::Result& r, bool compare) {
         row.push_back(number(seconds(rk.predicted.*p.field) * 1e6));
       t.add_row(row);
     }
-    out += t.render();
+    out += render(t, sink, r.model + "_per_rank");
   } else {
     // Many ranks: the distribution over ranks of each figure.
     TextTable t({"over ranks", "min_us", "median_us", "max_us"});
@@ -276,7 +276,7 @@ std::string simulation_text(const sim::Result& r, bool compare) {
       add(p.name, [&p](const sim::RankResult& rk) { return seconds(rk.predicted.*p.field); });
     out += fmt::format("  {} ranks (more than {}: distributions instead of one row per rank)\n",
                        r.per_rank.size(), kPerRankLimit);
-    out += t.render();
+    out += render(t, sink, r.model + "_over_ranks");
   }
   if (compare && err.has_measurement)
     out += fmt::format("E_abs over ranks: total time {:.1f} %, time inside MPI {:.1f} %\n",
@@ -286,7 +286,7 @@ std::string simulation_text(const sim::Result& r, bool compare) {
     for (const auto& [name, f] : r.functions)
       t.add_row({name, std::to_string(f.calls), number(seconds(f.predicted_ps) * 1e6),
                  number(f.measured_ns * 1e-3)});
-    out += t.render();
+    out += render(t, sink, r.model + "_functions");
   }
   for (const auto& c : r.collectives)
     out += fmt::format("  {}: {}{} ({} calls; {})\n", c.operation, c.algorithm,
@@ -303,7 +303,7 @@ std::string simulation_text(const sim::Result& r, bool compare) {
   return out;
 }
 
-std::string models_side_by_side(const std::vector<sim::Result>& results) {
+std::string models_side_by_side(const std::vector<sim::Result>& results, TableSink* sink) {
   TextTable t(
       {"model", "predicted_us", "measured_us", "E_rel", "E_abs_ranks", "E_abs_in_MPI", "forced"});
   for (const auto& r : results) {
@@ -314,7 +314,7 @@ std::string models_side_by_side(const std::vector<sim::Result>& results) {
                e.has_measurement ? fmt::format("{:.1f} %", e.in_mpi_e_abs_percent) : "n/a",
                std::to_string(r.forced_completions)});
   }
-  return t.render();
+  return render(t, sink, "models");
 }
 
 }  // namespace commgauge::report

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/text_table.hpp"
 #include "sim/simulator.hpp"
 
 namespace commgauge::report {
@@ -28,9 +29,9 @@ SimulationErrors simulation_errors(const sim::Result& r);
 nlohmann::json simulation_to_json(const sim::Result& r);
 
 /// The human report; `compare` adds per rank measured against predicted.
-std::string simulation_text(const sim::Result& r, bool compare);
+std::string simulation_text(const sim::Result& r, bool compare, TableSink* sink = nullptr);
 
 /// `--model all`: the models side by side (seed 001's comparison).
-std::string models_side_by_side(const std::vector<sim::Result>& results);
+std::string models_side_by_side(const std::vector<sim::Result>& results, TableSink* sink = nullptr);
 
 }  // namespace commgauge::report

@@ -43,4 +43,34 @@ std::string TextTable::render() const {
   return out;
 }
 
+std::string csv_field(const std::string& cell) {
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
+  std::string out = "\"";
+  for (char c : cell) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  return out + "\"";
+}
+
+std::string TableSink::csv() const {
+  std::string out = "table,row,column,value\n";
+  for (const auto& [name, t] : tables_) {
+    const auto& header = t.header();
+    for (std::size_t r = 0; r < t.rows().size(); ++r) {
+      const auto& row = t.rows()[r];
+      for (std::size_t c = 0; c < header.size() && c < row.size(); ++c) {
+        out += fmt::format("{},{},{},{}\n", csv_field(name), r, csv_field(header[c]),
+                           csv_field(row[c]));
+      }
+    }
+  }
+  return out;
+}
+
+std::string render(const TextTable& t, TableSink* sink, std::string name) {
+  if (sink != nullptr) sink->add(std::move(name), t);
+  return t.render();
+}
+
 }  // namespace commgauge::report

@@ -66,7 +66,7 @@ std::vector<Pair> pairs_of(const trace::TraceSummary& s) {
 constexpr std::size_t kMatrixRanks = 16;
 constexpr std::size_t kTopPairs = 16;
 
-std::string traffic_text(const trace::TraceSummary& s) {
+std::string traffic_text(const trace::TraceSummary& s, TableSink* sink) {
   const std::vector<Pair> pairs = pairs_of(s);
   if (pairs.empty()) return "";
   trace::Traffic all;
@@ -95,7 +95,7 @@ std::string traffic_text(const trace::TraceSummary& s) {
       }
       matrix.add_row(row);
     }
-    out += matrix.render();
+    out += render(matrix, sink, "traffic_matrix");
     return out;
   }
   std::vector<Pair> top = pairs;
@@ -112,11 +112,11 @@ std::string traffic_text(const trace::TraceSummary& s) {
   for (std::size_t i = 0; i < k; ++i)
     table.add_row({std::to_string(top[i].from), std::to_string(top[i].to),
                    std::to_string(top[i].traffic.messages), std::to_string(top[i].traffic.bytes)});
-  out += table.render();
+  out += render(table, sink, "traffic_pairs");
   return out;
 }
 
-std::string sizes_text(const trace::TraceSummary& s) {
+std::string sizes_text(const trace::TraceSummary& s, TableSink* sink) {
   TextTable table({"size_B", "p2p_messages", "p2p_bytes", "collective_calls", "collective_bytes"});
   bool any = false;
   for (std::size_t b = 0; b < s.point_to_point_sizes.bins.size(); ++b) {
@@ -129,12 +129,13 @@ std::string sizes_text(const trace::TraceSummary& s) {
   }
   if (!any) return "";
   return "\nMessage sizes (point-to-point sends; collective calls by what each rank passes)\n" +
-         table.render();
+         render(table, sink, "message_sizes");
 }
 
 }  // namespace
 
-std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_rank_rows) {
+std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_rank_rows,
+                               TableSink* sink) {
   std::string out =
       fmt::format("trace: {} ranks, {}, {}; {} on disk\n", s.ranks,
                   s.finished ? "every rank finished" : "NOT every rank finished (see per-rank end)",
@@ -168,7 +169,7 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
   }
   ranks.add_row({"all", "", "", number(window), number(mpi), "", number(comp),
                  std::to_string(events), std::to_string(runs), std::to_string(polls)});
-  out += ranks.render();
+  out += render(ranks, sink, "ranks");
   if (s.per_rank.size() > max_rank_rows)
     out += fmt::format("(first {} of {} ranks shown; --json has all)\n", max_rank_rows,
                        s.per_rank.size());
@@ -187,9 +188,9 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
                        class_name(id) == "special"
                            ? "-"  // outside the window
                            : number(mpi > 0 ? 100 * f.seconds / mpi : 0, 3)});
-  out += functions.render();
-  out += traffic_text(s);
-  out += sizes_text(s);
+  out += render(functions, sink, "functions");
+  out += traffic_text(s, sink);
+  out += sizes_text(s, sink);
 
   if (!s.largest.empty()) {
     out += "\nLargest messages (sends and collective calls, by what the rank passed)\n";
@@ -198,7 +199,7 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
       largest.add_row({std::string(trace::function_name(m.function)), std::to_string(m.rank),
                        m.peer == -1 ? "(collective)" : peer_text(m.peer), std::to_string(m.bytes),
                        std::to_string(m.event)});
-    out += largest.render();
+    out += render(largest, sink, "largest_messages");
   }
   if (!s.unmodeled.empty()) {
     out +=

@@ -7,12 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/text_table.hpp"
 #include "trace/format.hpp"
 #include "trace/summary.hpp"
 
 namespace commgauge::report {
 
-std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_rank_rows = 64);
+std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_rank_rows = 64,
+                               TableSink* sink = nullptr);
 /// {"ranks", "point_to_point": {"messages", "bytes", "pairs": [{"from", "to", "messages",
 /// "bytes"}]}, "message_sizes": [{"from_bytes", "to_bytes", "point_to_point_messages",
 /// "point_to_point_bytes", "collective_calls", "collective_bytes"}], "finished", "complete",

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -127,6 +128,38 @@ TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
   EXPECT_THAT(piped.err, HasSubstr("commgauge synth: ring"));
   EXPECT_FALSE(fs::exists("-"));
   fs::remove_all(dir);
+}
+
+// Every table as CSV (--tables-csv): to standard output alone, also from a nested subcommand
+// (predict pingpong), with each printed cell under its table, row and column.
+TEST(CliValues, TablesCsvToStandardOutputHoldsEveryCellPrinted) {
+  const std::string profile = COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json";
+  const Outcome piped = run({commgauge(), "predict", "pingpong", "--profile", profile, "--sizes",
+                             "8,100KiB", "--tables-csv", "-"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_THAT(piped.err, HasSubstr("PREDICTED PING-PONG"));  // the table went to standard error
+  std::istringstream lines(piped.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "table,row,column,value");
+  std::map<std::string, std::string> cells;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    const auto last = line.rfind(',');
+    ASSERT_NE(last, std::string::npos) << line;
+    cells[line.substr(0, last)] = line.substr(last + 1);
+  }
+  EXPECT_EQ(count, 2 * 4);  // 2 sizes x (size_B and 3 models)
+  EXPECT_EQ(cells["predicted_pingpong,1,size_B"], "102400");
+  // The printed cell, as in the table on standard error.
+  const std::string loggps = cells["predicted_pingpong,1,loggps_1way_us"];
+  ASSERT_FALSE(loggps.empty());
+  EXPECT_THAT(piped.err, HasSubstr(loggps));
+  const Outcome json = run({commgauge(), "predict", "pingpong", "--profile", profile, "--sizes",
+                            "8", "--json", "-"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["models"].size(), 3u);
 }
 
 TEST(CliValues, ExitCodesFollowTheReadmesTable) {

@@ -25,6 +25,30 @@ TEST(TextTable, PadsColumnsRightAlignsNumbersAndRulesTheHeader) {
             "a         65536  12.25\n");
 }
 
+TEST(TableSink, EveryTableInLongFormWithRfc4180Quoting) {
+  TextTable a({"size_B", "verdict"});
+  a.add_row({"8", "ok"});
+  a.add_row({"4096", "confirmed: 14 of 14, \"exact\""});
+  TextTable b({"rank", "host,name"});
+  b.add_row({"0", "n1"});
+  TableSink sink;
+  // render() hands the table over and returns its text unchanged.
+  EXPECT_EQ(render(a, &sink, "switches"), a.render());
+  EXPECT_EQ(render(b, &sink, "ranks"), b.render());
+  EXPECT_EQ(render(b, nullptr, "ignored"), b.render());
+  EXPECT_EQ(sink.size(), 2u);
+  EXPECT_EQ(sink.csv(),
+            "table,row,column,value\n"
+            "switches,0,size_B,8\n"
+            "switches,0,verdict,ok\n"
+            "switches,1,size_B,4096\n"
+            "switches,1,verdict,\"confirmed: 14 of 14, \"\"exact\"\"\"\n"
+            "ranks,0,rank,0\n"
+            "ranks,0,\"host,name\",n1\n");
+  EXPECT_EQ(csv_field("a\nb"), "\"a\nb\"");
+  EXPECT_EQ(csv_field(""), "");
+}
+
 TEST(TextTable, NumbersHaveSignificantDigitsAndNamesForTheUndefined) {
   EXPECT_EQ(number(1234.5678), "1235");
   EXPECT_EQ(number(0.000123456, 3), "0.000123");
