@@ -99,9 +99,10 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
   const double one_way_below = *std::min_element(below.one_way.begin(), below.one_way.end());
   const double one_way_above = *std::min_element(above.one_way.begin(), above.one_way.end());
   s.threshold = std::sqrt(std::max(s.below_us, 1e-12) * std::max(s.above_us, 1e-12));
+  s.conclusive = true;
   s.p_value = stats::precedence_p_value(below.late, above.late);
-  s.separated = s.p_value <= alpha &&
-                hand_shake_jump(s.below_us, s.above_us, one_way_below, one_way_above, 0);
+  s.jump = hand_shake_jump(s.below_us, s.above_us, one_way_below, one_way_above, 0);
+  s.separated = s.p_value <= alpha && s.jump;
   // No hand-shake: the low ends differ by less than a quarter of the one-way time, and the late
   // receive does not even double. (The one-way time alone can mislead: under heavy load all 10
   // ping-pongs of an attempt were lifted to 60 us once, and a 2.3 -> 16.6 us jump at vader's

@@ -59,6 +59,8 @@ struct Separation {
   double threshold = 0;      ///< between the low ends (their geometric mean)
   double below_us = 0, above_us = 0;  ///< the low end of each side's late receives
   double p_value = 1;                 ///< stats::precedence_p_value(below, above)
+  bool jump = false;                  ///< the low ends differ by a hand-shake (hand_shake_jump)
+  bool conclusive = false;            ///< at least 3 valid late receives on each side
 };
 
 /// The probe's verdict on two sides measured alternately: `above` must lie above `below`

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/text_table.hpp"
+#include "stats/descriptive.hpp"
 #include "stats/prediction_error.hpp"
 #include "trace/functions.hpp"
 
@@ -260,15 +261,16 @@ std::string simulation_text(const sim::Result& r, bool compare, TableSink* sink)
     out += render(t, sink, r.model + "_per_rank");
   } else {
     // Many ranks: the distribution over ranks of each figure.
-    TextTable t({"over ranks", "min_us", "median_us", "max_us"});
+    TextTable t({"over ranks", "min_us", "median_us", "p90_us", "p99_us", "max_us"});
     auto add = [&](const std::string& name, auto value) {
       std::vector<double> v;
       v.reserve(r.per_rank.size());
       for (const auto& rk : r.per_rank)
         v.push_back(value(rk));
       std::sort(v.begin(), v.end());
-      t.add_row(
-          {name, number(v.front() * 1e6), number(v[v.size() / 2] * 1e6), number(v.back() * 1e6)});
+      t.add_row({name, number(v.front() * 1e6), number(v[v.size() / 2] * 1e6),
+                 number(stats::nearest_rank(v, 0.90) * 1e6),
+                 number(stats::nearest_rank(v, 0.99) * 1e6), number(v.back() * 1e6)});
     };
     add("predicted", [](const sim::RankResult& rk) { return seconds(rk.predicted_ps); });
     if (compare) add("measured", [](const sim::RankResult& rk) { return rk.measured_ns * 1e-9; });

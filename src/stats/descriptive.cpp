@@ -66,4 +66,12 @@ Summary summarize(std::span<const double> samples) {
   return summarize(samples, scratch);
 }
 
+double nearest_rank(std::span<const double> sorted, double q) {
+  if (sorted.empty()) throw std::invalid_argument("quantile of no samples");
+  if (!(q > 0 && q <= 1)) throw std::invalid_argument("quantile outside (0, 1]");
+  const auto n = static_cast<double>(sorted.size());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * n - 1e-9));  // 1-based
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
 }  // namespace commgauge::stats

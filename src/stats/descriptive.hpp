@@ -30,6 +30,10 @@ double median(std::span<const double> samples);
 /// Median that may reorder `samples` in place (no copy); O(n).
 double median_in_place(std::span<double> samples);
 
+/// The nearest-rank q-quantile (0 < q <= 1) of samples sorted in ascending order: the value at
+/// 1-based rank ceil(q n). Throws std::invalid_argument on empty input or q outside (0, 1].
+double nearest_rank(std::span<const double> sorted, double q);
+
 /// All statistics of `samples`. Throws std::invalid_argument on empty input.
 /// With one sample the spread statistics (variance, sd, cv, se, rse) are NaN: undefined.
 Summary summarize(std::span<const double> samples);

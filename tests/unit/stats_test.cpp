@@ -174,6 +174,17 @@ TEST(NiceBinWidth, PicksOneTwoFive) {
   EXPECT_DOUBLE_EQ(nice_bin_width(5, 5, 10), 1);  // empty range
 }
 
+TEST(NearestRank, QuantilesOfTenSortedValuesByHand) {
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(nearest_rank(x, 0.5), 5);    // rank ceil(5) = 5
+  EXPECT_EQ(nearest_rank(x, 0.9), 9);    // rank ceil(9) = 9
+  EXPECT_EQ(nearest_rank(x, 0.99), 10);  // rank ceil(9.9) = 10
+  EXPECT_EQ(nearest_rank(x, 0.01), 1);   // rank ceil(0.1) = 1
+  EXPECT_EQ(nearest_rank(x, 1.0), 10);
+  EXPECT_THROW(nearest_rank(x, 0), std::invalid_argument);
+  EXPECT_THROW(nearest_rank(std::vector<double>{}, 0.5), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace commgauge::stats
 
