@@ -276,9 +276,9 @@ void classify(OverlapPoint& p, double rso_comp) {
   const auto& f = p.floors;
   const auto& tr = p.trials;
   // E5, rendezvous: the send cannot complete before the receiver posts, so the sender's Wait
-  // absorbs the receiver's computation (more than C/2); an eager send's Wait does not. (The
-  // Wait with no computation, compared with a small one-way time, read vader's 1 KiB eager
-  // sends as rendezvous: their Wait costs 0.7-0.9 us of local work whatever the receiver does.)
+  // absorbs the receiver's computation (more than C/2); an eager send's Wait does not. (E2's
+  // Wait against a small one-way time flipped run to run on vader's 1 KiB sends, whose Wait
+  // with the receiver already in the library is about 1 us: 5 of 30 runs eager under load.)
   std::uint32_t sync = 0;
   for (double w : tr.sender_wait_receiver_late_us)
     sync += w > 0.5 * p.comp_us ? 1 : 0;
@@ -286,6 +286,7 @@ void classify(OverlapPoint& p, double rso_comp) {
   p.synchronizing = 2 * sync > p.sync_votes.trials;
   p.progress.reset();
   p.mechanism = model::TransferMechanism::T;
+  p.icp_votes = p.rat_votes = {};  // eager: no Scp or Tm to vote on
   if (p.synchronizing) {
     // E1, ICP: the transfer completed while both sides computed outside the library, so each
     // side spent less than half the time inside it (call + wait: a receiver posting after the
@@ -338,8 +339,8 @@ void settle_votes(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
     if (attempt % 2 == 0) std::reverse(open.begin(), open.end());
     for (OverlapPoint* p : open) {
       if (!p->sync_votes.decided) run_sender_waits(t, *p, o.repetitions);
-      if (!p->icp_votes.decided) run_both_compute(t, *p, o.repetitions);
-      if (!p->rat_votes.decided) run_sender_late(t, *p, o.repetitions);
+      if (p->synchronizing && !p->icp_votes.decided) run_both_compute(t, *p, o.repetitions);
+      if (p->synchronizing && !p->rat_votes.decided) run_sender_late(t, *p, o.repetitions);
       ++p->remeasured;
       classify(*p, o.comp_us);
     }
