@@ -550,24 +550,12 @@ std::string synthetic_index_json(const SynthPlan& plan) {
   std::string command;
   for (const auto& a : plan.program)
     command += (command.empty() ? std::string() : std::string(" ")) + a;
-  const nlohmann::json index = {
-      {"format", "commgauge-trace"},
-      {"version", trace::kVersion},
-      {"ranks", plan.ranks},
-      {"finished", true},
-      {"complete", true},
-      {"unmodeled", nlohmann::json::object()},
-      {"mpi",
-       {{"library", "none: synthetic trace (commgauge synth)"},
-        {"standard", "3.1"},
-        {"thread_level", "single"},
-        {"collectives", nlohmann::json::object()},
-        {"point_to_point", nlohmann::json::object()}}},
-      {"clock", {{"source", "synthetic"}, {"resolution_ns", 1e9 / kSynthTicksPerSecond}}},
-      {"tracer", {{"overhead_ns_per_event_median", 0.0}, {"commgauge_version", version_text()}}},
-      {"program", plan.program},
-      {"command", command},
-      {"synthetic", plan.description}};
+  nlohmann::json index =
+      trace::written_index(plan.ranks, "none: synthetic trace (commgauge synth)", "synthetic",
+                           1e9 / kSynthTicksPerSecond, version_text());
+  index["program"] = plan.program;
+  index["command"] = command;
+  index["synthetic"] = plan.description;
   std::string text = json_text(index);
   text.pop_back();  // the closing brace: hosts and placement follow
   // Nodes hold ranks from 0 up, first seen in node order, so host index = node number.

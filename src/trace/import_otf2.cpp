@@ -885,25 +885,11 @@ Otf2ImportResult import_otf2(const fs::path& anchor, const fs::path& container) 
     encoder.append(end);
     encoder.flush();
   }
-  nlohmann::json index = {
-      {"format", "commgauge-trace"},
-      {"version", kVersion},
-      {"ranks", result.ranks},
-      {"finished", true},
-      {"complete", true},
-      {"unmodeled", nlohmann::json::object()},
-      {"mpi",
-       {{"library", "unknown: imported from OTF2"},
-        {"standard", "3.1"},
-        {"thread_level", "single"},
-        {"collectives", nlohmann::json::object()},
-        {"point_to_point", nlohmann::json::object()}}},
-      {"clock", {{"source", "otf2"}, {"resolution_ns", 1e9 / ticks_per_second}}},
-      {"tracer",
-       {{"overhead_ns_per_event_median", 0.0}, {"commgauge_version", commgauge::kVersion}}},
-      {"hosts", w.hosts},
-      {"placement", w.placement},
-      {"imported", imported}};
+  nlohmann::json index = written_index(result.ranks, "unknown: imported from OTF2", "otf2",
+                                       1e9 / ticks_per_second, commgauge::kVersion);
+  index["hosts"] = w.hosts;
+  index["placement"] = w.placement;
+  index["imported"] = imported;
   writer.finish(json_text(index));
   return result;
 }

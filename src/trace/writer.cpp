@@ -253,4 +253,24 @@ void ContainerWriter::finish(const std::string& index_json) {
   if (::close(fd) != 0) throw_errno(errno, path_, "cannot close");
 }
 
+nlohmann::json written_index(std::uint32_t ranks, const std::string& library,
+                             const std::string& clock_source, double resolution_ns,
+                             const std::string& commgauge_version) {
+  return {{"format", "commgauge-trace"},
+          {"version", kVersion},
+          {"ranks", ranks},
+          {"finished", true},
+          {"complete", true},
+          {"unmodeled", nlohmann::json::object()},
+          {"mpi",
+           {{"library", library},
+            {"standard", "3.1"},
+            {"thread_level", "single"},
+            {"collectives", nlohmann::json::object()},
+            {"point_to_point", nlohmann::json::object()}}},
+          {"clock", {{"source", clock_source}, {"resolution_ns", resolution_ns}}},
+          {"tracer",
+           {{"overhead_ns_per_event_median", 0.0}, {"commgauge_version", commgauge_version}}}};
+}
+
 }  // namespace commgauge::trace

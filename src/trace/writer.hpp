@@ -9,9 +9,18 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "trace/format.hpp"
 
 namespace commgauge::trace {
+
+/// The index.json fields of a trace written whole (synth, an OTF2 import), not by the tracer:
+/// format, version, ranks, finished and complete, `mpi` naming `library` with nothing modeled,
+/// the clock, and the tracer entry with `commgauge_version`; callers add their own fields.
+nlohmann::json written_index(std::uint32_t ranks, const std::string& library,
+                             const std::string& clock_source, double resolution_ns,
+                             const std::string& commgauge_version);
 
 /// Where finished blocks go.
 class BlockSink {

@@ -156,8 +156,8 @@ TEST(CliValues, TablesCsvToStandardOutputHoldsEveryCellPrinted) {
   const std::string loggps = cells["predicted_pingpong,1,loggps_1way_us"];
   ASSERT_FALSE(loggps.empty());
   EXPECT_THAT(piped.err, HasSubstr(loggps));
-  const Outcome json = run({commgauge(), "predict", "pingpong", "--profile", profile, "--sizes",
-                            "8", "--json", "-"});
+  const Outcome json = run(
+      {commgauge(), "predict", "pingpong", "--profile", profile, "--sizes", "8", "--json", "-"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_EQ(nlohmann::json::parse(json.out)["models"].size(), 3u);
 }

@@ -11,36 +11,48 @@
 
 namespace commgauge::testing {
 
-// The source's side of a virtual link that fails (TransportError, as a peer that stopped
-// answering) at its first call once `fail` is set: FailAt, the method's progress sink, sets it
-// when the method reports a label containing `at`.
-class FailingTransport final : public net::Transport {
+// Another transport's side, every call passed on; before_call() runs before each call that
+// communicates (test doubles override it, or compute()).
+class ForwardingTransport : public net::Transport {
  public:
-  FailingTransport(net::Transport& t, const bool& fail) : t_(t), fail_(fail) {}
+  explicit ForwardingTransport(net::Transport& t) : t_(t) {}
   std::string kind() const override { return t_.kind(); }
   net::Role role() const override { return t_.role(); }
   int rank() const override { return t_.rank(); }
   int peer() const override { return t_.peer(); }
-  void send(std::size_t bytes) override { check(), t_.send(bytes); }
-  void recv(std::size_t bytes) override { check(), t_.recv(bytes); }
-  net::Request isend(std::size_t bytes) override { return check(), t_.isend(bytes); }
-  net::Request irecv(std::size_t bytes) override { return check(), t_.irecv(bytes); }
-  void wait(net::Request& r) override { check(), t_.wait(r); }
-  bool test(net::Request& r) override { return check(), t_.test(r); }
-  void barrier() override { check(), t_.barrier(); }
+  void send(std::size_t bytes) override { before_call(), t_.send(bytes); }
+  void recv(std::size_t bytes) override { before_call(), t_.recv(bytes); }
+  net::Request isend(std::size_t bytes) override { return before_call(), t_.isend(bytes); }
+  net::Request irecv(std::size_t bytes) override { return before_call(), t_.irecv(bytes); }
+  void wait(net::Request& r) override { before_call(), t_.wait(r); }
+  bool test(net::Request& r) override { return before_call(), t_.test(r); }
+  void barrier() override { before_call(), t_.barrier(); }
   double now_us() override { return t_.now_us(); }
   void compute(double us) override { t_.compute(us); }
-  void send_value(std::uint64_t v) override { check(), t_.send_value(v); }
-  std::uint64_t recv_value() override { return check(), t_.recv_value(); }
+  void send_value(std::uint64_t v) override { before_call(), t_.send_value(v); }
+  std::uint64_t recv_value() override { return before_call(), t_.recv_value(); }
   const net::Clock& clock() const override { return t_.clock(); }
   net::Counters counters() const override { return t_.counters(); }
   nlohmann::json context() const override { return t_.context(); }
 
+ protected:
+  virtual void before_call() const {}
+
  private:
-  void check() const {
+  net::Transport& t_;
+};
+
+// The source's side of a virtual link that fails (TransportError, as a peer that stopped
+// answering) at its first call once `fail` is set: FailAt, the method's progress sink, sets it
+// when the method reports a label containing `at`.
+class FailingTransport final : public ForwardingTransport {
+ public:
+  FailingTransport(net::Transport& t, const bool& fail) : ForwardingTransport(t), fail_(fail) {}
+
+ private:
+  void before_call() const override {
     if (fail_) throw TransportError("the peer did not respond (test)");
   }
-  net::Transport& t_;
   const bool& fail_;
 };
 

@@ -255,33 +255,15 @@ TEST(OverlapAgainstLoggp, AWrongSwitchStaysUnresolvedWithBothFigures) {
 // The receiver's side of a virtual link, descheduled as on a busy machine: every `every`-th
 // computation it is asked for runs 4 times as long (it comes back late, its peer having moved
 // on), the others as asked.
-class DescheduledReceiver final : public net::Transport {
+class DescheduledReceiver final : public commgauge::testing::ForwardingTransport {
  public:
-  DescheduledReceiver(net::Transport& t, int every) : t_(t), every_(every) {}
-  std::string kind() const override { return t_.kind(); }
-  net::Role role() const override { return t_.role(); }
-  int rank() const override { return t_.rank(); }
-  int peer() const override { return t_.peer(); }
-  void send(std::size_t bytes) override { t_.send(bytes); }
-  void recv(std::size_t bytes) override { t_.recv(bytes); }
-  net::Request isend(std::size_t bytes) override { return t_.isend(bytes); }
-  net::Request irecv(std::size_t bytes) override { return t_.irecv(bytes); }
-  void wait(net::Request& r) override { t_.wait(r); }
-  bool test(net::Request& r) override { return t_.test(r); }
-  void barrier() override { t_.barrier(); }
-  double now_us() override { return t_.now_us(); }
+  DescheduledReceiver(net::Transport& t, int every) : ForwardingTransport(t), every_(every) {}
   void compute(double us) override {
     if (us > 0 && ++computations_ % every_ == 0) us *= 4;
-    t_.compute(us);
+    ForwardingTransport::compute(us);
   }
-  void send_value(std::uint64_t v) override { t_.send_value(v); }
-  std::uint64_t recv_value() override { return t_.recv_value(); }
-  const net::Clock& clock() const override { return t_.clock(); }
-  net::Counters counters() const override { return t_.counters(); }
-  nlohmann::json context() const override { return t_.context(); }
 
  private:
-  net::Transport& t_;
   int every_;
   long computations_ = 0;
 };
