@@ -38,39 +38,94 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The tracer library: --tracer, $COMMGAUGE_TRACER, where `cmake --install` puts it relative to
-/// this binary (so an installed prefix can be moved), next to it, or - only for the binary in the
-/// build tree - where the build put it.
-std::string find_tracer(const std::string& given) {
+/// The MPI library a traced program runs on: each has its own tracer (the MPI ABIs differ) and
+/// its own launcher flags.
+enum class MpiFlavour { open_mpi, mpich };
+
+const char* tracer_file_name(MpiFlavour mpi) {
+  return mpi == MpiFlavour::mpich ? "libcommgauge-tracer-mpich.so" : "libcommgauge-tracer.so";
+}
+
+/// The tracer library: --tracer, $COMMGAUGE_TRACER ($COMMGAUGE_TRACER_MPICH for MPICH), where
+/// `cmake --install` puts it relative to this binary (so an installed prefix can be moved), next
+/// to it, or - only for the binary in the build tree - where the build put it.
+std::string find_tracer(const std::string& given, MpiFlavour mpi) {
   std::vector<fs::path> candidates;
   if (!given.empty()) {
     if (!fs::exists(given)) throw InputError("--tracer", given + ": no such file");
     return fs::absolute(given).string();
   }
-  if (const char* env = std::getenv("COMMGAUGE_TRACER")) candidates.emplace_back(env);
+  const bool mpich = mpi == MpiFlavour::mpich;
+  if (const char* env = std::getenv(mpich ? "COMMGAUGE_TRACER_MPICH" : "COMMGAUGE_TRACER"))
+    candidates.emplace_back(env);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
 #ifdef COMMGAUGE_TRACER_FROM_BINDIR
-    candidates.push_back(exe.parent_path() / COMMGAUGE_TRACER_FROM_BINDIR);
+    candidates.push_back(
+        (exe.parent_path() / COMMGAUGE_TRACER_FROM_BINDIR).replace_filename(tracer_file_name(mpi)));
 #endif
-    candidates.push_back(exe.parent_path() / "libcommgauge-tracer.so");
+    candidates.push_back(exe.parent_path() / tracer_file_name(mpi));
+#ifdef COMMGAUGE_BUILD_BINARY_DIR
+    if (fs::equivalent(exe.parent_path(), COMMGAUGE_BUILD_BINARY_DIR, ec)) {
 #ifdef COMMGAUGE_TRACER_BUILD_PATH
-    if (fs::equivalent(exe.parent_path(), COMMGAUGE_BUILD_BINARY_DIR, ec))
-      candidates.emplace_back(COMMGAUGE_TRACER_BUILD_PATH);
+      if (!mpich) candidates.emplace_back(COMMGAUGE_TRACER_BUILD_PATH);
+#endif
+#ifdef COMMGAUGE_TRACER_MPICH_BUILD_PATH
+      if (mpich) candidates.emplace_back(COMMGAUGE_TRACER_MPICH_BUILD_PATH);
+#endif
+    }
 #endif
   }
   for (const auto& c : candidates)
     if (fs::exists(c, ec)) return fs::canonical(c).string();
+  if (mpich)
+    throw InputError(
+        "the MPICH tracer libcommgauge-tracer-mpich.so was not found (build commgauge with "
+        "-DCOMMGAUGE_TRACER_MPICH=ON, or give its path with --tracer or "
+        "$COMMGAUGE_TRACER_MPICH)");
   throw InputError(
       "the tracer library libcommgauge-tracer.so was not found (this commgauge was built "
       "without MPI, or give its path with --tracer or $COMMGAUGE_TRACER)");
 }
 
-bool is_open_mpi_launcher(const std::string& program) {
-  const std::string base = fs::path(program).filename().string();
-  return base == "mpirun" || base == "mpiexec" || base == "orterun" || base == "mpirun.openmpi" ||
-         base == "mpiexec.openmpi";
+/// How a launcher passes the tracer to the ranks only (never to itself or its daemons).
+enum class LauncherKind { open_mpi, mpich_hydra, other };
+
+/// Known by name, also behind symlinks (Debian's alternatives: mpirun -> mpirun.openmpi or
+/// mpirun.mpich; MPICH's own install: mpiexec -> mpiexec.hydra). A plain mpirun/mpiexec that
+/// resolves to nothing known is taken for Open MPI's.
+LauncherKind launcher_kind(const std::string& program) {
+  const auto kind_of = [](const std::string& base) {
+    if (base == "mpirun.mpich" || base == "mpiexec.mpich" || base == "mpiexec.hydra" ||
+        base == "mpirun.hydra")
+      return LauncherKind::mpich_hydra;
+    if (base == "mpirun" || base == "mpiexec" || base == "orterun" || base == "prterun" ||
+        base == "mpirun.openmpi" || base == "mpiexec.openmpi")
+      return LauncherKind::open_mpi;
+    return LauncherKind::other;
+  };
+  fs::path path = program;
+  if (program.find('/') == std::string::npos) {
+    const char* env_path = std::getenv("PATH");
+    std::string dirs = env_path ? env_path : "";
+    for (std::size_t begin = 0; begin <= dirs.size();) {
+      const std::size_t end = std::min(dirs.find(':', begin), dirs.size());
+      const fs::path candidate = fs::path(dirs.substr(begin, end - begin)) / program;
+      if (::access(candidate.c_str(), X_OK) == 0) {
+        path = candidate;
+        break;
+      }
+      begin = end + 1;
+    }
+  }
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(path, ec);
+  if (!ec) {
+    const LauncherKind kind = kind_of(resolved.filename().string());
+    if (kind != LauncherKind::other) return kind;
+  }
+  return kind_of(path.filename().string());
 }
 
 std::string join_command(const std::vector<std::string>& args) {
@@ -116,9 +171,10 @@ void add_trace_command(CLI::App& app, Action& action) {
       "trace",
       "Run an MPI program under the commgauge tracer (PMPI, loaded with LD_PRELOAD: no "
       "relinking) and print an mpiP-style summary. Example: commgauge trace -o DIR -- mpirun -np "
-      "4 ./app args. With mpirun/mpiexec (Open MPI) the tracer reaches the ranks through "
-      "'-x LD_PRELOAD=...'; with another launcher (srun...) it is exported in the environment "
-      "the launcher passes on.");
+      "4 ./app args. With Open MPI's mpirun/mpiexec the tracer reaches the ranks through "
+      "'-x LD_PRELOAD=...', with MPICH's (Hydra: mpiexec.mpich, mpiexec.hydra) through "
+      "'-genv LD_PRELOAD ...'; with another launcher (srun...) it is exported in the "
+      "environment the launcher passes on (--mpi mpich for an MPICH program there).");
   struct Flags {
     std::string dir;
     bool force = false;
@@ -127,6 +183,7 @@ void add_trace_command(CLI::App& app, Action& action) {
     std::size_t top = 10;
     bool cpu_time = false;
     std::string clock = "auto";
+    std::string mpi = "auto";
     double timeout_s = 0;
     std::vector<std::string> command;
   };
@@ -137,7 +194,13 @@ void add_trace_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", flags->json, "write the summary as JSON to this file");
   add_tables_csv_option(*cmd, flags->tables_csv, "Options");
   cmd->add_option("--tracer", flags->tracer,
-                  "path of libcommgauge-tracer.so (default: found next to commgauge)");
+                  "path of the tracer library (default: libcommgauge-tracer.so, or "
+                  "libcommgauge-tracer-mpich.so for MPICH, found next to commgauge)");
+  cmd->add_option("--mpi", flags->mpi,
+                  "the MPI library the program was built with, which picks the tracer: auto "
+                  "(MPICH under MPICH's mpiexec/Hydra, else Open MPI), openmpi or mpich")
+      ->check(CLI::IsMember({"auto", "openmpi", "mpich"}))
+      ->capture_default_str();
   cmd->add_option("--top", flags->top, "largest messages listed")->capture_default_str();
   cmd->add_flag("--cpu-time", flags->cpu_time,
                 "also record each thread's CPU time at every event (shows oversubscription)");
@@ -151,7 +214,12 @@ void add_trace_command(CLI::App& app, Action& action) {
   cmd->add_option("command", flags->command, "the command to trace, after --")->required();
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
-      const std::string tracer = find_tracer(flags->tracer);
+      const LauncherKind launcher = launcher_kind(flags->command.front());
+      const MpiFlavour mpi =
+          flags->mpi == "mpich" || (flags->mpi == "auto" && launcher == LauncherKind::mpich_hydra)
+              ? MpiFlavour::mpich
+              : MpiFlavour::open_mpi;
+      const std::string tracer = find_tracer(flags->tracer, mpi);
       const fs::path dir = fs::absolute(flags->dir);
       prepare_directory(dir, flags->force);
       std::vector<std::string> env = {"COMMGAUGE_TRACE_DIR=" + dir.string(),
@@ -160,7 +228,15 @@ void add_trace_command(CLI::App& app, Action& action) {
       if (flags->clock == "monotonic") env.push_back("COMMGAUGE_TRACE_CLOCK=monotonic");
       std::vector<std::string> command = flags->command;
       double launcher_kill_wait_s = 10;  // how long mpirun waits after SIGTERM before SIGKILL
-      if (is_open_mpi_launcher(command.front())) {
+      if (launcher == LauncherKind::mpich_hydra) {
+        // Hydra passes -genv variables to the ranks only.
+        std::vector<std::string> exports = {"-genv", "LD_PRELOAD", tracer};
+        for (const auto& kv : env) {
+          const std::size_t eq = kv.find('=');
+          exports.insert(exports.end(), {"-genv", kv.substr(0, eq), kv.substr(eq + 1)});
+        }
+        command.insert(command.begin() + 1, exports.begin(), exports.end());
+      } else if (launcher == LauncherKind::open_mpi) {
         // Only the ranks load the tracer, never mpirun or its daemons.
         std::vector<std::string> exports = {"-x", "LD_PRELOAD=" + tracer};
         for (const auto& kv : env) {

@@ -15,7 +15,11 @@ std::unique_ptr<CLI::App> make_command_line(Action& action) {
   // A callback, so that MPI is asked only when --version is given.
   app->set_version_flag("--version", [] {
     return std::string("commgauge ") + kVersion + " (" + kGitRevision + ")\nbuilt with " +
-           net::mpi_library_built_with();
+           net::mpi_library_built_with()
+#ifdef COMMGAUGE_TRACER_MPICH_VERSION
+           + "\ntraces MPICH " COMMGAUGE_TRACER_MPICH_VERSION " programs too (trace --mpi mpich)"
+#endif
+        ;
   });
   app->require_subcommand(1);
   add_timer_command(*app, action);

@@ -272,7 +272,7 @@ void write_c(const std::vector<Function>& fs, std::ostream& out) {
   for (const Function& f : fs) {
     if (f.klass == "special" || f.fortran == "Fonly") continue;
     const std::string forward = "PMPI_" + f.name + "(" + join_names(f) + ")";
-    out << "extern \"C\" int MPI_" << f.name << "(" << c_params(f) << ") {\n"
+    out << "COMMGAUGE_C_EXPORT int MPI_" << f.name << "(" << c_params(f) << ") {\n"
         << "  if (!commgauge::tracer::tracing()) return " << forward << ";\n";
     if (f.klass == "local") {
       out << "  commgauge::tracer::LocalCall call(" << f.id << ");\n  return " << forward << ";\n";

@@ -14,6 +14,9 @@
 
 /// The gfortran wrappers have no declaration in mpi.h to make them visible.
 #define COMMGAUGE_FORTRAN_EXPORT extern "C" __attribute__((visibility("default")))
+/// The C wrappers: Open MPI's mpi.h declares MPI_* visible, MPICH's does not (the tracer is
+/// compiled with hidden visibility), so each definition says it.
+#define COMMGAUGE_C_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace commgauge::tracer {
 

@@ -550,30 +550,32 @@ void abort_common(int errorcode, Lang lang) {
 using commgauge::tracer::Lang;
 namespace ct = commgauge::tracer;
 
-extern "C" int MPI_Init(int* argc, char*** argv) {
+COMMGAUGE_C_EXPORT int MPI_Init(int* argc, char*** argv) {
   ct::g_init_entry = ct::clock_point();
   return ct::init_common(PMPI_Init(argc, argv), ct::g_init_entry, commgauge::trace::fn::Init,
                          MPI_THREAD_SINGLE, Lang::c);
 }
 
-extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+COMMGAUGE_C_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   ct::g_init_entry = ct::clock_point();
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   return ct::init_common(rc, ct::g_init_entry, commgauge::trace::fn::Init_thread, *provided,
                          Lang::c);
 }
 
-extern "C" int MPI_Finalize(void) {
+COMMGAUGE_C_EXPORT int MPI_Finalize(void) {
   ct::finalize_common(Lang::c);
   return PMPI_Finalize();
 }
 
-extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
+COMMGAUGE_C_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode) {
   ct::abort_common(errorcode, Lang::c);
   return PMPI_Abort(comm, errorcode);
 }
 
+#if COMMGAUGE_TRACER_FORTRAN
 // gfortran bindings: Open MPI's mpi_init_ and friends call PMPI_Init..., never the C wrappers.
+// (MPICH's call MPI_Init..., so its tracer has no Fortran wrappers: src/tracer/CMakeLists.txt.)
 COMMGAUGE_FORTRAN_EXPORT void mpi_init_(MPI_Fint* ierr) {
   using Real = void (*)(MPI_Fint*);
   static const Real real = ct::fortran_symbol<Real>("pmpi_init_");
@@ -606,3 +608,4 @@ COMMGAUGE_FORTRAN_EXPORT void mpi_abort_(MPI_Fint* comm, MPI_Fint* errorcode, MP
   ct::abort_common(static_cast<int>(*errorcode), Lang::fortran);
   real(comm, errorcode, ierr);
 }
+#endif

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # cmake --install into a temporary prefix, the prefix moved elsewhere, then an MPI example traced
 # and simulated with the moved binary, which must find the moved tracer (not the build tree's).
-# Usage: install_test.sh BUILD_DIR EXAMPLE_RING
+# With MPICH_PROGRAM (tests/tracer's modeled_c built with MPICH), the same for the MPICH tracer.
+# Usage: install_test.sh BUILD_DIR EXAMPLE_RING [MPICH_PROGRAM]
 set -euo pipefail
 build="$1"
 ring="$2"
+mpich_program="${3:-}"
 work="$(mktemp -d /tmp/cg-install-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/first" >"$work/install.log"
@@ -44,4 +46,21 @@ esac
 "$bin" simulate "$work/trace" --model none >"$work/simulate.out" || fail "simulate failed"
 # The ring (2 ranks, 2 iterations) posts 4 MPI_Isend; the replay must have them all.
 grep -Eq "^MPI_Isend +4 " "$work/simulate.out" || { cat "$work/simulate.out"; fail "simulate did not replay the 4 MPI_Isend"; }
+if [ -n "$mpich_program" ]; then
+  grep -q "^traces MPICH [0-9]" <<<"$version" || fail "--version names no MPICH tracer: $version"
+  unset COMMGAUGE_TRACER_MPICH
+  mkdir "$work/counts"
+  "$bin" trace -o "$work/trace-mpich" -- mpiexec.mpich -np 4 "$mpich_program" "$work/counts" \
+    >"$work/trace-mpich.out" 2>"$work/trace-mpich.err" || {
+    cat "$work/trace-mpich.err" >&2
+    fail "trace under MPICH failed"
+  }
+  mpich_tracer="$(sed -n 's/.*with the tracer \(.*\)$/\1/p' "$work/trace-mpich.err")"
+  case "$mpich_tracer" in
+    "$(realpath "$work/moved")"/lib*/commgauge/libcommgauge-tracer-mpich.so) ;;
+    *) fail "under MPICH the moved binary used the tracer '$mpich_tracer'" ;;
+  esac
+  "$bin" trace-check "$work/trace-mpich" | grep -q "OK (0 errors" || fail "the MPICH trace does not check"
+  tracer="$tracer and $mpich_tracer"
+fi
 echo "install_test: installed, moved, traced and simulated with $bin and $tracer"

@@ -391,13 +391,16 @@ TEST_F(TraceTest, SigkillLosesAtMostTheLastBlock) {
   EXPECT_THAT(check().out, HasSubstr("truncated"));
 }
 
-TEST_F(TraceTest, HangEndedBySigtermKeepsEveryEvent) {
-  // Event-driven, not timed: the SIGTERM comes once both ranks say their 300 ping-pongs are
-  // done and they block (a fixed --timeout cut the exchanges short on a loaded machine: 556 of
-  // 602 events). commgauge trace forwards it to the job; --timeout is only a backstop here.
-  Background job({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--timeout", "300", "--",
-                  "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
-                  TRACER_PROGRAM_CRASH, "hang"});
+/// Event-driven, not timed: the SIGTERM comes once both ranks say their 300 ping-pongs are
+/// done and they block (a fixed --timeout cut the exchanges short on a loaded machine: 556 of
+/// 602 events). commgauge trace forwards it to the job; --timeout is only a backstop here.
+void expect_hang_ended_by_sigterm_keeps_every_event(const std::vector<std::string>& launcher,
+                                                    const char* program, const fs::path& dir) {
+  std::vector<std::string> argv = {commgauge(), "trace", "-o", (dir / "trace").string(),
+                                   "--timeout", "300",   "--"};
+  argv.insert(argv.end(), launcher.begin(), launcher.end());
+  argv.insert(argv.end(), {"-np", "2", program, "hang"});
+  Background job(argv);
   for (int rank = 0; rank < 2; ++rank) {
     ASSERT_FALSE(
         job.wait_for_stderr("ping-pongs done, now: hang", std::chrono::seconds(240)).empty())
@@ -405,9 +408,20 @@ TEST_F(TraceTest, HangEndedBySigtermKeepsEveryEvent) {
   }
   job.signal(SIGTERM);
   EXPECT_NE(job.wait_for_exit(std::chrono::seconds(60)), 0);
-  EXPECT_EQ(events_of(dir_ / "trace", 0), 602);
-  EXPECT_EQ(events_of(dir_ / "trace", 1), 602);
+  EXPECT_EQ(events_of(dir / "trace", 0), 602);
+  EXPECT_EQ(events_of(dir / "trace", 1), 602);
 }
+
+TEST_F(TraceTest, HangEndedBySigtermKeepsEveryEvent) {
+  expect_hang_ended_by_sigterm_keeps_every_event(
+      {"mpirun", "--allow-run-as-root", "--oversubscribe"}, TRACER_PROGRAM_CRASH, dir_);
+}
+
+#ifdef TRACER_PROGRAM_CRASH_MPICH
+TEST_F(TraceTest, MpichHangEndedBySigtermKeepsEveryEvent) {
+  expect_hang_ended_by_sigterm_keeps_every_event({MPIEXEC_MPICH}, TRACER_PROGRAM_CRASH_MPICH, dir_);
+}
+#endif
 
 TEST_F(TraceTest, DamagedTraceIsReportedWithFileAndOffset) {
   ASSERT_NE(trace(2, {TRACER_PROGRAM_CRASH, "abort"}).exit_code, 0);
@@ -564,6 +578,65 @@ TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
   EXPECT_THAT(run({commgauge(), "trace-check", (small / "trace").string()}).out,
               HasSubstr("truncated"));
 }
+
+#ifdef TRACER_PROGRAM_C_MPICH
+// The same programs built with MPICH and launched by MPICH's mpiexec (Hydra): `trace` picks the
+// MPICH tracer and passes it with -genv; the programs' own counters are the truth again.
+TEST_F(TraceTest, MpichProgramUnderMpichsLauncherCountsEqualItsOwn) {
+  const Outcome o = run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--json",
+                         (dir_ / "summary.json").string(), "--", MPIEXEC_MPICH, "-np", "4",
+                         TRACER_PROGRAM_C_MPICH, (dir_ / "counts").string()},
+                        std::chrono::seconds(100));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("libcommgauge-tracer-mpich.so"));
+  EXPECT_THAT(o.out, HasSubstr("every rank finished, complete"));
+  EXPECT_EQ(summary()["ranks"], 4);
+  expect_counts_match();
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_THAT(c.out, HasSubstr("OK (0 errors, 0 warnings)"));
+  EXPECT_THAT(c.out, HasSubstr("128 messages matched"));
+  std::ifstream in(dir_ / "trace" / "index.json");
+  const auto index = nlohmann::json::parse(in);
+  EXPECT_THAT(index["mpi"]["library"].get<std::string>(), HasSubstr("MPICH"));
+  // Replayed on the network the seed measured MPICH2 on, one rank per node.
+  std::ofstream(dir_ / "cluster.json") << R"({"nodes": 4, "cores_per_node": 1})";
+  const Outcome sim =
+      run({commgauge(), "simulate", (dir_ / "trace").string(), "--model", "loggp", "--cluster",
+           (dir_ / "cluster.json").string(), "--placement", "rrn", "--profile",
+           COMMGAUGE_SOURCE_DIR "/examples/profiles/seed000-table2-mpich2-tcp.json"});
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+}
+
+// Open MPI's tracer cannot serve an MPICH program (the ABIs differ): --mpi names the library
+// where the launcher does not tell.
+TEST_F(TraceTest, MpiFlagPicksTheTracerWhereTheLauncherDoesNotTell) {
+  const Outcome o =
+      run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--mpi", "mpich", "--", "env",
+           MPIEXEC_MPICH, "-np", "4", TRACER_PROGRAM_C_MPICH, (dir_ / "counts").string()},
+          std::chrono::seconds(100));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("libcommgauge-tracer-mpich.so"));
+  EXPECT_EQ(check().exit_code, 0);
+}
+#endif
+
+#ifdef TRACER_PROGRAM_FORTRAN_MPICH
+TEST_F(TraceTest, MpichFortranProgramCountsEqualItsOwn) {
+  const Outcome o = run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--json",
+                         (dir_ / "summary.json").string(), "--", MPIEXEC_MPICH, "-np", "4",
+                         TRACER_PROGRAM_FORTRAN_MPICH, (dir_ / "counts").string()},
+                        std::chrono::seconds(100));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  expect_counts_match();
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_THAT(c.out, HasSubstr("120 messages matched"));
+  // MPICH's Fortran binding calls the C functions: each call recorded once, through C.
+  const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "1"});
+  EXPECT_THAT(dump.out, ::testing::Not(HasSubstr("MPI_Init fortran")));
+}
+#endif
 
 TEST_F(TraceTest, ANonMpiCommandIsAnError) {
   const Outcome o = run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--", "true"});
