@@ -188,7 +188,7 @@ TEST(CliValues, ExitCodesFollowTheReadmesTable) {
 // What `commgauge completion bash` completes for the words before the cursor (the last word
 // is the one being completed), run in bash as bash-completion would.
 std::vector<std::string> completions(const std::vector<std::string>& words) {
-  const std::string script = ::testing::TempDir() + "/commgauge-completion.bash";
+  const std::string script = scratch_file("completion.bash").string();
   const Outcome gen = run({commgauge(), "completion", "bash"});
   EXPECT_EQ(gen.exit_code, 0) << gen.err;
   std::ofstream(script) << gen.out;

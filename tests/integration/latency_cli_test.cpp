@@ -26,13 +26,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::filesystem::path temp_file(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("commgauge-it-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
-
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
@@ -66,7 +59,7 @@ void expect_sane_latency(const Outcome& o, const nlohmann::json& j, const std::s
 }
 
 TEST(LatencyCli, MpiSharedMemory) {
-  const auto json = temp_file("mpi-shm.json");
+  const auto json = scratch_file("mpi-shm.json");
   const auto o = run(with(mpirun(2), {"latency", "--sizes", "8,4096", "--trials", "2000",
                                       "--timer-trials", "200000", "--json", json.string()}));
   const auto j = read_json(json);
@@ -76,7 +69,7 @@ TEST(LatencyCli, MpiSharedMemory) {
 }
 
 TEST(LatencyCli, MpiTcpBtl) {
-  const auto json = temp_file("mpi-tcp.json");
+  const auto json = scratch_file("mpi-tcp.json");
   const auto o = run(
       with(mpirun(2, {"--mca", "btl", "tcp,self"}),
            {"latency", "--trials", "2000", "--timer-trials", "200000", "--json", json.string()}));
@@ -84,7 +77,7 @@ TEST(LatencyCli, MpiTcpBtl) {
 }
 
 TEST(LatencyCli, MpiFourRanksSourceZeroDestThree) {
-  const auto json = temp_file("mpi-4.json");
+  const auto json = scratch_file("mpi-4.json");
   const auto o = run(
       with(mpirun(4), {"latency", "--source", "0", "--dest", "3", "--trials", "500",
                        "--timer-trials", "100000", "--clock", "wtime", "--json", json.string()}));
@@ -96,8 +89,8 @@ TEST(LatencyCli, MpiFourRanksSourceZeroDestThree) {
 }
 
 TEST(LatencyCli, TcpSelfStartedPeer) {
-  const auto json = temp_file("tcp.json");
-  const auto dir = temp_file("tcp-files");
+  const auto json = scratch_file("tcp.json");
+  const auto dir = scratch_file("tcp-files");
   const auto o = run({commgauge(), "latency", "--transport", "tcp", "--sizes", "8,65536",
                       "--trials", "1000", "--rse-target", "0", "--timer-trials", "200000", "--json",
                       json.string(), "--output-dir", dir.string()});
@@ -119,7 +112,7 @@ TEST(LatencyCli, TcpAgainstServe) {
   const std::string line = server.wait_for_stderr("listening on", std::chrono::seconds(10));
   ASSERT_FALSE(line.empty());
   const std::string port = line.substr(line.rfind(':') + 1);
-  const auto json = temp_file("tcp-serve.json");
+  const auto json = scratch_file("tcp-serve.json");
   const auto o = run({commgauge(), "latency", "--transport", "tcp", "--peer", "127.0.0.1:" + port,
                       "--trials", "500", "--timer-trials", "100000", "--json", json.string()});
   const auto j = read_json(json);
@@ -128,7 +121,7 @@ TEST(LatencyCli, TcpAgainstServe) {
 }
 
 TEST(LatencyCli, VirtualNetworkMatchesItsParameters) {
-  const auto json = temp_file("virtual.json");
+  const auto json = scratch_file("virtual.json");
   const auto o =
       run({commgauge(), "latency", "--transport", "virtual", "--virtual-net",
            COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "--sizes", "1,1001",
@@ -142,7 +135,7 @@ TEST(LatencyCli, VirtualNetworkMatchesItsParameters) {
 }
 
 TEST(TimerCli, PrintsResolutionAndWritesJson) {
-  const auto json = temp_file("timer.json");
+  const auto json = scratch_file("timer.json");
   const auto o = run(
       {commgauge(), "timer", "--transport", "tcp", "--trials", "1000000", "--json", json.string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -184,7 +177,7 @@ TEST(LatencyCliErrors, ZeroTrials) {
 }
 
 TEST(LatencyCliErrors, MalformedVirtualNet) {
-  const auto bad = temp_file("bad-net.json");
+  const auto bad = scratch_file("bad-net.json");
   std::ofstream(bad) << R"({"format": "commgauge-link-params", "version": 1, "L_us": 1,
     "ranges": [{"from_bytes": 1, "o_s_us": -1, "o_r_us": 1, "g_us": 1, "G_us_per_byte": 0}]})";
   expect_one_line_error(

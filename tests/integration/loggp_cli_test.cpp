@@ -17,13 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::filesystem::path temp_file(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("commgauge-loggp-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
-
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
@@ -59,9 +52,9 @@ void expect_sane_loggp(const Outcome& o, const std::filesystem::path& json) {
 }
 
 TEST(LoggpCli, MpiSharedMemory) {
-  const auto json = temp_file("shm.json");
-  const auto plot = temp_file("shm.png");
-  const auto csv = temp_file("shm.csv");
+  const auto json = scratch_file("shm.json");
+  const auto plot = scratch_file("shm.png");
+  const auto csv = scratch_file("shm.csv");
   const auto o = run(with(mpirun(2), {"loggp", "--max-size", "64KiB", "--json", json.string(),
                                       "--plot", plot.string(), "--csv", csv.string()}),
                      kMeasuringLimit);
@@ -72,7 +65,7 @@ TEST(LoggpCli, MpiSharedMemory) {
 }
 
 TEST(LoggpCli, TcpTransport) {
-  const auto json = temp_file("tcp.json");
+  const auto json = scratch_file("tcp.json");
   const auto o = run({commgauge(), "loggp", "--transport", "tcp", "--max-size", "64KiB", "--json",
                       json.string(), "--timer-trials", "1000"},
                      kMeasuringLimit);
@@ -86,7 +79,7 @@ TEST(LoggpCli, TcpTransport) {
 void expect_rendezvous_switch(const std::vector<std::string>& mca,
                               const std::vector<std::string>& sweep, double limit,
                               const std::string& pml = "") {
-  const auto json = temp_file("eager.json");
+  const auto json = scratch_file("eager.json");
   std::vector<std::string> args = {"loggp"};
   args.insert(args.end(), sweep.begin(), sweep.end());
   args.insert(args.end(), {"--json", json.string(), "--timer-trials", "1000"});

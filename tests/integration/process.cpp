@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 namespace commgauge::testing {
 
 namespace {
@@ -235,6 +237,24 @@ Outcome run_against_peer_stopped_after(std::uint64_t bytes,
   Outcome o = run(argv, kMeasuringLimit);
   server.finish();
   return o;
+}
+
+std::filesystem::path scratch_file(const std::string& name) {
+  struct Owned {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("commgauge-test-" + std::to_string(::getpid()));
+    Owned() { std::filesystem::create_directories(path); }
+    ~Owned() {
+      if (::testing::UnitTest::GetInstance()->Failed()) {
+        std::fprintf(stderr, "a test failed: its files are kept in %s\n", path.c_str());
+        return;
+      }
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Owned dir;
+  return dir.path / name;
 }
 
 ScratchPath::ScratchPath(const std::string& name)

@@ -80,6 +80,10 @@ class ServeStoppedAfter {
 Outcome run_against_peer_stopped_after(std::uint64_t bytes,
                                        const std::vector<std::string>& command);
 
+/// `name` in this test process's own scratch directory (created on first use, removed with
+/// everything in it when the process ends, unless a test failed: then its path is printed).
+std::filesystem::path scratch_file(const std::string& name);
+
 /// A path in the temporary directory, removed (if present) on construction and destruction.
 struct ScratchPath {
   explicit ScratchPath(const std::string& name);

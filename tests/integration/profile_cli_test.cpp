@@ -15,13 +15,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::filesystem::path temp_file(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("commgauge-profile-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
-
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
@@ -35,7 +28,7 @@ std::vector<std::string> with(std::vector<std::string> base, const std::vector<s
 // Open MPI's TCP BTL: rendezvous from its eager limit (64 KiB by default), driven by the
 // sender's calls (the receiver's Wait absorbs the sender's computation): DCP with RAT.
 TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
-  const auto prof = temp_file("tcp-profile.json");
+  const auto prof = scratch_file("tcp-profile.json");
   std::filesystem::remove(prof);
   const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self"}),
                           {"profile", "-o", prof.string(), "--max-size", "256KiB",
@@ -110,13 +103,13 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   EXPECT_GE(heldout["summary"].size(), 6u);  // 2 models x 3 kinds at least
   EXPECT_THAT(o.out, HasSubstr("predicts the held-out pingpong within"));
 
-  const auto lat = temp_file("tcp-latency.json");
+  const auto lat = scratch_file("tcp-latency.json");
   const auto m = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self"}),
                           {"latency", "--sizes", "8,4KiB,128KiB", "--trials", "300",
                            "--timer-trials", "10000", "--json", lat.string()}));
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  const auto json = temp_file("predict.json");
-  const auto plot = temp_file("predict.png");
+  const auto json = scratch_file("predict.json");
+  const auto plot = scratch_file("predict.png");
   const auto pr = run({commgauge(), "predict", "pingpong", "--profile", prof.string(), "--sizes",
                        "8,4KiB,128KiB", "--measured", lat.string(), "--json", json.string(),
                        "--plot", plot.string()});
@@ -135,7 +128,7 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   EXPECT_GT(std::filesystem::file_size(plot), 1000u);
 
   // The seeds' estimators on request: a valid prediction from the other parameter set.
-  const auto seeds = temp_file("predict-seeds.json");
+  const auto seeds = scratch_file("predict-seeds.json");
   const auto ps = run({commgauge(), "predict", "pingpong", "--profile", prof.string(), "--sizes",
                        "8,4KiB,128KiB", "--parameters", "seeds", "--json", seeds.string()});
   ASSERT_EQ(ps.exit_code, 0) << ps.err;
@@ -150,7 +143,7 @@ TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
   // Open MPI's vader rendezvous is a single copy pulled by the receiver: with no progress
   // thread it is DCP, and the transfer does not wait for the sender (RTA), a combination seed
   // 001 gives no formulas for.
-  const auto json = temp_file("vader-overlap.json");
+  const auto json = scratch_file("vader-overlap.json");
   const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "self,vader"}),
                           {"overlap", "--sizes", "64,1KiB,16KiB,128KiB", "--json", json.string(),
                            "--timer-trials", "10000"}));
@@ -173,7 +166,7 @@ TEST(OverlapCli, TcpEagerLimitConfiguredIsTheSwitch) {
   // Known truth: Open MPI's TCP BTL sends a message whose payload and header exceed
   // btl_tcp_eager_limit by rendezvous, so with the limit at 8192 B the first rendezvous size of
   // this sweep is 8192 B. E5 (the receiver posts late, the sender waits at once) votes it.
-  const auto json = temp_file("tcp-eager-limit-overlap.json");
+  const auto json = scratch_file("tcp-eager-limit-overlap.json");
   const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca",
                                      "btl_tcp_eager_limit", "8192"}),
                           {"overlap", "--sizes", "2KiB,4KiB,6KiB,8KiB,12KiB,16KiB", "--json",
@@ -193,7 +186,7 @@ TEST(OverlapCli, TcpEagerLimitConfiguredIsTheSwitch) {
 }
 
 TEST(PredictCli, IsendComputeWaitOnAShippedProfile) {
-  const auto json = temp_file("icw.json");
+  const auto json = scratch_file("icw.json");
   const auto o =
       run({commgauge(), "predict", "isend-compute-wait", "--profile",
            COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json", "--sizes", "8,100KiB",
@@ -214,7 +207,7 @@ void expect_error(const Outcome& o, const std::string& mentions) {
 }
 
 TEST(PredictCliErrors, MalformedProfile) {
-  const auto bad = temp_file("bad.json");
+  const auto bad = scratch_file("bad.json");
   std::ofstream(bad) << "{\n  \"format\": \"commgauge-profile\",\n  \"version\": 1,,\n}";
   expect_error(run({commgauge(), "predict", "pingpong", "--profile", bad.string()}), "bad.json:3:");
 }
@@ -227,7 +220,7 @@ TEST(PredictCliErrors, UnknownModel) {
 }
 
 TEST(PredictCliErrors, SizesOutsideTheMeasuredRangeNeedExtrapolate) {
-  const auto link = temp_file("measured.json");
+  const auto link = scratch_file("measured.json");
   std::ifstream in(COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json");
   auto doc = nlohmann::json::parse(in);
   doc["points"] = nlohmann::json::array({{{"size_bytes", 1}}, {{"size_bytes", 1024}}});
@@ -249,7 +242,7 @@ TEST(PredictCliErrors, SizesOutsideTheMeasuredRangeNeedExtrapolate) {
 TEST(ProfileCliErrors, InterNodeOnOneHostNeedsARealLink) {
   const auto o = run({commgauge(), "profile", "--transport", "virtual", "--virtual-net",
                       COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "-o",
-                      temp_file("x.json").string(), "--link-class", "inter_node", "--max-size",
+                      scratch_file("x.json").string(), "--link-class", "inter_node", "--max-size",
                       "1KiB", "--latency-trials", "10", "--timer-trials", "100"});
   expect_error(o, "inter_node on one host needs a real link between network namespaces");
 }

@@ -19,13 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::filesystem::path temp_file(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("commgauge-share-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
-
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
@@ -54,7 +47,7 @@ void expect_sane(const nlohmann::json& j, std::size_t comms) {
 }
 
 TEST(ShareCli, MpiWithEmulatedNodes) {
-  const auto json = temp_file("mpi.json");
+  const auto json = scratch_file("mpi.json");
   const auto o = run(
       with(mpirun(4), {"share", "--scheme", scheme("fig2-2.sch"), "--nodes", "3", "--size", "1MiB",
                        "--iterations", "3", "--model", "gige", "--json", json.string()}));
@@ -64,7 +57,7 @@ TEST(ShareCli, MpiWithEmulatedNodes) {
 }
 
 TEST(ShareCli, TcpTaskProcessesOnThisHost) {
-  const auto json = temp_file("tcp.json");
+  const auto json = scratch_file("tcp.json");
   const auto o =
       run({commgauge(), "share", "--transport", "tcp", "--scheme", scheme("fig2-3.sch"), "--size",
            "1MiB", "--iterations", "3", "--model", "fair", "--json", json.string()});
@@ -124,7 +117,7 @@ TEST(ShareCli, AStoppedMpiTaskEndsTheRunWithinTheMpiTimeout) {
 }
 
 TEST(ShareCli, PredictAndEvaluate) {
-  const auto json = temp_file("predict.json");
+  const auto json = scratch_file("predict.json");
   const auto o = run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--model",
                       "myrinet", "--json", json.string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
@@ -134,7 +127,7 @@ TEST(ShareCli, PredictAndEvaluate) {
     p.push_back(c["predicted_penalty"].get<double>());
   EXPECT_EQ(p, (std::vector<double>{5, 5, 5, 2.5, 2.5, 2.5}));  // seed 003 Fig. 6
   // Evaluating the Myrinet model against a "measurement" equal to the fair model's output.
-  const auto fake = temp_file("fake.json");
+  const auto fake = scratch_file("fake.json");
   const auto f = run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--model",
                       "fair", "--json", fake.string()});
   ASSERT_EQ(f.exit_code, 0);
@@ -156,7 +149,7 @@ TEST(ShareCliErrors, TooFewRanksSaysHowManyAreNeeded) {
 }
 
 TEST(ShareCliErrors, SchemeSyntaxError) {
-  const auto bad = temp_file("bad.sch");
+  const auto bad = scratch_file("bad.sch");
   std::ofstream(bad) << "a: 0 -> 1\nb: 0 => 2\n";
   const auto o = run({commgauge(), "share", "--scheme", bad.string(), "--predict"});
   EXPECT_EQ(o.exit_code, 2);
@@ -164,7 +157,7 @@ TEST(ShareCliErrors, SchemeSyntaxError) {
 }
 
 TEST(ShareCliErrors, MyrinetLimitIsAClearError) {
-  const auto dense = temp_file("dense.sch");
+  const auto dense = scratch_file("dense.sch");
   std::ofstream out(dense);
   int k = 0;
   for (int i = 0; i < 8; ++i) {

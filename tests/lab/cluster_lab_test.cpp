@@ -74,7 +74,7 @@ TEST(ClusterLab, RanksOnTwoNodesShareMemoryInsideAndCrossTheShapedLinkBetween) {
   // the rest at the rate, and every 1460 bytes of TCP payload at most (MSS at MTU 1500 without
   // options) cost a 1514-byte frame. A lower bound, true however loaded the machine is.
   const std::uint64_t bytes = 1 << 20;
-  const auto json = std::filesystem::temp_directory_path() / (prefix + "-latency.json");
+  const auto json = scratch_file(prefix + "-latency.json");
   const double across = one_way_us(prefix, "node", bytes, json.string(), rate_mbit);
   const double wire_us = (static_cast<double>(bytes) * 1514 / 1460 - 65536) * 8 / rate_mbit;
   EXPECT_GE(across, wire_us) << "ranks on different nodes did not cross the shaped link";

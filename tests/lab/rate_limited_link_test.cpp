@@ -42,7 +42,7 @@ TEST(RateLimitedLink, LoggpFindsTheGoodputThatTbfAllows) {
   Background server({"ip", "netns", "exec", lab.ns_b(), commgauge(), "serve", "--bind",
                      lab.address_b(), "--port", port, "--once"});
   ASSERT_FALSE(server.wait_for_stderr("listening on", std::chrono::seconds(10)).empty());
-  const auto json = std::filesystem::temp_directory_path() / ("cg-lab-" + port + ".json");
+  const auto json = scratch_file("loggp-" + port + ".json");
   const auto o = run({"ip", "netns", "exec", lab.ns_a(), commgauge(), "loggp", "--transport", "tcp",
                       "--peer", lab.address_b() + ":" + port, "--max-size", "256KiB",
                       "--timer-trials", "1000", "--json", json.string()},

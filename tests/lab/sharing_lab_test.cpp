@@ -26,8 +26,7 @@ TEST(SharingLab, GigeModelFittedOnRealSharingPredictsThePenalties) {
   REQUIRE_LAB();
   StarLab lab("cgl" + std::to_string(getpid() % 1000), 4, 100);
   ASSERT_TRUE(lab.ok());
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("cg-sharing-" + std::to_string(getpid()));
+  const auto dir = scratch_file("sharing");
   std::filesystem::create_directories(dir);
   const std::vector<std::string> schemes = {"fig2-2", "fig2-3", "lab-incoming", "lab-incomeoutgo"};
   std::vector<std::string> measured;

@@ -142,7 +142,8 @@ TEST(Profile, ShippedExamplesAreValid) {
 }
 
 TEST(Profile, PredictionInputCanBeASingleLink) {
-  const auto path = std::filesystem::temp_directory_path() / "cg-link.json";
+  const auto path =
+      std::filesystem::temp_directory_path() / ("cg-link-" + std::to_string(::getpid()) + ".json");
   auto doc = link_params_to_json(commgauge::testing::loggp_link());
   doc["points"] = nlohmann::json::array({{{"size_bytes", 4}}, {{"size_bytes", 4096}}});
   write_json_file(path, doc);
@@ -152,6 +153,7 @@ TEST(Profile, PredictionInputCanBeASingleLink) {
   EXPECT_EQ(l.measured_bytes->first, 4u);
   EXPECT_EQ(l.measured_bytes->second, 4096u);
   EXPECT_THROW(read_link_for_prediction(path, "inter_node"), InputError);
+  std::filesystem::remove(path);
 }
 
 // loggp and overlap on a virtual network with a rendezvous range, merged into a profile link:

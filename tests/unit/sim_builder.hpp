@@ -99,12 +99,25 @@ class TraceBuilder {
     return *this;
   }
 
+  /// This process's directory for the containers it writes, removed when the process ends
+  /// (every test process used to leave an empty one in /tmp).
+  static const std::filesystem::path& directory() {
+    struct Owned {
+      std::filesystem::path path =
+          std::filesystem::temp_directory_path() / ("commgauge-sim-" + std::to_string(getpid()));
+      Owned() { std::filesystem::create_directories(path); }
+      ~Owned() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+      }
+    };
+    static const Owned dir;
+    return dir.path;
+  }
+
   /// Writes the container (adds MPI_Finalize and the end record to every rank).
   std::filesystem::path write(const std::string& name) {
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("commgauge-sim-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const auto path = dir / (name + ".cgtc");
+    const auto path = directory() / (name + ".cgtc");
     std::filesystem::remove(path);
     trace::ContainerWriter out(path, ranks_);
     for (std::uint32_t r = 0; r < ranks_; ++r) {
