@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 
@@ -91,6 +92,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     bool compare = false;
     std::string json, tables_csv;
     std::string timeline;
+    std::string plot;
     bool critical_path = false;
     bool denoise = false;
     std::string noise;
@@ -163,6 +165,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "write the measured and the predicted run (every call and computation of "
                   "every rank) to this file in Chrome's trace-event JSON format (opens in "
                   "Perfetto, ui.perfetto.dev)");
+  cmd->add_option("--plot", f->plot,
+                  "draw, per rank, the measured time and each model's prediction: the window "
+                  "and the time inside MPI (.png or .svg)");
   cmd->callback([&action, f] {
     action = [f](int&, char**&) {
       std::vector<std::string> models;
@@ -268,6 +273,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (results.size() > 1)
         std::printf("%s", report::models_side_by_side(results, &tables).c_str());
       if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
+      if (!f->plot.empty())
+        report::plot_simulation(f->plot, results,
+                                fmt::format("{}: measured and predicted, {} ranks",
+                                            std::filesystem::path(f->trace).filename().string(),
+                                            results.front().ranks));
       if (timeline) {
         timeline->finish();
         std::printf("timeline: %s (Chrome trace-event JSON; open in ui.perfetto.dev)\n",

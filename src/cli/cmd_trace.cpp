@@ -157,6 +157,7 @@ void write_rebuilt_index(const fs::path& dir, const trace::TraceReader& trace) {
 trace::TraceSummary print_summary(const trace::TraceReader& trace, const std::string& json_path,
                                   std::size_t top, const std::string& tables_csv_path) {
   trace::TraceSummary summary = trace::summarize(trace, top);
+  trace::resolve_call_sites(summary);
   report::TableSink tables;
   std::fputs(report::trace_summary_text(summary, 64, &tables).c_str(), stdout);
   if (!json_path.empty()) profile::write_json_file(json_path, report::trace_summary_json(summary));

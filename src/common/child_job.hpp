@@ -4,6 +4,7 @@
 // so that a hung MPI job never hangs commgauge. Used to run the program `trace` records.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,15 @@ struct ChildJob {
   double kill_grace_s = 5;
 };
 
-/// Runs the job to its end; returns its exit status (128 + signal if it was killed, 127 if the
-/// command cannot be run). Throws std::runtime_error if it cannot be started.
+/// Runs the job to its end; returns its exit status (128 + signal if it was killed or ended by a
+/// signal passed on to it, 127 if the command cannot be run). Throws std::runtime_error if it
+/// cannot be started.
 int run_child_job(ChildJob job);
+
+/// Runs a helper tool (found on $PATH) and returns what it wrote to standard output, or nothing
+/// if it cannot be run, fails, or runs past `time_limit_s` (then it is killed). Its standard
+/// error is discarded.
+std::optional<std::string> run_capturing_output(const std::vector<std::string>& args,
+                                                double time_limit_s);
 
 }  // namespace commgauge

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/plot.hpp"
 #include "report/text_table.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/prediction_error.hpp"
@@ -317,6 +318,47 @@ std::string models_side_by_side(const std::vector<sim::Result>& results, TableSi
                std::to_string(r.forced_completions)});
   }
   return render(t, sink, "models");
+}
+
+void plot_simulation(const std::filesystem::path& output, const std::vector<sim::Result>& results,
+                     const std::string& title) {
+  if (results.empty()) return;
+  // Columns: rank, measured window, measured in MPI, then per model window and in MPI (ms).
+  std::string data;
+  const std::size_t ranks = results.front().per_rank.size();
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const sim::RankResult& m = results.front().per_rank[r];
+    data += fmt::format("{} {:.9g} {:.9g}", r, m.measured_ns * 1e-6, m.measured_in_mpi_ns * 1e-6);
+    for (const auto& result : results) {
+      const sim::RankResult& p = result.per_rank[r];
+      data += fmt::format(" {:.9g} {:.9g}", static_cast<double>(p.predicted_ps.count()) * 1e-9,
+                          static_cast<double>(p.predicted.in_mpi().count()) * 1e-9);
+    }
+    data += "\n";
+  }
+  // Points and lines by rank read at any rank count (clustered bars do not past a few dozen).
+  const auto panel = [&](const std::string& what, int measured_column, int offset) {
+    std::string p = fmt::format(
+        "set title '{}'\nset xlabel 'rank'\nset ylabel '{} (ms)'\n"
+        "plot 'ranks.dat' u 1:{} w lp pt 7 ps 0.8 lw 2 lc rgb 'black' title 'measured'",
+        what, what, measured_column);
+    for (std::size_t i = 0; i < results.size(); ++i)
+      p += fmt::format(", 'ranks.dat' u 1:{} w lp pt {} ps 0.8 lw 1.5 title '{}'",
+                       4 + 2 * i + static_cast<std::size_t>(offset), 4 + i, results[i].model);
+    return p + "\n";
+  };
+  std::string quoted = title;  // a single-quoted gnuplot string doubles its quotes
+  for (std::size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2))
+    quoted.insert(at, 1, '\'');
+  std::string script = fmt::format(
+      "set multiplot layout 1,2 title '{}'\nset key top left\nset grid\nset yrange [0:*]\n"
+      "set xrange [-0.5:{}]\n",
+      quoted, static_cast<double>(ranks) - 0.5);
+  if (ranks <= 16) script += "set xtics 1\n";
+  script += panel("window: MPI_Init to MPI_Finalize", 2, 0);
+  script += panel("time inside MPI", 3, 1);
+  script += "unset multiplot\n";
+  run_gnuplot(output, script, {{"ranks.dat", data}});
 }
 
 }  // namespace commgauge::report

@@ -3,6 +3,7 @@
 // per MPI function and per collective, and seed 003's errors E_rel = (predicted - measured) /
 // measured and E_abs = mean |E_rel| (§VI-B), per rank and in total.
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,11 @@ std::string simulation_text(const sim::Result& r, bool compare, TableSink* sink 
 
 /// `--model all`: the models side by side (seed 001's comparison).
 std::string models_side_by_side(const std::vector<sim::Result>& results, TableSink* sink = nullptr);
+
+/// `--plot`: per rank, the measured time and each model's prediction, in two panels: the
+/// window (end of MPI_Init to start of MPI_Finalize) and the time inside MPI (gnuplot; .png or
+/// .svg). No error bars: a trace is one run and a replay is exact.
+void plot_simulation(const std::filesystem::path& output, const std::vector<sim::Result>& results,
+                     const std::string& title);
 
 }  // namespace commgauge::report

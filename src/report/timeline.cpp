@@ -2,6 +2,7 @@
 
 #include <fmt/ostream.h>
 
+#include "trace/format.hpp"
 #include "trace/functions.hpp"
 
 namespace commgauge::report {
@@ -37,10 +38,25 @@ void TimelineWriter::span(int pid, const sim::TimelineSpan& s) {
   const bool compute = s.function == 0;
   // Microseconds with nanosecond digits: the format's unit.
   fmt::print(file_.stream(),
-             R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{:.3f},"dur":{:.3f}}})",
-             pid, s.rank,
-             compute ? std::string_view("computation") : trace::function_name(s.function),
+             R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":{:.3f},"dur":{:.3f})", pid,
+             s.rank, compute ? std::string_view("computation") : trace::function_name(s.function),
              compute ? "compute" : "mpi", s.start_ns * 1e-3, s.duration_ns * 1e-3);
+  if (s.arguments != nullptr && s.arguments->fields != 0) {
+    // The call's arguments as recorded (world ranks, the trace's communicator ids), shown when
+    // a slice is selected.
+    const sim::TimelineArguments& a = *s.arguments;
+    std::string args;
+    const auto add = [&args](std::string_view name, auto value) {
+      args += fmt::format(R"({}"{}":{})", args.empty() ? "" : ",", name, value);
+    };
+    if (a.fields & trace::kPeer) add("peer", a.peer);
+    if (a.fields & trace::kTag) add("tag", a.tag);
+    if (a.fields & trace::kRoot) add("root", a.root);
+    if (a.fields & trace::kComm) add("comm", a.comm);
+    if (a.fields & trace::kBytes) add("bytes", a.bytes);
+    fmt::print(file_.stream(), R"(,"args":{{{}}})", args);
+  }
+  file_.stream() << '}';
 }
 
 void TimelineWriter::message(int pid, const sim::TimelineMessage& m) {

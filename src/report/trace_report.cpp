@@ -1,6 +1,7 @@
 #include "report/trace_report.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -132,6 +133,48 @@ std::string sizes_text(const trace::TraceSummary& s, TableSink* sink) {
          render(table, sink, "message_sizes");
 }
 
+/// Where a call site is: "ring.c:31" when addr2line found the line, else the object's name and
+/// the address in it ("ring+0x1234"); the absolute address for an object loaded after Init.
+std::string site_text(const trace::TraceSummary& s, const trace::CallSite& site) {
+  const auto it = s.site_locations.find({site.module, site.offset});
+  if (it != s.site_locations.end() && !it->second.file.empty())
+    return fmt::format("{}:{}", std::filesystem::path(it->second.file).filename().string(),
+                       it->second.line);
+  if (site.module.empty()) return fmt::format("{:#x}", site.offset);
+  return fmt::format("{}+{:#x}", std::filesystem::path(site.module).filename().string(),
+                     site.offset);
+}
+
+std::string caller_text(const trace::TraceSummary& s, const trace::CallSite& site) {
+  const auto it = s.site_locations.find({site.module, site.offset});
+  return it != s.site_locations.end() && !it->second.function.empty() ? it->second.function : "?";
+}
+
+/// Call sites by time inside MPI, as mpiP lists them.
+std::string call_sites_text(const trace::TraceSummary& s, double mpi_seconds, TableSink* sink) {
+  if (s.call_sites.empty()) return "";
+  constexpr std::size_t kRows = 20;
+  std::vector<const std::pair<const trace::CallSite, trace::CallSiteTotals>*> rows;
+  for (const auto& entry : s.call_sites)
+    rows.push_back(&entry);
+  std::sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->second.totals.seconds > b->second.totals.seconds;
+  });
+  TextTable table({"function", "site", "caller", "ranks", "calls", "bytes", "seconds", "%mpi"});
+  for (std::size_t i = 0; i < rows.size() && i < kRows; ++i) {
+    const auto& [site, t] = *rows[i];
+    table.add_row({std::string(trace::function_name(site.function)), site_text(s, site),
+                   caller_text(s, site), std::to_string(t.ranks), std::to_string(t.totals.calls),
+                   std::to_string(t.totals.bytes), number(t.totals.seconds),
+                   number(mpi_seconds > 0 ? 100 * t.totals.seconds / mpi_seconds : 0, 3)});
+  }
+  std::string out =
+      "\nCall sites (all ranks, by time inside MPI)\n" + render(table, sink, "call_sites");
+  if (rows.size() > kRows)
+    out += fmt::format("(first {} of {} call sites shown; --json has all)\n", kRows, rows.size());
+  return out;
+}
+
 }  // namespace
 
 std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_rank_rows,
@@ -189,6 +232,7 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
                            ? "-"  // outside the window
                            : number(mpi > 0 ? 100 * f.seconds / mpi : 0, 3)});
   out += render(functions, sink, "functions");
+  out += call_sites_text(s, mpi, sink);
   out += traffic_text(s, sink);
   out += sizes_text(s, sink);
 
@@ -272,7 +316,25 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
                      {"collective_calls", c.messages},
                      {"collective_bytes", c.bytes}});
   }
+  nlohmann::json sites = nlohmann::json::array();
+  for (const auto& [site, t] : s.call_sites) {
+    nlohmann::json j = {{"function", trace::function_name(site.function)},
+                        {"module", site.module},
+                        {"offset", site.offset},
+                        {"ranks", t.ranks},
+                        {"calls", t.totals.calls},
+                        {"bytes", t.totals.bytes},
+                        {"seconds", t.totals.seconds}};
+    const auto it = s.site_locations.find({site.module, site.offset});
+    if (it != s.site_locations.end()) {
+      j["caller"] = it->second.function;
+      j["file"] = it->second.file;
+      j["line"] = it->second.line;
+    }
+    sites.push_back(std::move(j));
+  }
   return {{"ranks", s.ranks},
+          {"call_sites", sites},
           {"point_to_point", {{"messages", all.messages}, {"bytes", all.bytes}, {"pairs", pairs}}},
           {"message_sizes", sizes},
           {"finished", s.finished},
@@ -335,6 +397,9 @@ std::string event_text(const trace::Event& e, double t_seconds, double ns_per_ti
     case RecordKind::marker:
       out += "marker";
       break;
+    case RecordKind::module:
+      out += "module";
+      break;
   }
   if (e.has(trace::kPeer)) out += " peer=" + peer_text(e.peer);
   if (e.has(trace::kTag)) out += fmt::format(" tag={}", e.tag);
@@ -370,6 +435,7 @@ std::string event_text(const trace::Event& e, double t_seconds, double ns_per_ti
   if (e.has(trace::kLocal)) out += fmt::format(" local_calls={}", e.local_calls);
   if (e.has(trace::kThread)) out += fmt::format(" thread={} seq={}", e.thread, e.sequence);
   if (e.has(trace::kCpu)) out += fmt::format(" cpu={:.6f}s", static_cast<double>(e.cpu_ns) * 1e-9);
+  if (e.has(trace::kSite)) out += fmt::format(" site={}:{:#x}", e.site_module, e.site_offset);
   if (e.has(trace::kText)) out += " " + e.text;
   return out;
 }

@@ -404,6 +404,12 @@ void Engine::advance(std::uint32_t ri) {
         }
         const Event& e = event_;
         r.ev = CallRecord(e);
+        if (policy_.timeline) {
+          // Kept beside the rank, not in it: a replay without --timeline reads none of it.
+          constexpr std::uint32_t kShown =
+              trace::kPeer | trace::kTag | trace::kRoot | trace::kComm | trace::kBytes;
+          timeline_arguments_[ri] = {e.fields & kShown, e.peer, e.tag, e.root, e.comm, e.bytes};
+        }
         r.call = e.kind == trace::RecordKind::poll_run ? CallKind::test
                  : e.function < kinds_.size()          ? kinds_[e.function]
                                                        : CallKind::opaque;

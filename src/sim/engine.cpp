@@ -50,6 +50,7 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
       find_least_compute(i);
   }
   if (options.critical_path) paths_ = std::make_unique<PathTracker>(n);
+  if (options.timeline) timeline_arguments_.resize(n);
   if (options.contention == "myrinet")
     sharing_ = std::make_unique<LinkSharing>(
         std::make_unique<model::MyrinetModel>(options.myrinet_set_limit));

@@ -340,6 +340,7 @@ class Engine {
   bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
   void finish_call(Rank& r);
   void emit_timeline(const Rank& r, Picoseconds call_ps);
+  std::vector<TimelineArguments> timeline_arguments_;  ///< per rank, with --timeline only
   void consume(Rank& r, std::vector<std::uint32_t>& ops);
   std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
   void add_request(Rank& r, std::uint64_t id, std::uint32_t op);

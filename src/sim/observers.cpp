@@ -71,14 +71,15 @@ void Engine::emit_timeline(const Rank& r, Picoseconds call_ps) {
   const double call_start_ns = static_cast<double>(r.call_start.count()) * 1e-3;
   const double compute_ns = static_cast<double>(r.call_compute.count()) * 1e-3;
   if (compute_ns > 0) policy_.timeline({rank, 0, true, call_start_ns - compute_ns, compute_ns});
-  policy_.timeline(
-      {rank, e.function, true, call_start_ns, static_cast<double>(call_ps.count()) * 1e-3});
+  const TimelineArguments* arguments = &timeline_arguments_[rank];
+  policy_.timeline({rank, e.function, true, call_start_ns,
+                    static_cast<double>(call_ps.count()) * 1e-3, arguments});
   const double measured_start = r.duration_ns(e.start_tick - r.init_end_tick);
   const double measured_gap = r.duration_ns(e.start_tick - r.call_previous_end_tick);
   if (measured_gap > 0)
     policy_.timeline({rank, 0, false, measured_start - measured_gap, measured_gap});
-  policy_.timeline(
-      {rank, e.function, false, measured_start, r.duration_ns(e.end_tick - e.start_tick)});
+  policy_.timeline({rank, e.function, false, measured_start,
+                    r.duration_ns(e.end_tick - e.start_tick), arguments});
 }
 
 }  // namespace

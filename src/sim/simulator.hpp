@@ -33,12 +33,24 @@ enum class ComputeSource {
 
 /// One interval of one rank, for --timeline: a call (measured from the trace and predicted by
 /// the replay) or the computation before it.
+/// A call's arguments as the trace recorded them, for --timeline: `fields` (trace::Field bits
+/// kPeer, kTag, kRoot, kComm, kBytes) says which of the rest are there.
+struct TimelineArguments {
+  std::uint32_t fields = 0;
+  std::int32_t peer = 0;  ///< world rank (or trace::kAnySource, kProcNull)
+  std::int32_t tag = 0;
+  std::int32_t root = 0;
+  std::uint64_t comm = 0;
+  std::uint64_t bytes = 0;
+};
+
 struct TimelineSpan {
   std::uint32_t rank = 0;
   std::uint32_t function = 0;  ///< trace function id; 0 for computation
   bool predicted = false;      ///< the replay's timing (else the trace's)
   double start_ns = 0;         ///< from the end of the rank's MPI_Init
   double duration_ns = 0;
+  const TimelineArguments* arguments = nullptr;  ///< MPI calls only
 };
 
 /// One point-to-point message of the replay, for --timeline's arrows: from the send's post on

@@ -194,7 +194,7 @@ constexpr std::size_t kMaxVarint = 10;
 
 std::size_t max_encoded_size(const Event& e) {
   // kind, fields, function, two times, and every scalar field: one varint each at most.
-  std::size_t n = kMaxVarint * 28;
+  std::size_t n = kMaxVarint * 30;
   n += e.completions.size() * 5 * kMaxVarint;
   n += (e.counts.size() + e.recv_counts.size() + e.requests.size() + e.members.size()) * kMaxVarint;
   n += e.text.size();
@@ -258,6 +258,10 @@ std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned c
     w.signed_varint(e.local_ticks);
   }
   if (f & kRequests) w.list(e.requests);
+  if (f & kSite) {
+    w.varint(e.site_module);
+    w.varint(e.site_offset);
+  }
   return static_cast<std::size_t>(w.position() - out);
 }
 
@@ -348,6 +352,12 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
   }
   e.requests.clear();
   if (f & kRequests) get_u64_list(in, e.requests);
+  e.site_module = 0;
+  e.site_offset = 0;
+  if (f & kSite) {
+    e.site_module = in.uint32();
+    e.site_offset = in.varint();
+  }
 }
 
 void write_block_header(unsigned char* out, std::uint32_t rank, std::uint32_t sequence,

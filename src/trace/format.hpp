@@ -39,8 +39,11 @@ enum class RecordKind : std::uint32_t {
   clock_sync = 4,   ///< clock reading and offset to rank 0 (at Init and at Finalize)
   end = 5,          ///< the rank finished normally (MPI_Finalize); text: JSON totals
   marker = 6,       ///< free text (errors the tracer met, e.g. a full disk)
+  /// An object (program or library) that call sites lie in, written before the first event
+  /// whose site is in it; text: JSON {"module": n, "path", "base"}.
+  module = 7,
 };
-inline constexpr std::uint32_t kLastRecordKind = 6;
+inline constexpr std::uint32_t kLastRecordKind = 7;
 
 /// One request completed by a completing call, or the status of a blocking receive/probe.
 struct Completion {
@@ -76,8 +79,9 @@ enum Field : std::uint32_t {
   kNewComm = 1u << 17,
   kLocal = 1u << 18,
   kRequests = 1u << 19,
+  kSite = 1u << 20,
 };
-inline constexpr std::uint32_t kKnownFields = (1u << 20) - 1;
+inline constexpr std::uint32_t kKnownFields = (1u << 21) - 1;
 
 /// Event flags (kFlags).
 enum EventFlag : std::uint32_t {
@@ -129,6 +133,11 @@ struct Event {
   std::uint64_t new_comm = 0;         ///< communicator id created by the call
   std::uint32_t local_calls = 0;      ///< local MPI calls since the previous event
   std::int64_t local_ticks = 0;       ///< ... and the ticks spent in them
+  /// Call site: the call instruction's address as (module, offset). `site_module` is the number
+  /// a `module` record of the rank gave the object (from 1), and the offset an address in that
+  /// object's file (what addr2line takes); module 0: an absolute address outside every object.
+  std::uint32_t site_module = 0;
+  std::uint64_t site_offset = 0;
 
   bool has(Field f) const { return (fields & f) != 0; }
   bool flag(EventFlag f) const { return (flags & f) != 0; }

@@ -78,6 +78,9 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
     }
     RankReader& reader = *opened;
     const ClockMap clock = clock_map(trace, reader);
+    // The rank's modules (its `module` records) by number: what an event's site_module names.
+    std::map<std::uint32_t, std::string> modules;
+    std::map<CallSite, FunctionTotals> rank_sites;
     rs.host = json_field(reader.header(), "host", std::string());
     const double overhead_ticks =
         reader.header().contains("tracer")
@@ -105,6 +108,12 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
         f.calls += e.calls;
         f.seconds += seconds(e.in_mpi_ticks);
         ++recorded;
+        continue;
+      }
+      if (e.kind == RecordKind::module) {
+        const auto j = nlohmann::json::parse(e.text, nullptr, false);
+        if (j.is_object())
+          modules[json_field(j, "module", std::uint32_t{0})] = json_field(j, "path", std::string());
         continue;
       }
       if (e.kind == RecordKind::end && !e.text.empty()) {
@@ -138,6 +147,15 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       ++f.calls;
       f.bytes += e.bytes;
       f.seconds += seconds(duration);
+      if (e.has(kSite)) {
+        const auto module = modules.find(e.site_module);
+        CallSite site{module != modules.end() ? module->second : std::string(), e.site_offset,
+                      e.function};
+        auto& t = rank_sites[std::move(site)];
+        ++t.calls;
+        t.bytes += e.bytes;
+        t.seconds += seconds(duration);
+      }
       const FunctionInfo* info = find_function(e.function);
       if (info != nullptr && info->function_class == FunctionClass::opaque)
         ++s.unmodeled[e.function];
@@ -192,6 +210,13 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       t.calls += f.calls;
       t.bytes += f.bytes;
       t.seconds += f.seconds;
+    }
+    for (const auto& [site, f] : rank_sites) {
+      auto& t = s.call_sites[site];
+      t.totals.calls += f.calls;
+      t.totals.bytes += f.bytes;
+      t.totals.seconds += f.seconds;
+      ++t.ranks;
     }
     s.per_rank.push_back(std::move(rs));
   }

@@ -61,6 +61,27 @@ struct SizeHistogram {
   static std::uint64_t highest(std::size_t bin);  ///< largest size in the bin
 };
 
+/// A place in the program that calls an MPI function: the object file and the address of the
+/// call instruction in it (module "" : an absolute address in an object loaded after MPI_Init).
+struct CallSite {
+  std::string module;
+  std::uint64_t offset = 0;
+  std::uint32_t function = 0;
+  auto operator<=>(const CallSite&) const = default;
+};
+
+struct CallSiteTotals {
+  FunctionTotals totals;
+  std::uint32_t ranks = 0;  ///< ranks that called from here
+};
+
+/// What addr2line says about an address: the enclosing function and the source line.
+struct SourceLocation {
+  std::string function;  ///< empty if unknown
+  std::string file;      ///< empty if the object has no line information
+  std::uint32_t line = 0;
+};
+
 struct TraceSummary {
   std::uint32_t ranks = 0;
   bool finished = false;  ///< every rank reached MPI_Finalize
@@ -76,10 +97,20 @@ struct TraceSummary {
   std::vector<std::map<std::int32_t, Traffic>> sent;
   SizeHistogram point_to_point_sizes;  ///< the same sends by size
   SizeHistogram collective_sizes;      ///< collective calls by what the rank sends (as passed)
+  /// MPI calls by call site over all ranks (traces that record sites; Init and Finalize, which
+  /// bound the window, and poll runs are not counted).
+  std::map<CallSite, CallSiteTotals> call_sites;
+  /// Where resolve_call_sites() found them in the source; empty until it runs.
+  std::map<std::pair<std::string, std::uint64_t>, SourceLocation> site_locations;
   std::uint64_t trace_bytes = 0;
 };
 
 /// Reads the whole trace once. Throws TraceError on damaged data.
 TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages = 10);
+
+/// Fills summary.site_locations with binutils' addr2line (one run per module, at most
+/// `time_limit_s` each). Sites whose object is gone or has no symbols stay unresolved; without
+/// addr2line nothing is resolved. Returns how many sites were resolved to a function or line.
+std::size_t resolve_call_sites(TraceSummary& summary, double time_limit_s = 60);
 
 }  // namespace commgauge::trace

@@ -217,7 +217,8 @@ void write_ids(const std::vector<Function>& fs, std::ostream& out) {
 void write_c_modeled(const Function& f, std::ostream& out) {
   const std::string lang = "commgauge::tracer::Lang::c";
   out << "  commgauge::tracer::Call call(" << f.id << ", " << lang
-      << (kPoll.count(f.pattern) ? ", commgauge::tracer::kPollCall" : "") << ");\n";
+      << (kPoll.count(f.pattern) ? ", commgauge::tracer::kPollCall" : "") << ");\n"
+      << "  call.set_site(__builtin_return_address(0));\n";
   for (const Param& p : f.params) {
     if (p.type == "MPI_Status*")
       out << "  MPI_Status cg_status;\n  if (" << p.name << " == MPI_STATUS_IGNORE) " << p.name
@@ -279,6 +280,7 @@ void write_c(const std::vector<Function>& fs, std::ostream& out) {
     } else if (f.klass == "opaque") {
       const OpaqueView v = opaque_view(f);
       out << "  commgauge::tracer::Call call(" << f.id << ", commgauge::tracer::Lang::c);\n"
+          << "  call.set_site(__builtin_return_address(0));\n"
           << "  call.begin();\n  const int rc = " << forward << ";\n  call.finish(rc);\n"
           << "  commgauge::tracer::hooks::opaque(call, " << v.comm << ", " << v.count << ", "
           << v.datatype << ", " << v.request << ");\n  return rc;\n";
@@ -420,6 +422,7 @@ void write_fortran(const std::vector<Function>& fs, std::ostream& out) {
         return name == none || name == "0" || name == "nullptr" ? none : fn + "(*f_" + name + ")";
       };
       out << "  commgauge::tracer::Call call(" << f.id << ", commgauge::tracer::Lang::fortran);\n"
+          << "  call.set_site(__builtin_return_address(0));\n"
           << "  call.begin();\n  " << forward_all << ";\n  call.finish(*ierr);\n";
       if (v.request != "nullptr")
         out << "  MPI_Request c_request = PMPI_Request_f2c(*f_" << v.request << ");\n";
@@ -434,6 +437,7 @@ void write_fortran(const std::vector<Function>& fs, std::ostream& out) {
       fortran_conversions(f, pre, post, call_args, hook_args);
       out << "  commgauge::tracer::Call call(" << f.id << ", commgauge::tracer::Lang::fortran"
           << (kPoll.count(f.pattern) ? ", commgauge::tracer::kPollCall" : "") << ");\n"
+          << "  call.set_site(__builtin_return_address(0));\n"
           << pre << "  call.begin();\n  real(";
       for (const std::string& a : call_args)
         out << a << ", ";

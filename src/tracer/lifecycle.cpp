@@ -174,7 +174,11 @@ void Recorder::calibrate_overhead() {
       e.kind = trace::RecordKind::function;
       e.function = fn::Send;
       e.start_tick = start;
-      e.fields = trace::kPeer | trace::kTag | trace::kComm | trace::kBytes | trace::kCount;
+      e.fields =
+          trace::kPeer | trace::kTag | trace::kComm | trace::kBytes | trace::kCount | trace::kSite;
+      const CallSites::Site site = sites_.locate(__builtin_return_address(0), false);
+      e.site_module = site.module;
+      e.site_offset = site.offset;
       e.peer = (rank_ + 1) % std::max(size_, 1);
       e.tag = i;
       e.comm = 0;
@@ -295,6 +299,7 @@ bool Recorder::start(std::uint32_t init_function, std::int64_t init_start, int t
     return false;
   }
   thread_number();  // the thread that initialised MPI is thread 0
+  sites_.load();
   thread_level_ = thread_level;
   self_.local = {rank_};
   const std::size_t functions = trace::function_table().size() + 1;

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <map>
 
+#include "common/json_text.hpp"
 #include "tracer/hooks.hpp"
 
 namespace commgauge::tracer {
@@ -97,6 +98,13 @@ Event& Recorder::event(const Call& c) {
   e.flags = 0;
   if (c.lang() == Lang::fortran) e.flags |= trace::kFortran;
   if (c.rc() != MPI_SUCCESS) e.flags |= trace::kError;
+  if (c.site() != nullptr) {
+    const CallSites::Site site = sites_.locate(c.site());
+    e.fields |= trace::kSite;
+    e.site_module = site.module;
+    e.site_offset = site.offset;
+    if (site.new_module) new_module_ = site.module;
+  }
   e.completions.clear();
   e.counts.clear();
   e.recv_counts.clear();
@@ -122,6 +130,15 @@ Event& Recorder::record(trace::RecordKind kind, std::int64_t tick) {
 
 void Recorder::emit() {
   if (event_.flags != 0) event_.fields |= trace::kFlags;
+  if (new_module_ != 0) {  // the object this call's site lies in, described before the call
+    Event& m = module_event_;
+    m.kind = trace::RecordKind::module;
+    m.start_tick = m.end_tick = event_.start_tick;
+    m.fields = trace::kText;
+    m.text = json_text(sites_.module_json(new_module_));
+    new_module_ = 0;
+    write(m);
+  }
   write(event_);
 }
 

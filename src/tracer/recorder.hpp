@@ -15,6 +15,7 @@
 
 #include "trace/format.hpp"
 #include "trace/writer.hpp"
+#include "tracer/call_sites.hpp"
 #include "tracer/handle_map.hpp"
 #include "tracer/runtime.hpp"
 
@@ -193,6 +194,9 @@ class Recorder {
   std::int64_t init_ns_ = 0;
 
   Event event_;
+  CallSites sites_;
+  Event module_event_;            ///< a `module` record, written before the event that needs it
+  std::uint32_t new_module_ = 0;  ///< the module event_'s site is the first in
   std::uint64_t sequence_ = 0;
   std::uint32_t pending_local_calls_ = 0;
   std::int64_t pending_local_ticks_ = 0;

@@ -83,6 +83,9 @@ class Call {
     rc_ = rc;
   }
 
+  /// The return address into the caller (the wrapper's __builtin_return_address(0)).
+  void set_site(const void* return_address) { site_ = return_address; }
+  const void* site() const { return site_; }
   std::uint32_t function() const { return function_; }
   Lang lang() const { return lang_; }
   bool poll() const { return poll_; }
@@ -95,6 +98,7 @@ class Call {
   std::uint32_t function_;
   Lang lang_;
   bool poll_ = false;
+  const void* site_ = nullptr;
   std::int64_t start_ = 0;
   std::int64_t end_ = 0;
   int rc_ = 0;

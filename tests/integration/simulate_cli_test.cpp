@@ -218,6 +218,21 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
     ASSERT_EQ(m["name"], p["name"]) << i;
     ASSERT_EQ(m["ts"], p["ts"]) << i << " " << m["name"];
     ASSERT_EQ(m["dur"], p["dur"]) << i << " " << m["name"];
+    ASSERT_EQ(m.contains("args"), p.contains("args")) << i << " " << m["name"];
+    if (m.contains("args")) {
+      ASSERT_EQ(m.at("args"), p.at("args")) << i << " " << m["name"];
+    }
+    // The call's arguments as recorded: each rank sends 1024 bytes to its right neighbour.
+    if (m["name"] == "MPI_Isend") {
+      const int rank = m["tid"].get<int>();
+      ASSERT_TRUE(m.contains("args")) << i;
+      ASSERT_EQ(m.at("args").at("peer"), (rank + 1) % 1000) << i;
+      ASSERT_EQ(m.at("args").at("bytes"), 1024) << i;
+      ASSERT_EQ(m.at("args").at("comm"), 0) << i;
+    }
+    if (m["name"] == "computation") {
+      ASSERT_FALSE(m.contains("args")) << i;
+    }
   }
 
   const std::string link =
@@ -308,6 +323,35 @@ TEST_F(SimulateCli, TraceSummaryWritesTheCommunicationMatrix) {
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("--plot: the trace has no point-to-point send to draw"));
   EXPECT_FALSE(fs::exists(dir_ / "none.png"));
+}
+
+TEST_F(SimulateCli, PlotDrawsMeasuredAndEveryModelPerRank) {
+  const fs::path ring = dir_ / "ring";
+  Outcome o = run({commgauge(), "synth", "ring", "--ranks", "4", "--iterations", "3", "--bytes",
+                   "4096", "-o", ring.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string link =
+      std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
+  const fs::path svg = dir_ / "ranks.svg", png = dir_ / "ranks.png";
+  o = run({commgauge(), "simulate", ring.string(), "--profile", link, "--model", "all", "--plot",
+           svg.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Both panels with their axis labels, the measured run and every model in the legends.
+  for (const std::string expected :
+       {"window: MPI_Init to MPI_Finalize (ms)", "time inside MPI (ms)", ">rank<", ">measured<",
+        ">none<", ">loggp<", ">loggps<", ">loggpo<"})
+    EXPECT_THAT(text, HasSubstr(expected)) << expected;
+  o = run({commgauge(), "simulate", ring.string(), "--profile", link, "--plot", png.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream picture(png, std::ios::binary);
+  char magic[4] = {};
+  picture.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  o = run({commgauge(), "simulate", ring.string(), "--plot", (dir_ / "ranks.txt").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir_ / "ranks.txt"));
 }
 
 }  // namespace

@@ -99,6 +99,15 @@ class TraceTest : public ::testing::Test {
       }
   }
 
+  /// Every call site the summary lists lies in `program` (the wrappers take the return address
+  /// into the caller: the program, never the MPI library or the tracer).
+  void expect_call_sites_in(const std::string& program) {
+    const nlohmann::json s = summary();
+    ASSERT_FALSE(s["call_sites"].empty());
+    for (const auto& site : s["call_sites"])
+      EXPECT_EQ(site["module"], fs::canonical(program).string()) << site.dump();
+  }
+
   fs::path dir_;
 };
 
@@ -139,6 +148,7 @@ TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
   EXPECT_EQ(s["complete"], true);
   EXPECT_TRUE(s["unmodeled"].empty());
   expect_counts_match();
+  expect_call_sites_in(TRACER_PROGRAM_C);
   const Outcome c = check();
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_THAT(c.out, HasSubstr("OK (0 errors, 0 warnings)"));
@@ -158,6 +168,7 @@ TEST_F(TraceTest, FortranProgramCountsEqualItsOwnAndTheTraceChecks) {
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_EQ(summary()["complete"], true);
   expect_counts_match();
+  expect_call_sites_in(TRACER_PROGRAM_FORTRAN);
   const Outcome c = check();
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_THAT(c.out, HasSubstr("120 messages matched"));
@@ -343,12 +354,14 @@ TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {
   EXPECT_EQ(c.exit_code, 0) << c.out;
   EXPECT_THAT(c.out, HasSubstr("300 messages matched"));
   const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "0"});
-  // 3 worker threads (1-3) with 50 exchanges each; every event numbered and CPU-timed.
+  // 3 worker threads (1-3) with 50 exchanges each; every event numbered and CPU-timed (the
+  // thread that first calls from the program also writes its module record).
   for (const char* thread : {"thread=1 ", "thread=2 ", "thread=3 "}) {
     std::size_t count = 0;
-    for (std::size_t pos = dump.out.find(thread); pos != std::string::npos;
-         pos = dump.out.find(thread, pos + 1))
-      ++count;
+    std::istringstream lines(dump.out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(thread) != std::string::npos && line.find("us MPI_") != std::string::npos)
+        ++count;
     EXPECT_EQ(count, 50u) << thread;
   }
   EXPECT_THAT(dump.out, ::testing::ContainsRegex("seq=[0-9]+ cpu=[0-9.]+s"));
@@ -360,9 +373,10 @@ TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {
   EXPECT_THAT(o.err, HasSubstr("rebuilt from the rank files"));
   EXPECT_THAT(o.out, HasSubstr("TRUNCATED"));
   EXPECT_EQ(summary()["finished"], false);
-  // Init, clock sync, 600 ping-pong events; rank 1 adds MPI_Abort and its marker.
-  EXPECT_EQ(events_of(dir_ / "trace", 0), 602);
-  EXPECT_EQ(events_of(dir_ / "trace", 1), 604);
+  // Init, clock sync, the module record of the program (the calls' sites lie in it), 600
+  // ping-pong events; rank 1 adds MPI_Abort and its marker.
+  EXPECT_EQ(events_of(dir_ / "trace", 0), 603);
+  EXPECT_EQ(events_of(dir_ / "trace", 1), 605);
   const Outcome c = check();
   EXPECT_EQ(c.exit_code, 1);
   EXPECT_THAT(c.out, HasSubstr("truncated"));
@@ -385,15 +399,16 @@ TEST_F(TraceTest, SigkillLosesAtMostTheLastBlock) {
   // Rank 1 was killed: what reached its mapping survives, the block being filled does not.
   const int killed = events_of(dir_ / "trace", 1);
   EXPECT_GT(killed, 450);
-  EXPECT_LE(killed, 602);
+  EXPECT_LE(killed, 603);
   // Rank 0 got SIGTERM from mpirun: its last block was written.
-  EXPECT_EQ(events_of(dir_ / "trace", 0), 602);
+  EXPECT_EQ(events_of(dir_ / "trace", 0), 603);
   EXPECT_THAT(check().out, HasSubstr("truncated"));
 }
 
 /// Event-driven, not timed: the SIGTERM comes once both ranks say their 300 ping-pongs are
 /// done and they block (a fixed --timeout cut the exchanges short on a loaded machine: 556 of
-/// 602 events). commgauge trace forwards it to the job; --timeout is only a backstop here.
+/// 602 events, before module records). commgauge trace forwards it to the job; --timeout is only a
+/// backstop here.
 void expect_hang_ended_by_sigterm_keeps_every_event(const std::vector<std::string>& launcher,
                                                     const char* program, const fs::path& dir) {
   std::vector<std::string> argv = {commgauge(), "trace", "-o", (dir / "trace").string(),
@@ -408,8 +423,8 @@ void expect_hang_ended_by_sigterm_keeps_every_event(const std::vector<std::strin
   }
   job.signal(SIGTERM);
   EXPECT_NE(job.wait_for_exit(std::chrono::seconds(60)), 0);
-  EXPECT_EQ(events_of(dir / "trace", 0), 602);
-  EXPECT_EQ(events_of(dir / "trace", 1), 602);
+  EXPECT_EQ(events_of(dir / "trace", 0), 603);
+  EXPECT_EQ(events_of(dir / "trace", 1), 603);
 }
 
 TEST_F(TraceTest, HangEndedBySigtermKeepsEveryEvent) {
@@ -458,6 +473,44 @@ TEST_F(TraceTest, RefusesANonEmptyDirectoryWithoutForce) {
 }
 
 #ifdef EXAMPLE_RING
+/// The line of the first call to `function` in the ring example's source.
+std::uint32_t ring_source_line(const std::string& function) {
+  std::ifstream in(COMMGAUGE_SOURCE_DIR "/examples/mpi/ring.c");
+  std::string line;
+  for (std::uint32_t n = 1; std::getline(in, line); ++n)
+    if (line.find(function + "(") != std::string::npos) return n;
+  return 0;
+}
+
+// mpiP's call-site table: each MPI call of the ring is found at its line of ring.c (read from
+// the source here), with the calls every rank made there.
+TEST_F(TraceTest, CallSitesAreTheSourceLinesOfTheCalls) {
+  const int iterations = 50;
+  const Outcome o = trace(2, {EXAMPLE_RING, std::to_string(iterations), "64", "1"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("Call sites (all ranks, by time inside MPI)"));
+  std::map<std::string, nlohmann::json> by_function;
+  const nlohmann::json s = summary();
+  for (const auto& site : s["call_sites"]) {
+    EXPECT_EQ(site["module"], fs::canonical(EXAMPLE_RING).string())
+        << "an MPI call of the ring placed outside the program: " << site.dump();
+    EXPECT_FALSE(by_function.count(site["function"])) << "one site per function in the ring";
+    by_function[site["function"]] = site;
+  }
+  ASSERT_EQ(by_function.size(), 3u) << s["call_sites"].dump();
+  for (const std::string function : {"MPI_Irecv", "MPI_Isend", "MPI_Waitall"}) {
+    const auto& site = by_function[function];
+    const std::uint32_t line = ring_source_line(function);
+    ASSERT_GT(line, 0u);
+    EXPECT_EQ(site["calls"], 2 * iterations) << function;
+    EXPECT_EQ(site["ranks"], 2) << function;
+    EXPECT_EQ(site["caller"], "main") << function;
+    EXPECT_EQ(fs::path(site["file"].get<std::string>()).filename(), "ring.c") << function;
+    EXPECT_EQ(site["line"], line) << function;
+    EXPECT_THAT(o.out, HasSubstr("ring.c:" + std::to_string(line))) << function;
+  }
+}
+
 TEST_F(TraceTest, AnArgumentThatIsNotUtf8IsRecordedAndTheProgramRuns) {
   // The program's command line goes into the trace's index.json: bytes that are not UTF-8 are
   // written as U+FFFD instead of aborting the program.

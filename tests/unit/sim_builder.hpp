@@ -99,6 +99,17 @@ class TraceBuilder {
     return *this;
   }
 
+  /// A `module` record: the object that call sites with module number `module` lie in.
+  TraceBuilder& module(std::uint32_t rank, std::uint32_t module, const std::string& path) {
+    trace::Event e;
+    e.kind = trace::RecordKind::module;
+    e.start_tick = e.end_tick = now_[rank];
+    e.set(trace::kText);
+    e.text = nlohmann::json{{"module", module}, {"path", path}, {"base", 0}}.dump();
+    events_[rank].push_back(e);
+    return *this;
+  }
+
   /// This process's directory for the containers it writes, removed when the process ends
   /// (every test process used to leave an empty one in /tmp).
   static const std::filesystem::path& directory() {

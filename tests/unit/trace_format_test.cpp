@@ -63,6 +63,8 @@ Event full_event() {
   e.new_comm = 88;
   e.local_calls = 4;
   e.local_ticks = 400;
+  e.site_module = 3;
+  e.site_offset = 0x7f12'3456'789aULL;
   return e;
 }
 
