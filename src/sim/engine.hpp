@@ -340,7 +340,6 @@ class Engine {
   bool wait_all(Rank& r, std::vector<std::uint32_t>& ops);
   void finish_call(Rank& r);
   void emit_timeline(const Rank& r, Picoseconds call_ps);
-  std::vector<TimelineArguments> timeline_arguments_;  ///< per rank, with --timeline only
   void consume(Rank& r, std::vector<std::uint32_t>& ops);
   std::uint32_t op_of_request(Rank& r, std::uint64_t id, bool erase);
   void add_request(Rank& r, std::uint64_t id, std::uint32_t op);
@@ -402,7 +401,8 @@ class Engine {
   void find_least_compute(std::uint32_t rank);
   std::unique_ptr<LinkSharing> sharing_;  // --contention other than none
   std::vector<LinkSharing::Change> flow_changes_;
-  std::vector<FlowState> flows_;  // by operation, with contention
+  std::vector<FlowState> flows_;                       // by operation, with contention
+  std::vector<TimelineArguments> timeline_arguments_;  // per rank, with --timeline only
 };
 
 }  // namespace

@@ -82,10 +82,7 @@ CallSites::Site CallSites::found(const Segment& s, std::uintptr_t address, bool 
   return site;
 }
 
-CallSites::Site CallSites::locate(const void* return_address, bool number) {
-  // The byte before the return address is inside the call instruction (addr2line then names
-  // the call's line, not the next one).
-  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(return_address) - 1;
+CallSites::Site CallSites::locate_slowly(std::uintptr_t a, bool number) {
   if (last_ < segments_.size() && segments_[last_].begin <= a && a < segments_[last_].end)
     return found(segments_[last_], a, number);
   for (int attempt = 0; attempt < 2; ++attempt) {

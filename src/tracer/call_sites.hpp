@@ -25,7 +25,18 @@ class CallSites {
   /// The call instruction before `return_address`. An address outside the objects known makes
   /// it read the loaded objects again if any was loaded since (dlopen).
   /// `number`: give the object a module number if it has none (else its site is module 0).
-  Site locate(const void* return_address, bool number = true);
+  /// Inline for the usual case, a call from the numbered object the last call came from.
+  Site locate(const void* return_address, bool number = true) {
+    // The byte before the return address is inside the call instruction (addr2line then names
+    // the call's line, not the next one).
+    const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(return_address) - 1;
+    if (last_ < segments_.size()) {
+      const Segment& s = segments_[last_];
+      if (s.begin <= a && a < s.end && objects_[s.object].module != 0)
+        return {objects_[s.object].module, a - s.bias, false};
+    }
+    return locate_slowly(a, number);
+  }
   /// {"module", "path", "base"} of a numbered module.
   nlohmann::json module_json(std::uint32_t module) const;
 
@@ -41,6 +52,7 @@ class CallSites {
     std::uint32_t module = 0;  ///< 0 until a site lies in it
   };
   Site found(const Segment& s, std::uintptr_t address, bool number);
+  Site locate_slowly(std::uintptr_t address, bool number);
 
   std::vector<Segment> segments_;  ///< sorted by begin
   std::vector<Object> objects_;
