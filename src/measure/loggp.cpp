@@ -861,6 +861,19 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     sw.rendezvous = rendezvous;
     if (rendezvous) {
       bisect_rendezvous(session, sw, lo, hi, delay);
+      // The first probe pooled attempts until its sides separated; if no bisection step placed
+      // a midpoint and the final alternating trials do not separate either, that first yes has
+      // nothing behind it (under two busy loops it put a rendezvous switch at TCP's MSS, 1448 B,
+      // whose range then took G = 0 from below). The curves decide then, as for an eager split.
+      const bool narrowed = sw.below_bytes != lo || sw.first_bytes != hi;
+      if (!sw.confirmed && !narrowed) {
+        sw.rendezvous = false;
+        sw.found_by += fmt::format(
+            "; the probe's hand-shake did not hold when re-measured ({} of {} alternating trials "
+            "on their side): the curves decide",
+            sw.confirmations, sw.confirmation_trials);
+        curve_only[k] = true;
+      }
     } else {
       curve_only[k] = true;
     }

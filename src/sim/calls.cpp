@@ -87,12 +87,10 @@ bool Engine::load_next_call(Rank& r, std::int32_t me, Event& e) {
     }
     if (e.kind == trace::RecordKind::comm_create) {
       if (!comms_.contains(e.comm)) {
-        std::vector<std::int32_t> members = e.members;
-        if (e.remote_size > 0 && members.size() >= e.remote_size) {
-          // An intercommunicator lists the local group, then the remote one; collectives on it
-          // are rare and run over the union here.
-        }
-        comms_.emplace(e.comm, std::move(members));
+        // An intercommunicator lists the local group, then the remote one.
+        if (e.remote_size > 0 && e.members.size() > e.remote_size)
+          register_intercomm(e.comm, e.members, e.remote_size);
+        comms_.emplace(e.comm, e.members);
       }
       continue;
     }

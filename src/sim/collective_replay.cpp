@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "collectives/intercomm.hpp"
+
 #include "sim/engine.hpp"
 
 namespace commgauge::sim::detail {
@@ -26,7 +28,101 @@ const std::vector<std::int32_t>& Engine::members_of(std::uint64_t comm, std::int
 }
 
 // The steps of one collective call, appended to the rank's step list (steps run in order).
+void Engine::register_intercomm(std::uint64_t comm, const std::vector<std::int32_t>& members,
+                                std::uint32_t remote_size) {
+  const auto split = members.end() - static_cast<std::ptrdiff_t>(remote_size);
+  Intercomm ic;
+  ic.groups[0].assign(members.begin(), split);
+  ic.groups[1].assign(split, members.end());
+  const auto least = [](const std::vector<std::int32_t>& g) {
+    return *std::min_element(g.begin(), g.end());
+  };
+  if (least(ic.groups[1]) < least(ic.groups[0])) std::swap(ic.groups[0], ic.groups[1]);
+  for (std::size_t g = 0; g < 2; ++g) {
+    // An id that no recorded communicator has (those are 64-bit hashes): the
+    // intercommunicator's, mixed with the group's number. The same on every rank.
+    ic.group_ids[g] = comm ^ (0x9E3779B97F4A7C15ULL * (g + 1));
+    comms_.emplace(ic.group_ids[g], ic.groups[g]);
+  }
+  intercomms_.emplace(comm, std::move(ic));
+}
+
+// An intercommunicator collective in the parts Open MPI runs it in (collectives/intercomm.hpp):
+// collectives on the caller's group, expanded as any other, and steps across the groups.
+void Engine::expand_intercomm_collective(Rank& r, std::int32_t me, const PendingCollective& pc,
+                                         const Intercomm& ic) {
+  const auto fail = [&](const std::string& why) {
+    return trace::TraceError(
+        fmt::format("{}: rank {}, event {}: {} on intercommunicator {:#x} "
+                    "cannot be replayed: {}",
+                    r.reader->file_name(), me, r.reader->event_count() - 1,
+                    collectives::to_string(pc.op), pc.comm, why));
+  };
+  const auto in = [me](const std::vector<std::int32_t>& g) {
+    return std::find(g.begin(), g.end(), me) != g.end();
+  };
+  const std::size_t g = in(ic.groups[1]) ? 1 : 0;
+  if (!in(ic.groups[g])) throw fail("this rank is in neither group");
+  if (!pc.counts.empty() || !pc.recv_counts.empty())
+    throw fail("per-member counts (v and w collectives) are not implemented on intercommunicators");
+  collectives::InterCollective c;
+  c.op = pc.op;
+  c.local = ic.groups[g];
+  c.remote = ic.groups[1 - g];
+  c.me = static_cast<std::size_t>(std::find(c.local.begin(), c.local.end(), me) - c.local.begin());
+  c.role = pc.root == trace::kRootSelf   ? collectives::InterRole::root
+           : pc.root == trace::kProcNull ? collectives::InterRole::idle
+                                         : collectives::InterRole::receiver;
+  c.root_world = pc.root;
+  c.bytes = pc.bytes;
+  std::vector<collectives::InterPart> parts;
+  try {
+    parts = collectives::intercomm_parts(c);
+  } catch (const std::invalid_argument& error) {
+    throw fail(error.what());
+  }
+  for (const auto& part : parts) {
+    if (part.local) {
+      PendingCollective sub;
+      sub.request = pc.request;
+      sub.comm = ic.group_ids[g];
+      sub.op = part.op;
+      sub.root = c.local.front();
+      sub.bytes = part.bytes;
+      sub.commutative = pc.commutative || pc.op == collectives::Operation::barrier;
+      sub.element_bytes = pc.op == collectives::Operation::barrier ? 4 : pc.element_bytes;
+      expand_collective(r, me, sub);
+    } else {
+      r.steps.insert(r.steps.end(), part.steps.begin(), part.steps.end());
+      r.step_comms.resize(r.steps.size(), pc.comm);
+    }
+  }
+  auto [use, added] =
+      collective_uses_.try_emplace(UseKey{pc.op, 0, collectives::Algorithm::linear, kIntercomm});
+  if (added) {
+    use->second.operation = fmt::format("{} (intercommunicator)", collectives::to_string(pc.op));
+    use->second.algorithm = "intercommunicator";
+    use->second.openmpi =
+        pc.op == collectives::Operation::barrier || pc.op == collectives::Operation::alltoall
+            ? "basic"
+            : "inter";
+    use->second.exact = pc.op != collectives::Operation::alltoall;
+    use->second.note =
+        pc.op == collectives::Operation::alltoall
+            ? "every member with every member of the other group, one exchange at a time"
+            : "a collective inside each group rooted at its first member and one message "
+              "between the groups (the inner collectives are listed as well)";
+  }
+  ++use->second.calls;
+}
+
 void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc) {
+  if (!intercomms_.empty()) {
+    if (const auto it = intercomms_.find(pc.comm); it != intercomms_.end()) {
+      expand_intercomm_collective(r, me, pc, it->second);
+      return;
+    }
+  }
   const auto& members = members_of(pc.comm, me);
   auto index_of = [&](std::int32_t world) -> std::size_t {
     if (pc.comm == 0) return static_cast<std::size_t>(world);

@@ -10,6 +10,7 @@
 // group "engine" in src/sim/CMakeLists.txt): the engine lives in an unnamed namespace so that the
 // compiler inlines the hot calls between the parts as it did when they were one file.
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -353,8 +354,19 @@ class Engine {
   void unlink(OpQueue& q, std::uint32_t previous, std::uint32_t id);
   void remove(OpQueue& q, std::uint32_t id);
   void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
+  // An intercommunicator's two groups (world ranks in group rank order), groups[0] the one
+  // holding the smaller world rank, and the ids under which each is a communicator of its own
+  // (the local collectives of collectives::intercomm_parts run on them).
+  struct Intercomm {
+    std::array<std::vector<std::int32_t>, 2> groups;
+    std::array<std::uint64_t, 2> group_ids{};
+  };
+  void register_intercomm(std::uint64_t comm, const std::vector<std::int32_t>& members,
+                          std::uint32_t remote_size);
+  void expand_intercomm_collective(Rank& r, std::int32_t me, const PendingCollective& pc,
+                                   const Intercomm& ic);
   // Collectives' algorithms, tallied per (operation, Open MPI's choice, schedule run, how).
-  static constexpr int kTuned = 0, kNonblocking = 1, kChosenWithColl = 2;
+  static constexpr int kTuned = 0, kNonblocking = 1, kChosenWithColl = 2, kIntercomm = 3;
   struct UseKey {
     collectives::Operation op;
     int openmpi_id;
@@ -386,6 +398,7 @@ class Engine {
   Event event_;                   // the event being read or started, of any rank
   std::int32_t event_rank_ = -1;  // whose event event_ holds
   std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;
+  std::unordered_map<std::uint64_t, Intercomm> intercomms_;
   std::vector<std::int32_t> world_;
   std::vector<std::int32_t> self_;
   collectives::Collective scratch_;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/intercomm.hpp"
 #include "common/text_file.hpp"
 
 #include "trace/function_ids.hpp"
@@ -129,6 +130,8 @@ class RankExporter {
   void complete(const Completion& c);
   void collective(const Event& e);
   void lowered(const Event& e, const collectives::Collective& c, Operation op);
+  void emit_steps(std::uint64_t comm, const std::vector<collectives::Step>& steps);
+  collectives::Algorithm algorithm_for(Operation op) const;
   collectives::Collective view(const Event& e, Operation op) const;
   const std::vector<std::int32_t>& members(std::uint64_t comm) const;
 
@@ -272,16 +275,23 @@ collectives::Collective RankExporter::view(const Event& e, Operation op) const {
   return c;
 }
 
+collectives::Algorithm RankExporter::algorithm_for(Operation op) const {
+  return options_.algorithms.count(op) ? options_.algorithms.at(op)
+                                       : collectives::algorithms_for(op).front();
+}
+
 void RankExporter::lowered(const Event& e, const collectives::Collective& c, Operation op) {
-  const auto a = options_.algorithms.count(op) ? options_.algorithms.at(op)
-                                               : collectives::algorithms_for(op).front();
-  const Key key{e.comm, -1 - static_cast<std::int64_t>(collective_sequence_[e.comm]++)};
   std::vector<collectives::Step> steps;
   try {
-    steps = collectives::schedule(c, a);
+    steps = collectives::schedule(c, algorithm_for(op));
   } catch (const std::invalid_argument& error) {
     fail(error.what());
   }
+  emit_steps(e.comm, steps);
+}
+
+void RankExporter::emit_steps(std::uint64_t comm, const std::vector<collectives::Step>& steps) {
+  const Key key{comm, -1 - static_cast<std::int64_t>(collective_sequence_[comm]++)};
   // Each step: post the receive, post the send, complete both (the rule the schedules obey).
   std::uint64_t next_request = 1ULL << 62;
   for (const auto& s : steps) {
@@ -310,39 +320,49 @@ void RankExporter::collective(const Event& e) {
   if (!op) fail(fmt::format("no collective operation for {}", info->name));
   if (e.comm == 1) return;  // MPI_COMM_SELF: nothing crosses the network
   if (e.flag(kIntercomm)) {
-    if (*op != Operation::bcast && *op != Operation::barrier)
-      fail(fmt::format("{} on an intercommunicator is not supported by the SimGrid export",
-                       info->name));
-    // Intercommunicator: the root sends to every member of the other group; a barrier is
-    // every member hearing from every member of the other group.
+    // As the simulator replays it (collectives/intercomm.hpp): Open MPI's coll/inter parts, the
+    // collectives inside the caller's group lowered with the intracommunicator algorithms.
+    const auto all = comms_.find(e.comm);
     const auto remote = remote_groups_.find(e.comm);
-    if (remote == remote_groups_.end()) fail("an intercommunicator without its remote group");
-    const Key key{e.comm, -1 - static_cast<std::int64_t>(collective_sequence_[e.comm]++)};
-    if (*op == Operation::bcast) {
-      if (e.root == kRootSelf) {
-        for (std::int32_t m : remote->second)
-          push(Item::message(Item::Kind::send, m, key, e.bytes));
-      } else if (e.root >= 0) {
-        push(Item::message(Item::Kind::recv, e.root, key, e.bytes));
+    if (all == comms_.end() || remote == remote_groups_.end())
+      fail("an intercommunicator without its groups");
+    collectives::InterCollective ic;
+    ic.op = *op;
+    ic.local.assign(all->second.begin(),
+                    all->second.end() - static_cast<std::ptrdiff_t>(remote->second.size()));
+    ic.remote = remote->second;
+    const auto me = std::find(ic.local.begin(), ic.local.end(), static_cast<std::int32_t>(rank_));
+    if (me == ic.local.end()) fail("this rank is not in its intercommunicator's local group");
+    ic.me = static_cast<std::size_t>(me - ic.local.begin());
+    ic.role = e.root == kRootSelf   ? collectives::InterRole::root
+              : e.root == kProcNull ? collectives::InterRole::idle
+                                    : collectives::InterRole::receiver;
+    ic.root_world = e.root;
+    ic.bytes = e.bytes;
+    std::vector<collectives::Step> steps;
+    try {
+      if (!e.counts.empty() || !e.recv_counts.empty())
+        throw std::invalid_argument("per-member counts are not implemented on intercommunicators");
+      for (const auto& part : collectives::intercomm_parts(ic)) {
+        if (!part.local) {
+          steps.insert(steps.end(), part.steps.begin(), part.steps.end());
+          continue;
+        }
+        collectives::Collective local;
+        local.op = part.op;
+        local.members = ic.local;
+        local.me = ic.me;
+        local.bytes = part.bytes;
+        const auto s = collectives::schedule(local, algorithm_for(part.op));
+        steps.insert(steps.end(), s.begin(), s.end());
       }
-    } else {
-      std::uint64_t id = 1ULL << 62;
-      for (std::int32_t m : remote->second) {
-        requests_[id].kind = ExportRequest::Kind::p2p_recv;
-        push(Item::message(Item::Kind::irecv, m, key, 0, id++));
-      }
-      for (std::int32_t m : remote->second) {
-        requests_[id].kind = ExportRequest::Kind::p2p_send;
-        push(Item::message(Item::Kind::isend, m, key, 0, id++));
-      }
-      for (std::uint64_t k = 1ULL << 62; k < id; ++k)
-        push(Item::wait_for(k));
+    } catch (const std::invalid_argument& error) {
+      fail(fmt::format("{} on an intercommunicator: {}", info->name, error.what()));
     }
-    flush();
-    ++result_.lowered_collectives;
+    emit_steps(e.comm, steps);
     note(
-        "intercommunicator collectives are lowered to point-to-point (root to every remote "
-        "member)");
+        "intercommunicator collectives are lowered to point-to-point as Open MPI's coll/inter "
+        "runs them (a collective inside each group, one message between the groups)");
     return;
   }
   const bool world = e.comm == 0;

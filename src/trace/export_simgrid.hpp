@@ -50,7 +50,7 @@ struct SimgridExportResult {
 
 /// Writes OUT/trace.txt (the list), OUT/rank-<r>.txt, OUT/platform.xml, OUT/hostfile.txt.
 /// Throws TraceError for a trace it cannot export faithfully (a truncated rank, an unmatched
-/// request, an intercommunicator collective other than bcast and barrier).
+/// request, a v or w collective or reduce_scatter on an intercommunicator).
 SimgridExportResult export_simgrid_ti(const TraceReader& trace, const std::filesystem::path& out,
                                       const SimgridExportOptions& options);
 

@@ -99,6 +99,26 @@ class TraceBuilder {
     return *this;
   }
 
+  /// A `comm_create` record: `members` in the rank's view (an intercommunicator: its local group,
+  /// then the `remote_size` members of the other group), as the tracer writes it.
+  TraceBuilder& comm_create(std::uint32_t rank, std::uint64_t comm,
+                            const std::vector<std::int32_t>& members,
+                            std::uint32_t remote_size = 0) {
+    trace::Event e;
+    e.kind = trace::RecordKind::comm_create;
+    e.start_tick = e.end_tick = now_[rank];
+    e.fields = trace::kComm | trace::kMembers;
+    e.comm = comm;
+    e.members = members;
+    e.remote_size = remote_size;
+    if (remote_size > 0) {
+      e.fields |= trace::kFlags;
+      e.flags = trace::kIntercomm;
+    }
+    events_[rank].push_back(e);
+    return *this;
+  }
+
   /// A `module` record: the object that call sites with module number `module` lie in.
   TraceBuilder& module(std::uint32_t rank, std::uint32_t module, const std::string& path) {
     trace::Event e;

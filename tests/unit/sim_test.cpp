@@ -171,6 +171,45 @@ TEST(SimGolden, CommunicatorCreationIsItsLocalCostAndTheAgreementOverTheParent) 
   }
 }
 
+// An intercommunicator broadcast (groups A = {0, 2}, B = {1, 3}, root world rank 2) runs as Open
+// MPI's coll/inter does: the root sends to B's first member, which broadcasts inside B; A's other
+// member does nothing. The same trace written as those point-to-point messages predicts the same
+// times, whichever group's ranks read the intercommunicator's record first (the replay once took
+// the member order from the first reader and the root from each rank's own view, and deadlocked).
+TEST(SimGolden, IntercommBcastIsRootToTheFirstRemoteMemberThenABcastInside) {
+  constexpr std::uint64_t kInter = 0x5eed;
+  constexpr std::uint64_t kBytes = 1000;
+  const std::vector<std::int32_t> from_a = {0, 2, 1, 3}, from_b = {1, 3, 0, 2};
+  for (const bool a_first : {true, false}) {
+    TraceBuilder inter(4), p2p(4);
+    for (std::uint32_t r = 0; r < 4; ++r) {
+      const bool in_a = r % 2 == 0;
+      const Picoseconds late = in_a == a_first ? 0_ps : 5'000'000_ps;
+      inter.compute(r, late);
+      p2p.compute(r, late);
+      inter.comm_create(r, kInter, in_a ? from_a : from_b, 2);
+      const std::int32_t root = r == 2 ? trace::kRootSelf : r == 0 ? trace::kProcNull : 2;
+      inter.call(r, trace::fn::Bcast, [&](trace::Event& e) {
+        e.set(trace::kComm);
+        e.comm = kInter;
+        e.set(trace::kBytes);
+        e.bytes = kBytes;
+        e.set(trace::kRoot);
+        e.root = root;
+        e.set(trace::kFlags);
+        e.flags = trace::kIntercomm;
+      });
+    }
+    p2p.send(2, 1, kBytes).recv(1, 2, kBytes).send(1, 3, kBytes).recv(3, 1, kBytes);
+    const std::string name = a_first ? "inter-a" : "inter-b";
+    const auto a = simulate(inter.write(name), link(), "loggps");
+    const auto b = simulate(p2p.write(name + "-p2p"), link(), "loggps");
+    for (std::uint32_t r = 0; r < 4; ++r)
+      EXPECT_EQ(rank_end(a, r), rank_end(b, r)) << name << " rank " << r;
+    EXPECT_GT(rank_end(a, 3), rank_end(a, 1));
+  }
+}
+
 // A collective's local work: 2 ranks, starting together, are symmetric, so the local work each
 // does shifts both alike. Ring allreduce of 32 KiB (the tuned rules' choice on 2 ranks):
 // copy the 32 KiB vector, combine the 16 KiB half received; alltoall of 8 KiB per peer: copy
