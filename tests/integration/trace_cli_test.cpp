@@ -58,6 +58,14 @@ class TraceTest : public ::testing::Test {
 
   Outcome check() { return run({commgauge(), "trace-check", (dir_ / "trace").string()}); }
 
+  /// The trace replayed one rank per node on the network seed 000 measured MPICH2 on.
+  Outcome simulate_one_rank_per_node() {
+    std::ofstream(dir_ / "cluster.json") << R"({"nodes": 4, "cores_per_node": 1})";
+    return run({commgauge(), "simulate", (dir_ / "trace").string(), "--model", "loggp", "--cluster",
+                (dir_ / "cluster.json").string(), "--placement", "rrn", "--profile",
+                COMMGAUGE_SOURCE_DIR "/examples/profiles/seed000-table2-mpich2-tcp.json"});
+  }
+
   void trace_and_replay_hpcc(int ranks);
 
   nlohmann::json summary() const {
@@ -154,13 +162,9 @@ TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
   EXPECT_THAT(c.out, HasSubstr("OK (0 errors, 0 warnings)"));
   // 30 per rank on the ring and probes plus the persistent and communicator traffic.
   EXPECT_THAT(c.out, HasSubstr("128 messages matched"));
-  // Replayed one rank per node on the network seed 000 measured: every collective completes,
-  // the intercommunicator's too (its MPI_Bcast once replayed into a deadlock in some traces).
-  std::ofstream(dir_ / "cluster.json") << R"({"nodes": 4, "cores_per_node": 1})";
-  const Outcome sim =
-      run({commgauge(), "simulate", (dir_ / "trace").string(), "--model", "loggp", "--cluster",
-           (dir_ / "cluster.json").string(), "--placement", "rrn", "--profile",
-           COMMGAUGE_SOURCE_DIR "/examples/profiles/seed000-table2-mpich2-tcp.json"});
+  // Replayed one rank per node: every collective completes, the intercommunicator's too (its
+  // MPI_Bcast once replayed into a deadlock in some traces).
+  const Outcome sim = simulate_one_rank_per_node();
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
   EXPECT_THAT(sim.out, HasSubstr("bcast (intercommunicator)"));
   // Every rank's file describes itself: the index is not needed to read it.
@@ -659,13 +663,8 @@ TEST_F(TraceTest, MpichProgramUnderMpichsLauncherCountsEqualItsOwn) {
   std::ifstream in(dir_ / "trace" / "index.json");
   const auto index = nlohmann::json::parse(in);
   EXPECT_THAT(index["mpi"]["library"].get<std::string>(), HasSubstr("MPICH"));
-  // Replayed on the network the seed measured MPICH2 on, one rank per node (its intercommunicator
-  // MPI_Bcast once replayed into a deadlock in some traces).
-  std::ofstream(dir_ / "cluster.json") << R"({"nodes": 4, "cores_per_node": 1})";
-  const Outcome sim =
-      run({commgauge(), "simulate", (dir_ / "trace").string(), "--model", "loggp", "--cluster",
-           (dir_ / "cluster.json").string(), "--placement", "rrn", "--profile",
-           COMMGAUGE_SOURCE_DIR "/examples/profiles/seed000-table2-mpich2-tcp.json"});
+  // Replayed one rank per node, the intercommunicator MPI_Bcast included.
+  const Outcome sim = simulate_one_rank_per_node();
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
   EXPECT_THAT(sim.out, HasSubstr("bcast (intercommunicator)"));
 }

@@ -72,17 +72,20 @@ class TraceBuilder {
                   e.completions = done;
                 });
   }
+  /// A collective on `comm` (world by default); on an intercommunicator `root` may also be
+  /// trace::kRootSelf (MPI_ROOT) or trace::kProcNull.
   TraceBuilder& collective(std::uint32_t rank, std::uint32_t function, std::uint64_t bytes,
-                           std::int32_t root = -1) {
+                           std::int32_t root = -1, std::uint64_t comm = 0, bool intercomm = false) {
     return call(rank, function, [&](trace::Event& e) {
       e.set(trace::kComm);
+      e.comm = comm;
       e.set(trace::kBytes);
       e.bytes = bytes;
       e.set(trace::kRecvBytes);
       e.recv_bytes = bytes;
       e.set(trace::kFlags);
-      e.flags = trace::kCommutative;
-      if (root >= 0) {
+      e.flags = trace::kCommutative | (intercomm ? trace::kIntercomm : 0u);
+      if (root >= 0 || intercomm) {
         e.set(trace::kRoot);
         e.root = root;
       }

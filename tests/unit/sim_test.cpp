@@ -189,16 +189,7 @@ TEST(SimGolden, IntercommBcastIsRootToTheFirstRemoteMemberThenABcastInside) {
       p2p.compute(r, late);
       inter.comm_create(r, kInter, in_a ? from_a : from_b, 2);
       const std::int32_t root = r == 2 ? trace::kRootSelf : r == 0 ? trace::kProcNull : 2;
-      inter.call(r, trace::fn::Bcast, [&](trace::Event& e) {
-        e.set(trace::kComm);
-        e.comm = kInter;
-        e.set(trace::kBytes);
-        e.bytes = kBytes;
-        e.set(trace::kRoot);
-        e.root = root;
-        e.set(trace::kFlags);
-        e.flags = trace::kIntercomm;
-      });
+      inter.collective(r, trace::fn::Bcast, kBytes, root, kInter, true);
     }
     p2p.send(2, 1, kBytes).recv(1, 2, kBytes).send(1, 3, kBytes).recv(3, 1, kBytes);
     const std::string name = a_first ? "inter-a" : "inter-b";
