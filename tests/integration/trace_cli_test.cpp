@@ -647,10 +647,12 @@ TEST_F(TraceTest, AFullDiskIsReportedOncePerRankAndTheProgramGoesOn) {
 // The same programs built with MPICH and launched by MPICH's mpiexec (Hydra): `trace` picks the
 // MPICH tracer and passes it with -genv; the programs' own counters are the truth again.
 TEST_F(TraceTest, MpichProgramUnderMpichsLauncherCountsEqualItsOwn) {
-  const Outcome o = run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--json",
-                         (dir_ / "summary.json").string(), "--", MPIEXEC_MPICH, "-np", "4",
-                         TRACER_PROGRAM_C_MPICH, (dir_ / "counts").string()},
-                        std::chrono::seconds(100));
+  const Outcome o =
+      run({commgauge(), "trace", "-o", (dir_ / "trace").string(), "--json",
+           (dir_ / "summary.json").string(), "--", MPIEXEC_MPICH, "-genv",
+           "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE", "65536", "-genv", "MPIR_CVAR_BCAST_INTRA_ALGORITHM",
+           "binomial", "-np", "4", TRACER_PROGRAM_C_MPICH, (dir_ / "counts").string()},
+          std::chrono::seconds(100));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_THAT(o.err, HasSubstr("libcommgauge-tracer-mpich.so"));
   EXPECT_THAT(o.out, HasSubstr("every rank finished, complete"));
@@ -663,6 +665,15 @@ TEST_F(TraceTest, MpichProgramUnderMpichsLauncherCountsEqualItsOwn) {
   std::ifstream in(dir_ / "trace" / "index.json");
   const auto index = nlohmann::json::parse(in);
   EXPECT_THAT(index["mpi"]["library"].get<std::string>(), HasSubstr("MPICH"));
+  // MPICH's control variables in force, read through MPI_T: the two set above, as set.
+  EXPECT_EQ(index["mpi"]["point_to_point"]["eager_limits"].value("MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE",
+                                                                 nlohmann::json()),
+            65536)
+      << index["mpi"].dump();
+  // MPICH passes its algorithm choices through MPI_T as integers, in the order of its own list
+  // (auto = 0, binomial = 1, ...).
+  EXPECT_EQ(index["mpi"]["collectives"].value("MPIR_CVAR_BCAST_INTRA_ALGORITHM", -1), 1);
+  EXPECT_EQ(index["mpi"]["collectives"].value("MPIR_CVAR_REDUCE_INTRA_ALGORITHM", -1), 0);
   // Replayed one rank per node, the intercommunicator MPI_Bcast included.
   const Outcome sim = simulate_one_rank_per_node();
   EXPECT_EQ(sim.exit_code, 0) << sim.err;

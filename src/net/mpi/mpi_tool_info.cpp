@@ -107,12 +107,33 @@ std::string component(const std::string& n, const std::string& prefix, const std
   return c.find('_') == std::string::npos ? c : std::string();
 }
 
+// MPICH names its control variables MPIR_CVAR_<NAME>: its eager thresholds end in
+// EAGER_MAX_MSG_SIZE (CH3, CH4's OFI netmod) or EAGER_MAX_SZ (Nemesis shared memory).
+constexpr const char* kMpichPrefix = "MPIR_CVAR_";
+
+bool mpich_eager_limit(const std::string& n) {
+  return starts_with(n, kMpichPrefix) &&
+         (ends_with(n, "EAGER_MAX_MSG_SIZE") || ends_with(n, "EAGER_MAX_SZ"));
+}
+
+// MPICH's collective selection: a variable naming an operation (its algorithm per operation,
+// intra and inter, its size thresholds) or the selection itself.
+bool mpich_collective_variable(const std::string& n) {
+  if (!starts_with(n, kMpichPrefix)) return false;
+  for (const char* op :
+       {"BARRIER", "BCAST", "GATHER", "SCATTER", "ALLTOALL", "REDUCE", "SCAN", "COLL"}) {
+    if (n.find(op, std::string(kMpichPrefix).size()) != std::string::npos) return true;
+  }
+  return false;
+}
+
 bool point_to_point_variable(const std::string& n) {
-  return n == "pml" || n == "btl" || !component(n, "btl_", "_eager_limit").empty();
+  return n == "pml" || n == "btl" || !component(n, "btl_", "_eager_limit").empty() ||
+         mpich_eager_limit(n);
 }
 
 bool collective_variable(const std::string& n) {
-  if (n == "coll") return true;
+  if (n == "coll" || mpich_collective_variable(n)) return true;
   if (starts_with(n, "coll_") && ends_with(n, "_priority")) return true;
   if (!starts_with(n, "coll_tuned_")) return false;
   return ends_with(n, "_algorithm") || ends_with(n, "_segmentsize") ||
@@ -133,6 +154,8 @@ nlohmann::json point_to_point_from(const nlohmann::json& vars,
       out["pml_requested"] = value;
     } else if (name == "btl") {
       out["btl_requested"] = value;
+    } else if (mpich_eager_limit(name)) {
+      out["eager_limits"][name] = value;  // MPICH's own name for it
     } else if (value.is_number()) {
       const std::string btl = component(name, "btl_", "_eager_limit");
       btls.push_back(btl);
