@@ -27,7 +27,6 @@ const std::vector<std::int32_t>& Engine::members_of(std::uint64_t comm, std::int
   return it->second;
 }
 
-// The steps of one collective call, appended to the rank's step list (steps run in order).
 void Engine::register_intercomm(std::uint64_t comm, const std::vector<std::int32_t>& members,
                                 std::uint32_t remote_size) {
   const auto split = members.end() - static_cast<std::ptrdiff_t>(remote_size);
@@ -70,9 +69,7 @@ void Engine::expand_intercomm_collective(Rank& r, std::int32_t me, const Pending
   c.local = ic.groups[g];
   c.remote = ic.groups[1 - g];
   c.me = static_cast<std::size_t>(std::find(c.local.begin(), c.local.end(), me) - c.local.begin());
-  c.role = pc.root == trace::kRootSelf   ? collectives::InterRole::root
-           : pc.root == trace::kProcNull ? collectives::InterRole::idle
-                                         : collectives::InterRole::receiver;
+  c.role = trace::inter_role(pc.root);
   c.root_world = pc.root;
   c.bytes = pc.bytes;
   std::vector<collectives::InterPart> parts;
@@ -116,6 +113,7 @@ void Engine::expand_intercomm_collective(Rank& r, std::int32_t me, const Pending
   ++use->second.calls;
 }
 
+// The steps of one collective call, appended to the rank's step list (steps run in order).
 void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc) {
   if (!intercomms_.empty()) {
     if (const auto it = intercomms_.find(pc.comm); it != intercomms_.end()) {

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "collectives/intercomm.hpp"
+#include "trace/format.hpp"
 #include "trace/functions.hpp"
 
 namespace commgauge::trace {
@@ -48,5 +50,13 @@ struct CallSemantics {
 const CallSemantics& semantics_of(std::uint32_t function);
 /// The same for a table entry.
 CallSemantics semantics_of(const FunctionInfo& f);
+
+/// The caller's part in a rooted intercommunicator collective, from the root it recorded
+/// (MPI_ROOT, MPI_PROC_NULL or the root's world rank).
+inline collectives::InterRole inter_role(std::int32_t recorded_root) {
+  return recorded_root == kRootSelf   ? collectives::InterRole::root
+         : recorded_root == kProcNull ? collectives::InterRole::idle
+                                      : collectives::InterRole::receiver;
+}
 
 }  // namespace commgauge::trace

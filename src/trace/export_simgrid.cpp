@@ -334,9 +334,7 @@ void RankExporter::collective(const Event& e) {
     const auto me = std::find(ic.local.begin(), ic.local.end(), static_cast<std::int32_t>(rank_));
     if (me == ic.local.end()) fail("this rank is not in its intercommunicator's local group");
     ic.me = static_cast<std::size_t>(me - ic.local.begin());
-    ic.role = e.root == kRootSelf   ? collectives::InterRole::root
-              : e.root == kProcNull ? collectives::InterRole::idle
-                                    : collectives::InterRole::receiver;
+    ic.role = inter_role(e.root);
     ic.root_world = e.root;
     ic.bytes = e.bytes;
     std::vector<collectives::Step> steps;
