@@ -162,6 +162,41 @@ TEST(CliValues, TablesCsvToStandardOutputHoldsEveryCellPrinted) {
   EXPECT_EQ(nlohmann::json::parse(json.out)["models"].size(), 3u);
 }
 
+// --model takes a list: those columns, in that order, each of which must apply. With all, a model
+// that cannot model the link is left out with a warning, so the columns depend on the profile;
+// a list keeps them fixed or says why it cannot.
+TEST(CliValues, AModelListFixesPredictsColumnsOrRefusesAModelThatCannotApply) {
+  namespace fs = std::filesystem;
+  const std::string profile = COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json";
+  const Outcome two = run({commgauge(), "predict", "pingpong", "--profile", profile, "--model",
+                           "loggps,loggp", "--sizes", "8,100KiB", "--json", "-"});
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const auto doc = nlohmann::json::parse(two.out);
+  ASSERT_EQ(doc["models"].size(), 2u);
+  EXPECT_EQ(doc["models"][0]["model"], "loggps");
+  EXPECT_EQ(doc["models"][1]["model"], "loggp");
+  // The same link with its rendezvous range measured as DCP with RTA: seed 001 has no formulas.
+  auto link = nlohmann::json::parse(std::ifstream(profile));
+  link["ranges"][1]["Tm"] = "RTA";
+  const fs::path file =
+      fs::temp_directory_path() / ("cg-model-list-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << link.dump();
+  const Outcome all = run({commgauge(), "predict", "pingpong", "--profile", file.string(),
+                           "--sizes", "8", "--json", "-"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(nlohmann::json::parse(all.out)["models"].size(), 2u);
+  EXPECT_THAT(all.err, HasSubstr("loggpo left out"));
+  const Outcome named = run({commgauge(), "predict", "pingpong", "--profile", file.string(),
+                             "--model", "loggp,loggpo", "--sizes", "8"});
+  EXPECT_EQ(named.exit_code, 2);
+  EXPECT_THAT(named.err, HasSubstr("--model"));
+  EXPECT_THAT(named.err, HasSubstr("DCP"));
+  EXPECT_EQ(
+      run({commgauge(), "predict", "pingpong", "--profile", profile, "--model", "loggp,magic"})
+          .exit_code,
+      2);
+  fs::remove(file);
+}
 TEST(CliValues, ExitCodesFollowTheReadmesTable) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("cg-exit-codes-" + std::to_string(::getpid()));

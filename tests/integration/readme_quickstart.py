@@ -6,7 +6,7 @@ the lines after a command its sample output. Each command runs verbatim (through
 scratch directory where `build/release` points at the build tree and `commgauge` is on PATH)
 and must exit 0. Its output must show every sample line in the same order: measured numbers
 differ run to run, so lines are compared by shape (every number replaced by "#", runs of
-blanks by one); a line "..." in the sample stands for output left out.
+blanks by one, a table's rule of dashes by any rule); a line "..." in the sample stands for output left out.
 
 usage: readme_quickstart.py README BUILD_DIR
 """
@@ -22,6 +22,9 @@ NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def shape(line):
+    # A table's rule is as wide as its widest cell, and cells hold measured numbers.
+    if line.strip() and set(line.strip()) == {"-"}:
+        return "---"
     return " ".join(NUMBER.sub("#", line).split())
 
 
@@ -73,12 +76,12 @@ def main():
             except subprocess.TimeoutExpired:
                 os.killpg(child.pid, signal.SIGKILL)
                 out, err = child.communicate()
-                print(out, end="")
+                print(out, end="", flush=True)
                 print(err, end="", file=sys.stderr)
                 print("FAILED: still running after 900 s, ended", file=sys.stderr)
                 failures += 1
                 break
-            print(out, end="")
+            print(out, end="", flush=True)
             if child.returncode != 0:
                 print(err, end="", file=sys.stderr)
                 print(f"FAILED: exit status {child.returncode}", file=sys.stderr)
