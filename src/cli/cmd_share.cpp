@@ -17,6 +17,7 @@
 #include "net/tcp_group.hpp"
 #include "profile/json_file.hpp"
 #include "report/context.hpp"
+#include "report/plot.hpp"
 #include "report/share_report.hpp"
 
 namespace commgauge::cli {
@@ -134,7 +135,7 @@ void add_share_command(CLI::App& app, Action& action) {
       "barrier) and report each communication's penalty P = T / T_ref; or predict the penalties "
       "with the fair, GigE or Myrinet model without running anything.");
   struct Flags {
-    std::string scheme, size, nodes, model, params, evaluate, json, tables_csv;
+    std::string scheme, size, nodes, model, params, evaluate, json, tables_csv, plot;
     std::string transport = "mpi";
     measure::ShareOptions share;
     bool predict_only = false;
@@ -184,9 +185,13 @@ void add_share_command(CLI::App& app, Action& action) {
   cmd->add_option("--evaluate", f->evaluate,
                   "a share --json measurement to compare the predictions with");
   cmd->add_option("--json", f->json, "write the results as JSON");
+  cmd->add_option("--plot", f->plot,
+                  "draw the penalty of every communication, measured (with its interval) and "
+                  "predicted per model (.png or .svg)");
   add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->callback([&action, f] {
     action = [f](int& argc, char**& argv) {
+      if (!f->plot.empty()) report::check_plot_output(f->plot);
       model::Scheme s = model::read_scheme(f->scheme);
       if (!f->size.empty()) {
         const auto bytes = parse_byte_size(f->size, "--size");
@@ -206,6 +211,8 @@ void add_share_command(CLI::App& app, Action& action) {
         if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (!f->json.empty())
           profile::write_json_file(f->json, report::share_json(s, std::nullopt, measured, p, {}));
+        if (!f->plot.empty())
+          report::plot_share(f->plot, s, std::nullopt, measured, p, "share: " + f->scheme);
         return 0;
       }
       f->share.validate();
@@ -253,7 +260,7 @@ void add_share_command(CLI::App& app, Action& action) {
       if (!r) return 0;
       std::vector<double> measured;
       for (const auto& c : r->communications)
-        measured.push_back(c.penalty);
+        measured.push_back(c.penalty.value);
       const auto p =
           f->model.empty() ? report::Predictions{} : predict(f->model, gige, f->set_limit, s);
       context["commgauge_version"] = report::run_context({}, {})["commgauge_version"];
@@ -265,6 +272,7 @@ void add_share_command(CLI::App& app, Action& action) {
       if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
       if (!f->json.empty())
         profile::write_json_file(f->json, report::share_json(s, r, measured, p, context));
+      if (!f->plot.empty()) report::plot_share(f->plot, s, r, measured, p, "share: " + f->scheme);
       return 0;
     };
   });

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "stats/descriptive.hpp"
+#include "stats/median_ci.hpp"
 
 namespace commgauge::measure {
 
@@ -107,6 +108,17 @@ std::vector<double> round(net::Group& g, const model::Scheme& s, const TaskPlan&
 
 }  // namespace
 
+Penalty penalty_of(std::span<const double> shared_s, std::span<const double> alone_s) {
+  const stats::MedianInterval shared = stats::median_interval(shared_s);
+  const stats::MedianInterval alone = stats::median_interval(alone_s);
+  Penalty p;
+  p.value = shared.median / alone.median;
+  p.lower = shared.lower / alone.upper;
+  p.upper = shared.upper / alone.lower;
+  p.confidence = std::max(0.0, shared.confidence + alone.confidence - 1);
+  return p;
+}
+
 std::optional<ShareResult> run_share(net::Group& g, const model::Scheme& s, const ShareOptions& o) {
   o.validate();
   // Receivers take any source, so all messages into one node must have one size.
@@ -125,24 +137,31 @@ std::optional<ShareResult> run_share(net::Group& g, const model::Scheme& s, cons
   const TaskPlan plan = plan_tasks(s, nodes);
   const std::size_t n = s.communications.size();
 
-  // T_ref: each size alone between two nodes (the first communication of that size).
+  // T_ref: each size alone between two nodes (the first communication of that size). The
+  // reference rounds and the shared round alternate within each iteration, and which comes first
+  // alternates too, so drift and bursts of load fall on both alike.
   std::map<std::uint64_t, std::size_t> reference;
   for (std::size_t i = 0; i < n; ++i)
     reference.emplace(s.communications[i].bytes, i);
-  std::vector<double> slots;  // per size and iteration: reference times; then the scheme's
-  for (const auto& [bytes, i] : reference) {
-    round(g, s, plan, {i});  // warm-up of this pair
-    for (std::uint32_t it = 0; it < o.iterations; ++it)
-      slots.push_back(round(g, s, plan, {i})[i]);
-  }
   std::vector<std::size_t> all(n);
   for (std::size_t i = 0; i < n; ++i)
     all[i] = i;
+  for (const auto& [bytes, i] : reference)
+    round(g, s, plan, {i});  // warm-up of this pair
   for (std::uint32_t w = 0; w < o.warmup; ++w)
     round(g, s, plan, all);
+  // Per iteration: the reference time of every size, then the scheme's n times.
+  std::vector<double> slots;
+  const std::size_t per_iteration = reference.size() + n;
+  slots.reserve(per_iteration * o.iterations);
   for (std::uint32_t it = 0; it < o.iterations; ++it) {
-    const auto t = round(g, s, plan, all);
-    slots.insert(slots.end(), t.begin(), t.end());
+    std::vector<double> alone, shared;
+    if (it % 2 == 1) shared = round(g, s, plan, all);
+    for (const auto& [bytes, i] : reference)
+      alone.push_back(round(g, s, plan, {i})[i]);
+    if (it % 2 == 0) shared = round(g, s, plan, all);
+    slots.insert(slots.end(), alone.begin(), alone.end());
+    slots.insert(slots.end(), shared.begin(), shared.end());
   }
   const auto gathered = g.gather(slots);
   if (g.rank() != 0) return std::nullopt;
@@ -153,12 +172,13 @@ std::optional<ShareResult> run_share(net::Group& g, const model::Scheme& s, cons
       sum[k] += member[k];
   }
   ShareResult r;
-  std::size_t k = 0;
+  std::size_t size_index = 0;
   for (const auto& [bytes, i] : reference) {
-    std::vector<double> t(sum.begin() + static_cast<std::ptrdiff_t>(k),
-                          sum.begin() + static_cast<std::ptrdiff_t>(k + o.iterations));
+    auto& t = r.t_ref_times_s[bytes];
+    for (std::uint32_t it = 0; it < o.iterations; ++it)
+      t.push_back(sum[it * per_iteration + size_index]);
     r.t_ref_s[bytes] = stats::median(t);
-    k += o.iterations;
+    ++size_index;
   }
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = s.communications[i];
@@ -168,13 +188,13 @@ std::optional<ShareResult> run_share(net::Group& g, const model::Scheme& s, cons
     cr.dest_node = c.destination;
     cr.bytes = c.bytes;
     for (std::uint32_t it = 0; it < o.iterations; ++it)
-      cr.times_s.push_back(sum[k + it * n + i]);
+      cr.times_s.push_back(sum[it * per_iteration + reference.size() + i]);
     const auto st = stats::summarize(cr.times_s);
     cr.median_s = st.median;
     cr.min_s = st.min;
     cr.max_s = st.max;
     cr.t_ref_s = r.t_ref_s[c.bytes];
-    cr.penalty = cr.median_s / cr.t_ref_s;
+    cr.penalty = penalty_of(cr.times_s, r.t_ref_times_s[c.bytes]);
     cr.penalty_min = cr.min_s / cr.t_ref_s;
     cr.penalty_max = cr.max_s / cr.t_ref_s;
     r.communications.push_back(cr);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,16 @@ TaskPlan plan_tasks(const model::Scheme& s, const std::vector<int>& node_of_rank
 /// Node of every rank: by host name (first appearance order) or as emulated.
 std::vector<int> node_of_rank(const std::vector<std::string>& hosts, const ShareOptions& o);
 
+/// P = median(shared) / median(alone), seed 003 eq. (1) with medians. Its interval divides the
+/// ends of the two medians' order-statistic intervals crosswise (lower / upper, upper / lower),
+/// so it covers P with at least the sum of both coverages less one (Bonferroni).
+struct Penalty {
+  double value = 0;
+  double lower = 0, upper = 0;
+  double confidence = 0;  ///< the coverage guaranteed, 0 with too few iterations
+};
+Penalty penalty_of(std::span<const double> shared_s, std::span<const double> alone_s);
+
 struct CommunicationResult {
   std::string name;
   int source_node = 0;
@@ -50,15 +61,16 @@ struct CommunicationResult {
   std::vector<double> times_s;  ///< every iteration
   double median_s = 0, min_s = 0, max_s = 0;
   double t_ref_s = 0;
-  double penalty = 0;  ///< median time / T_ref
-  double penalty_min = 0, penalty_max = 0;
+  Penalty penalty;                          ///< median time / T_ref, with its interval
+  double penalty_min = 0, penalty_max = 0;  ///< the fastest and slowest iteration / T_ref
 };
 
 struct ShareResult {
   std::vector<CommunicationResult> communications;
-  std::map<std::uint64_t, double> t_ref_s;  ///< per size: median time alone
-  bool emulated_nodes = false;              ///< nodes emulated on one host: functional only
-  bool one_host = false;                    ///< every rank on one host (nothing crossed a NIC)
+  std::map<std::uint64_t, double> t_ref_s;                     ///< per size: median time alone
+  std::map<std::uint64_t, std::vector<double>> t_ref_times_s;  ///< per size: every iteration
+  bool emulated_nodes = false;  ///< nodes emulated on one host: functional only
+  bool one_host = false;        ///< every rank on one host (nothing crossed a NIC)
   int ranks = 0;
   int ranks_used = 0;
   double seconds = 0;

@@ -27,17 +27,19 @@ std::string quoted(const std::string& s) {
 }
 }  // namespace
 
-void run_gnuplot(const std::filesystem::path& output, const std::string& script,
-                 const std::vector<std::pair<std::string, std::string>>& data_files) {
+void check_plot_output(const std::filesystem::path& output) {
   const std::string ext = output.extension().string();
-  std::string terminal;
-  if (ext == ".png")
-    terminal = "pngcairo size 1100,750 noenhanced";
-  else if (ext == ".svg")
-    terminal = "svg size 1100,750 noenhanced";
-  else
+  if (ext != ".png" && ext != ".svg")
     throw InputError("plot",
                      fmt::format("expected a .png or .svg file, got \"{}\"", output.string()));
+}
+
+void run_gnuplot(const std::filesystem::path& output, const std::string& script,
+                 const std::vector<std::pair<std::string, std::string>>& data_files) {
+  check_plot_output(output);
+  const std::string ext = output.extension().string();
+  const std::string terminal =
+      ext == ".png" ? "pngcairo size 1100,750 noenhanced" : "svg size 1100,750 noenhanced";
 
   char tmpl[] = "/tmp/commgauge-plot-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw InputError("plot", "cannot create a temporary directory");

@@ -9,6 +9,10 @@
 
 namespace commgauge::report {
 
+/// Throws InputError unless the extension is .png or .svg: for commands that check before they
+/// measure.
+void check_plot_output(const std::filesystem::path& output);
+
 /// `script` is gnuplot commands without a terminal or output line; `data_files` are written
 /// next to it first (name -> content) and can be referred to by name. Throws InputError if the
 /// extension is not .png/.svg, or if gnuplot is missing or fails.

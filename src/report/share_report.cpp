@@ -1,15 +1,25 @@
 #include "report/share_report.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "profile/json_file.hpp"
+#include "report/plot.hpp"
 #include "report/text_table.hpp"
 #include "stats/prediction_error.hpp"
 
 namespace commgauge::report {
+
+namespace {
+// A coverage is a lower bound: printed rounded down, never up.
+double floor_percent(double fraction) {
+  return std::floor(1000 * fraction) / 10;
+}
+}  // namespace
 
 model::Scheme scheme_of_share_json(const nlohmann::json& doc, const std::string& where) {
   if (!doc.is_object() || doc.value("method", "") != "share" || !doc.contains("scheme")) {
@@ -66,7 +76,7 @@ std::string share_table(const model::Scheme& s, const std::optional<measure::Sha
                         TableSink* sink) {
   std::vector<std::string> header = {"comm", "nodes", "bytes"};
   if (r)
-    header.insert(header.end(), {"T_s(median)", "P_measured", "P_range"});
+    header.insert(header.end(), {"T_s(median)", "P_measured [CI]", "P_range"});
   else if (!measured.empty())
     header.push_back("P_measured");
   for (const auto& [name, values] : p) {
@@ -87,7 +97,8 @@ std::string share_table(const model::Scheme& s, const std::optional<measure::Sha
     if (r) {
       const auto& m = r->communications[i];
       row.push_back(number(m.median_s));
-      row.push_back(number(m.penalty, 3));
+      row.push_back(fmt::format("{} [{}, {}]", number(m.penalty.value, 3),
+                                number(m.penalty.lower, 3), number(m.penalty.upper, 3)));
       row.push_back(fmt::format("{}-{}", number(m.penalty_min, 3), number(m.penalty_max, 3)));
     } else if (!measured.empty()) {
       row.push_back(number(measured[i], 3));
@@ -101,6 +112,13 @@ std::string share_table(const model::Scheme& s, const std::optional<measure::Sha
   std::string out = render(t, sink, "share");
   for (const auto& [name, value] : e_abs)
     out += fmt::format("{}: E_abs = {:.1f} %\n", name, value);
+  if (r && !r->communications.empty()) {
+    out += fmt::format(
+        "P's interval: the order-statistic intervals of the medians of T and T_ref divided "
+        "crosswise, covering P with at least {:.1f} % ({} iterations each, interleaved)\n",
+        floor_percent(r->communications.front().penalty.confidence),
+        r->communications.front().times_s.size());
+  }
   if (r) {
     out += fmt::format("T_ref:");
     for (const auto& [bytes, t_ref] : r->t_ref_s)
@@ -146,6 +164,10 @@ nlohmann::json share_json(const model::Scheme& s, const std::optional<measure::S
       j["time_s"] = m.median_s;
       j["times_s"] = m.times_s;
       j["t_ref_s"] = m.t_ref_s;
+      j["penalty_lower"] = m.penalty.lower;
+      j["penalty_upper"] = m.penalty.upper;
+      j["penalty_confidence"] = m.penalty.confidence;
+      j["t_ref_times_s"] = r->t_ref_times_s.at(c.bytes);
       j["penalty_min"] = m.penalty_min;
       j["penalty_max"] = m.penalty_max;
     }
@@ -187,6 +209,67 @@ nlohmann::json share_json(const model::Scheme& s, const std::optional<measure::S
     out["context"] = context;
   }
   return out;
+}
+
+void plot_share(const std::filesystem::path& output, const model::Scheme& s,
+                const std::optional<measure::ShareResult>& r, const std::vector<double>& measured,
+                const Predictions& p, const std::string& title) {
+  // Columns: index, label, measured, its lower and upper end ("?" where there is none), models.
+  std::string data;
+  for (std::size_t i = 0; i < s.communications.size(); ++i) {
+    const auto& c = s.communications[i];
+    std::string label = fmt::format("{}: {}->{}", c.name, c.source, c.destination);
+    std::replace(label.begin(), label.end(), '"', '\'');
+    data += fmt::format("{} \"{}\"", i, label);
+    if (r) {
+      const auto& m = r->communications[i].penalty;
+      data += fmt::format(" {:.9g} {:.9g} {:.9g}", m.value, m.lower, m.upper);
+    } else if (!measured.empty()) {
+      data += fmt::format(" {:.9g} ? ?", measured[i]);
+    } else {
+      data += " ? ? ?";
+    }
+    for (const auto& [name, values] : p)
+      data += fmt::format(" {:.9g}", values[i]);
+    data += "\n";
+  }
+  std::string quoted = title;  // a single-quoted gnuplot string doubles its quotes
+  for (std::size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2))
+    quoted.insert(at, 1, '\'');
+  const std::size_t n = s.communications.size();
+  std::string script = fmt::format(
+      "set title '{}'\nset datafile missing '?'\nset xlabel 'communication (name: source node "
+      "-> destination node)'\nset ylabel 'penalty P = T / T_ref (time shared / time alone)'\n"
+      "set key top left\nset grid ytics\nset yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
+      "set xrange [-0.5:{}]\n",
+      quoted, static_cast<double>(n) - 0.5);
+  if (n > 8) script += "set xtics rotate by -40\n";
+  // The labels ride on a series of invisible points at the integers; the points sit beside them.
+  script +=
+      "plot 'share.dat' u 1:(1):xtic(2) w p ps 0 notitle, 1 w l dt 2 lc rgb 'gray' title 'P = 1 "
+      "(alone)'";
+  if (r) {
+    script += fmt::format(
+        ", 'share.dat' u 1:3:4:5 w yerrorbars pt 7 ps 1.2 lw 1.5 lc rgb 'black' "
+        "title 'measured (median, interval >= {:.1f} %)'",
+        r->communications.empty() ? 0.0
+                                  : floor_percent(r->communications.front().penalty.confidence));
+  } else if (!measured.empty()) {
+    script += ", 'share.dat' u 1:3 w p pt 7 ps 1.2 lc rgb 'black' title 'measured'";
+  }
+  // Each model's points beside the measured one, so that none hides another; filled shapes and
+  // colours that stay apart in grey and for colour-blind readers (Okabe-Ito).
+  static constexpr std::array<int, 4> kShape = {5, 9, 13, 11};
+  static constexpr std::array<const char*, 4> kColour = {"#0072b2", "#d55e00", "#009e73",
+                                                         "#cc79a7"};
+  std::size_t k = 0;
+  for (const auto& [name, values] : p) {
+    const double dx = 0.12 * static_cast<double>(k + 1);
+    script += fmt::format(", 'share.dat' u ($1+{}):{} w p pt {} ps 1.5 lc rgb '{}' title '{}'", dx,
+                          6 + k, kShape[k % 4], kColour[k % 4], name);
+    ++k;
+  }
+  run_gnuplot(output, script + "\n", {{"share.dat", data}});
 }
 
 }  // namespace commgauge::report

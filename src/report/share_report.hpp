@@ -2,6 +2,7 @@
 // Output of `commgauge share`: measured and predicted penalties per communication, E_rel and
 // E_abs (seed 003 §VI-B).
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,5 +35,12 @@ std::string share_table(const model::Scheme& s, const std::optional<measure::Sha
 nlohmann::json share_json(const model::Scheme& s, const std::optional<measure::ShareResult>& r,
                           const std::vector<double>& measured, const Predictions& p,
                           const nlohmann::json& context);
+
+/// The penalty of every communication (x axis, named "name: source -> destination"): measured, with
+/// its interval when measured in this run, and each model's prediction beside it; a dashed line at
+/// P = 1 (no sharing). .png or .svg by the extension, through gnuplot.
+void plot_share(const std::filesystem::path& output, const model::Scheme& s,
+                const std::optional<measure::ShareResult>& r, const std::vector<double>& measured,
+                const Predictions& p, const std::string& title);
 
 }  // namespace commgauge::report

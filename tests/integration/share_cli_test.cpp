@@ -39,6 +39,13 @@ void expect_sane(const nlohmann::json& j, std::size_t comms) {
     EXPECT_GT(c["measured_penalty"].get<double>(), 0);
     EXPECT_LE(c["penalty_min"].get<double>(), c["measured_penalty"].get<double>());
     EXPECT_GE(c["penalty_max"].get<double>(), c["measured_penalty"].get<double>());
+    // The interval of P (order statistics of T and T_ref, crosswise) holds the median ratio and
+    // lies within the spread of single iterations over T_ref's extremes.
+    EXPECT_LE(c["penalty_lower"].get<double>(), c["measured_penalty"].get<double>());
+    EXPECT_GE(c["penalty_upper"].get<double>(), c["measured_penalty"].get<double>());
+    EXPECT_EQ(c["t_ref_times_s"].size(), c["times_s"].size());
+    EXPECT_GT(c["penalty_confidence"].get<double>(), 0);
+    EXPECT_LT(c["penalty_confidence"].get<double>(), 1);
     EXPECT_TRUE(c.contains("predicted_penalty"));
     EXPECT_TRUE(c.contains("e_rel_percent"));
   }
@@ -46,14 +53,27 @@ void expect_sane(const nlohmann::json& j, std::size_t comms) {
   EXPECT_TRUE(j["functional_only"].get<bool>());  // one host: memory and CPU, not NICs
 }
 
+std::string text_of(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 TEST(ShareCli, MpiWithEmulatedNodes) {
   const auto json = scratch_file("mpi.json");
-  const auto o = run(
-      with(mpirun(4), {"share", "--scheme", scheme("fig2-2.sch"), "--nodes", "3", "--size", "1MiB",
-                       "--iterations", "3", "--model", "gige", "--json", json.string()}));
+  const auto svg = scratch_file("mpi.svg");
+  const auto o = run(with(mpirun(4), {"share", "--scheme", scheme("fig2-2.sch"), "--nodes", "3",
+                                      "--size", "1MiB", "--iterations", "7", "--model", "gige",
+                                      "--json", json.string(), "--plot", svg.string()}));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("FUNCTIONAL ONLY"));
+  // 7 iterations: each median's interval is [min, max], 1 - 2/128 each, so P's >= 96.8 %.
+  EXPECT_THAT(o.out, HasSubstr("covering P with at least 96.8 % (7 iterations each"));
   expect_sane(read_json(json), 2);
+  const std::string picture = text_of(svg);
+  for (const std::string expected :
+       {"penalty P = T / T_ref", "communication (name: source node -> destination node)",
+        ">measured (median, interval >= 96.8 %)<", ">gige<", ">P = 1 (alone)<"})
+    EXPECT_NE(picture.find(expected), std::string::npos) << expected;
 }
 
 TEST(ShareCli, TcpTaskProcessesOnThisHost) {
@@ -139,6 +159,30 @@ TEST(ShareCli, PredictAndEvaluate) {
                       "--evaluate", fake.string()});
   ASSERT_EQ(e.exit_code, 0) << e.err;
   EXPECT_THAT(e.out, HasSubstr("fair: E_abs = 0.0 %"));
+  // The pictures: every model beside every communication; a bad extension is refused first.
+  const auto svg = scratch_file("predict.svg");
+  const auto drawn = run(
+      {commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--plot", svg.string()});
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  const std::string picture = text_of(svg);
+  for (const std::string expected : {">fair<", ">gige<", ">myrinet<", ">a: 0->3<", ">f: 1->4<"})
+    EXPECT_NE(picture.find(expected), std::string::npos) << expected;
+  EXPECT_EQ(picture.find(">measured"), std::string::npos);
+  const auto evaluated = scratch_file("evaluated.png");
+  ASSERT_EQ(run({commgauge(), "share", "--scheme", scheme("fig5.sch"), "--model", "fair",
+                 "--evaluate", fake.string(), "--plot", evaluated.string()})
+                .exit_code,
+            0);
+  std::ifstream png(evaluated, std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  const auto bad = scratch_file("predict.txt");
+  const auto refused = run(
+      {commgauge(), "share", "--scheme", scheme("fig5.sch"), "--predict", "--plot", bad.string()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr(".png or .svg"));
+  EXPECT_FALSE(std::filesystem::exists(bad));
 }
 
 TEST(ShareCliErrors, TooFewRanksSaysHowManyAreNeeded) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "measure/share.hpp"
 #include "model/scheme.hpp"
 #include "model/sharing.hpp"
 
@@ -292,3 +293,29 @@ TEST(SharingModels, ByName) {
 
 }  // namespace
 }  // namespace commgauge::model
+
+namespace commgauge::measure {
+namespace {
+
+// P = median(T) / median(T_ref), and its interval from the two medians' order-statistic
+// intervals, by hand: with 9 samples the narrowest symmetric interval covering the median with
+// >= 95 % is [x_(2), x_(8)], coverage 1 - 2 (1 + 9) / 512 = 0.9609375.
+TEST(SharePenalty, MedianRatioWithTheCrosswiseIntervalAndItsBonferroniCoverage) {
+  const std::vector<double> shared = {18, 2, 10, 4, 16, 6, 14, 8, 12};  // 2 x {1..9}
+  const std::vector<double> alone = {3, 1, 2, 5, 4, 9, 8, 7, 6};
+  const Penalty p = penalty_of(shared, alone);
+  EXPECT_DOUBLE_EQ(p.value, 10.0 / 5.0);
+  EXPECT_DOUBLE_EQ(p.lower, 4.0 / 8.0);   // x_(2) of T over x_(8) of T_ref
+  EXPECT_DOUBLE_EQ(p.upper, 16.0 / 2.0);  // x_(8) of T over x_(2) of T_ref
+  EXPECT_DOUBLE_EQ(p.confidence, 2 * (1 - 2 * 10.0 / 512) - 1);
+  // Five iterations (the default) cannot reach 95 %: [min, max], each covering 1 - 2/32.
+  const Penalty five =
+      penalty_of(std::vector<double>{5, 1, 3, 2, 4}, std::vector<double>{2, 2, 2, 2, 2});
+  EXPECT_DOUBLE_EQ(five.value, 1.5);
+  EXPECT_DOUBLE_EQ(five.lower, 0.5);
+  EXPECT_DOUBLE_EQ(five.upper, 2.5);
+  EXPECT_DOUBLE_EQ(five.confidence, 2 * (1 - 2.0 / 32) - 1);
+}
+
+}  // namespace
+}  // namespace commgauge::measure
