@@ -102,9 +102,13 @@ struct LoggpPoint {
   double o_r_us = 0;    ///< the same with the server's delay: a late receive's cost
   double g_all_us = 0;  ///< seed 000 eq. (7): really max(o, G_all)
   double o_s_noise = 0, o_r_noise = 0, g_all_noise = 0;  ///< standard errors (from the CIs)
-  bool g_identifiable = true;                            ///< false where o >= G_all hides the gap
-  bool refined = false;    ///< measured by the bisection around a switch
-  bool converged = false;  ///< every PRTT met the CI target
+  /// 95 % order-statistic intervals of the rounds' medians of o_s, o_r and G_all ([min, max]
+  /// with fewer than 6 rounds): the error bars of plots and the JSON.
+  double o_s_lower_us = 0, o_s_upper_us = 0, o_r_lower_us = 0, o_r_upper_us = 0;
+  double g_all_lower_us = 0, g_all_upper_us = 0;
+  bool g_identifiable = true;  ///< false where o >= G_all hides the gap
+  bool refined = false;        ///< measured by the bisection around a switch
+  bool converged = false;      ///< every PRTT met the CI target
   std::size_t range = 0;
 };
 

@@ -215,6 +215,12 @@ void summarise_points(std::vector<LoggpPoint>& pts, const LoggpOptions& o) {
     p.o_s_noise = s_os.noise_us();
     p.o_r_noise = s_or.noise_us();
     p.g_all_noise = s_ga.noise_us();
+    p.o_s_lower_us = s_os.lower_us;
+    p.o_s_upper_us = s_os.upper_us;
+    p.o_r_lower_us = s_or.lower_us;
+    p.o_r_upper_us = s_or.upper_us;
+    p.g_all_lower_us = s_ga.lower_us;
+    p.g_all_upper_us = s_ga.upper_us;
   }
 }
 

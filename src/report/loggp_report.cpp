@@ -178,6 +178,9 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                         {"o_s_noise_us", p.o_s_noise},
                         {"o_r_noise_us", p.o_r_noise},
                         {"g_all_noise_us", p.g_all_noise},
+                        {"o_s_ci95_us", {p.o_s_lower_us, p.o_s_upper_us}},
+                        {"o_r_ci95_us", {p.o_r_lower_us, p.o_r_upper_us}},
+                        {"g_all_ci95_us", {p.g_all_lower_us, p.g_all_upper_us}},
                         {"g_identifiable", p.g_identifiable},
                         {"refined", p.refined},
                         {"rounds", p.rounds.size()},
@@ -339,10 +342,18 @@ std::string loggp_csv(const measure::LoggpResult& r) {
 
 void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult& r,
                 const std::string& title) {
-  std::string points = "# size g_all o_s o_r identifiable\n";
+  // Each value with its 95 % interval over the rounds; an interval's lower end at or below zero
+  // is drawn at a tenth of the value (the axes are logarithmic).
+  const auto bar = [](double value, double lower, double upper) {
+    return fmt::format("{:.6f} {:.6f} {:.6f}", value, lower > 0 ? lower : 0.1 * std::abs(value),
+                       std::max(upper, value));
+  };
+  std::string points = "# size g_all lo hi o_s lo hi o_r lo hi identifiable\n";
   for (const auto& p : r.points) {
-    points += fmt::format("{} {:.6f} {:.6f} {:.6f} {}\n", p.bytes, p.g_all_us, p.o_s_us, p.o_r_us,
-                          p.g_identifiable ? 1 : 0);
+    points += fmt::format("{} {} {} {} {}\n", p.bytes,
+                          bar(p.g_all_us, p.g_all_lower_us, p.g_all_upper_us),
+                          bar(p.o_s_us, p.o_s_lower_us, p.o_s_upper_us),
+                          bar(p.o_r_us, p.o_r_lower_us, p.o_r_upper_us), p.g_identifiable ? 1 : 0);
   }
   std::string fits;
   for (const auto& range : r.ranges) {
@@ -366,14 +377,14 @@ void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult&
                           sw.first_bytes);
   }
   script +=
-      "plot 'points.dat' using 1:($5==1?$2:1/0) with points pt 7 lc rgb '#1f77b4' title "
-      "'G_all(s) = (PRTT(n,0,s)-PRTT(1,0,s))/(n-1)', "
-      "'points.dat' using 1:($5==0?$2:1/0) with points pt 6 lc rgb '#1f77b4' title "
+      "plot 'points.dat' using 1:($11==1?$2:1/0):3:4 with yerrorbars pt 7 lc rgb '#1f77b4' "
+      "title 'G_all(s) = (PRTT(n,0,s)-PRTT(1,0,s))/(n-1), 95 % interval', "
+      "'points.dat' using 1:($11==0?$2:1/0):3:4 with yerrorbars pt 6 lc rgb '#1f77b4' title "
       "'G_all(s), hidden by o (not fitted)', "
       "'fits.dat' using 1:2 with lines lw 2 lc rgb '#d62728' title 'fit g + (s-1)G per range', "
-      "'points.dat' using 1:3 with linespoints pt 5 ps 0.6 lc rgb '#2ca02c' title 'o_s(s) eq. "
+      "'points.dat' using 1:5:6:7 with yerrorlines pt 5 ps 0.6 lc rgb '#2ca02c' title 'o_s(s) eq. "
       "(6)', "
-      "'points.dat' using 1:4 with linespoints pt 9 ps 0.6 lc rgb '#9467bd' title 'o_r(s)'";
+      "'points.dat' using 1:8:9:10 with yerrorlines pt 9 ps 0.6 lc rgb '#9467bd' title 'o_r(s)'";
   run_gnuplot(output, script, {{"points.dat", points}, {"fits.dat", fits}});
 }
 

@@ -62,6 +62,14 @@ TEST(LoggpCli, MpiSharedMemory) {
   EXPECT_THAT(read_json(json)["context"]["mpi_library"].get<std::string>(), HasSubstr("Open MPI"));
   EXPECT_GT(std::filesystem::file_size(plot), 1000u);
   EXPECT_GT(std::filesystem::file_size(csv), 100u);
+  // Every point's o_s, o_r and G_all with the interval of its rounds' median (the plot's bars).
+  for (const auto& p : read_json(json)["points"]) {
+    for (const std::string name : {"o_s", "o_r", "g_all"}) {
+      const auto ci = p[name + "_ci95_us"];
+      EXPECT_LE(ci[0].get<double>(), p[name + "_us"].get<double>()) << p.dump();
+      EXPECT_GE(ci[1].get<double>(), p[name + "_us"].get<double>()) << p.dump();
+    }
+  }
 }
 
 TEST(LoggpCli, TcpTransport) {

@@ -476,6 +476,34 @@ TEST(LoggpAnalysis, UndecidedSizesDoNotEndTheGapAndANarrowerEq7Wins) {
   }
 }
 
+// Eqs. (6) and (7) per round, then the median and its 95 % order-statistic interval, by hand:
+// 9 rounds give [x_(2), x_(8)] (coverage 1 - 2 (1 + 9) / 512).
+TEST(LoggpAnalysis, EachPointCarriesTheIntervalOfItsRoundsMedians) {
+  LoggpOptions o;
+  o.n = 3;  // (PRTT(n,...) - PRTT(1,0,s)) / (n - 1) halves the differences below
+  LoggpPoint p;
+  p.bytes = 64;
+  p.delay_us = 1;
+  for (int k = 1; k <= 9; ++k) {
+    const double x = k;  // a different order per curve, so that no value is paired by accident
+    p.rounds.prtt1.push_back(10);
+    p.rounds.prtt_n0.push_back(10 + 2 * x);               // G_all = x
+    p.rounds.prtt_nd.push_back(10 + 2 * (1 + (10 - x)));  // o_s = (1 + 10 - x) - d = 10 - x
+    p.rounds.prtt_nr.push_back(10 + 2 * (1 + 3 * x));     // o_r = 3 x
+  }
+  std::vector<LoggpPoint> pts = {p};
+  summarise_points(pts, o);
+  EXPECT_DOUBLE_EQ(pts[0].g_all_us, 5);
+  EXPECT_DOUBLE_EQ(pts[0].g_all_lower_us, 2);
+  EXPECT_DOUBLE_EQ(pts[0].g_all_upper_us, 8);
+  EXPECT_DOUBLE_EQ(pts[0].o_s_us, 5);
+  EXPECT_DOUBLE_EQ(pts[0].o_s_lower_us, 2);
+  EXPECT_DOUBLE_EQ(pts[0].o_s_upper_us, 8);
+  EXPECT_DOUBLE_EQ(pts[0].o_r_us, 15);
+  EXPECT_DOUBLE_EQ(pts[0].o_r_lower_us, 6);
+  EXPECT_DOUBLE_EQ(pts[0].o_r_upper_us, 24);
+}
+
 TEST(LoggpOptions, BadInput) {
   LoggpOptions o;
   o.min_size = 1024;
