@@ -1,10 +1,14 @@
 #include "report/overlap_report.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "model/closed_forms.hpp"
 #include "report/plot.hpp"
 #include "report/text_table.hpp"
+#include "stats/median_ci.hpp"
 
 namespace commgauge::report {
 
@@ -161,28 +165,38 @@ std::string overlap_table(const measure::OverlapResult& r, TableSink* sink) {
 
 void plot_overlap(const std::filesystem::path& output, const measure::OverlapResult& r,
                   const std::string& title) {
-  std::string data = "# size isend swait rwait swait0 rwait0 oneway\n";
+  // Each median with the 95 % order-statistic interval of its trials; 1e-4 us keeps a zero on the
+  // logarithmic axis.
+  const auto bar = [](const std::vector<double>& trials, double median) {
+    if (trials.empty()) return fmt::format("{0:.6f} {0:.6f} {0:.6f}", median + 1e-4);
+    const auto ci = stats::median_interval(trials);
+    return fmt::format("{:.6f} {:.6f} {:.6f}", median + 1e-4, std::max(ci.lower, 0.0) + 1e-4,
+                       ci.upper + 1e-4);
+  };
+  std::string data = "# size oneway, then value lo hi of: isend swait rwait swait0 rwait0\n";
   for (const auto& p : r.points) {
-    data +=
-        fmt::format("{} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f} {:.6f}\n", p.bytes, p.isend_us + 1e-4,
-                    p.sender_wait_us + 1e-4, p.receiver_wait_us + 1e-4,
-                    p.sender_wait_nocomp_us + 1e-4, p.receiver_wait_nocomp_us + 1e-4, p.one_way_us);
+    const auto& t = p.trials;
+    data += fmt::format("{} {:.6f} {} {} {} {} {}\n", p.bytes, p.one_way_us,
+                        bar(t.isend_us, p.isend_us), bar(t.sender_wait_us, p.sender_wait_us),
+                        bar(t.receiver_wait_us, p.receiver_wait_us),
+                        bar(t.sender_wait_nocomp_us, p.sender_wait_nocomp_us),
+                        bar(t.receiver_wait_nocomp_us, p.receiver_wait_nocomp_us));
   }
   std::string script = fmt::format(
-      "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\nset ylabel 'time (us)'\n"
-      "set key top left\nset grid\n",
+      "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\nset ylabel 'time (us), "
+      "median and 95 % interval of the trials'\nset key top left\nset grid\n",
       title);
   if (r.switch_bytes) {
     script += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lc rgb 'gray40'\n",
                           r.switch_bytes);
   }
   script +=
-      "plot 'overlap.dat' u 1:7 w lp pt 7 title 'one-way (blocking)', "
-      "'' u 1:2 w lp pt 5 title 'MPI_Isend', "
-      "'' u 1:3 w lp pt 9 title 'sender Wait after computing C', "
-      "'' u 1:4 w lp pt 11 title 'receiver Wait after computing C', "
-      "'' u 1:5 w l dt 2 title 'sender Wait, no computation', "
-      "'' u 1:6 w l dt 3 title 'receiver Wait, no computation'";
+      "plot 'overlap.dat' u 1:2 w lp pt 7 title 'one-way (blocking)', "
+      "'' u 1:3:4:5 w yerrorlines pt 5 title 'MPI_Isend', "
+      "'' u 1:6:7:8 w yerrorlines pt 9 title 'sender Wait after computing C', "
+      "'' u 1:9:10:11 w yerrorlines pt 11 title 'receiver Wait after computing C', "
+      "'' u 1:12:13:14 w yerrorlines dt 2 pt 0 title 'sender Wait, no computation', "
+      "'' u 1:15:16:17 w yerrorlines dt 3 pt 0 title 'receiver Wait, no computation'";
   run_gnuplot(output, script, {{"overlap.dat", data}});
 }
 

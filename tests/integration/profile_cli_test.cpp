@@ -144,10 +144,17 @@ TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
   // thread it is DCP, and the transfer does not wait for the sender (RTA), a combination seed
   // 001 gives no formulas for.
   const auto json = scratch_file("vader-overlap.json");
+  const auto svg = scratch_file("vader-overlap.svg");
   const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "self,vader"}),
                           {"overlap", "--sizes", "64,1KiB,16KiB,128KiB", "--json", json.string(),
-                           "--timer-trials", "10000"}));
+                           "--timer-trials", "10000", "--plot", svg.string()}));
   ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::ifstream in(svg);
+  const std::string picture{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (const std::string expected :
+       {"time (us), median and 95 % interval of the trials", ">MPI_Isend<",
+        ">sender Wait after computing C<", ">receiver Wait, no computation<"})
+    EXPECT_NE(picture.find(expected), std::string::npos) << expected;
   const auto j = read_json(json);
   const auto& last = j["points"].back();
   EXPECT_TRUE(last["synchronizing"].get<bool>());
