@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -21,7 +24,85 @@ volatile sig_atomic_t g_forward_signal = 0;
 void remember_signal(int sig) {
   g_forward_signal = sig;
 }
+
+// The fields of /proc/PID/stat after the command's name: state, ppid, ...; empty if gone.
+std::string stat_after_name(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return {};
+  const std::size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() ? std::string{}
+                                                                : line.substr(close + 2);
+}
+
+// Ended: gone, or a zombie its (stopped) parent has not reaped yet.
+bool ended(int pid) {
+  const std::string rest = stat_after_name(pid);
+  return rest.empty() || rest[0] == 'Z' || rest[0] == 'X';
+}
+
+// `root` and every process below it, parents before children. Launchers put their daemons and
+// ranks into sessions of their own (Hydra's proxies and ranks each call setsid), so the job's
+// process group does not hold them.
+std::vector<int> process_tree(int root) {
+  std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const int pid = std::stoi(name);
+    std::istringstream fields(stat_after_name(pid));
+    char state = 0;
+    int ppid = 0;
+    if (fields >> state >> ppid) parent_of.emplace_back(pid, ppid);
+  }
+  std::vector<int> tree = {root};
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    for (const auto& [pid, ppid] : parent_of) {
+      if (ppid == tree[i]) tree.push_back(pid);
+    }
+  }
+  return tree;
+}
+
+// Sends `sig` to the job's group, or, with end_first, to those processes alone while the rest of
+// the job's tree is stopped (returned in `stopped`); returns them (empty: the group was
+// signalled).
+std::vector<int> signal_job(const ChildJob& job, pid_t group, int sig, std::vector<int>& stopped) {
+  std::vector<int> first = job.end_first ? job.end_first() : std::vector<int>{};
+  if (first.empty()) {
+    kill(-group, sig);
+    return first;
+  }
+  stopped.clear();
+  for (int p : process_tree(group)) {
+    if (std::find(first.begin(), first.end(), p) == first.end()) stopped.push_back(p);
+  }
+  for (int p : stopped)
+    kill(p, SIGSTOP);
+  for (int p : first) {
+    kill(p, sig);
+    kill(p, SIGCONT);
+  }
+  return first;
+}
 }  // namespace
+
+std::vector<int> processes_with_environment(const std::vector<std::string>& entries) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream in(e.path() / "environ", std::ios::binary);
+    std::size_t found = 0;
+    std::string var;
+    while (found < entries.size() && std::getline(in, var, '\0'))
+      found += static_cast<std::size_t>(std::count(entries.begin(), entries.end(), var));
+    if (!entries.empty() && found == entries.size()) out.push_back(std::stoi(name));
+  }
+  return out;
+}
 
 int run_child_job(ChildJob job) {
   const pid_t pid = fork();
@@ -48,23 +129,51 @@ int run_child_job(ChildJob job) {
   int status = 0;
   bool timed_out = false;
   int forwarded = 0;
+  // With end_first: the signal the rest of the group still gets, when, and who must end first.
+  int held_signal = 0;
+  std::chrono::steady_clock::time_point held_until;
+  std::vector<int> ending, stopped;
+  const auto deliver = [&](int sig) {
+    ending = signal_job(job, pid, sig, stopped);
+    if (ending.empty()) return;
+    held_signal = sig;
+    held_until = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(job.kill_grace_s));
+  };
+  double kill_at_s = 0;  // SIGKILL for the whole group after a time limit
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) break;
     if (g_forward_signal != 0) {
       forwarded = g_forward_signal;
-      kill(-pid, g_forward_signal);
       g_forward_signal = 0;
+      if (held_signal == 0) deliver(forwarded);
+    }
+    if (held_signal != 0 && (std::all_of(ending.begin(), ending.end(), ended) ||
+                             std::chrono::steady_clock::now() > held_until)) {
+      for (int p : stopped) {
+        kill(p, held_signal);
+        kill(p, SIGCONT);
+      }
+      kill(-pid, held_signal);
+      kill(-pid, SIGCONT);
+      held_signal = 0;
     }
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (job.time_limit_s > 0 && elapsed > job.time_limit_s && !timed_out) {
       if (job.on_time_limit) job.on_time_limit();
-      kill(-pid, SIGTERM);
       timed_out = true;
+      if (held_signal == 0) deliver(SIGTERM);
+      kill_at_s = elapsed + job.kill_grace_s + (held_signal != 0 ? job.kill_grace_s : 0);
     }
-    if (timed_out && elapsed > job.time_limit_s + job.kill_grace_s) kill(-pid, SIGKILL);
+    if (timed_out && elapsed > kill_at_s) {
+      for (int p : stopped)
+        kill(p, SIGKILL);
+      kill(-pid, SIGKILL);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   sigaction(SIGINT, &old_int, nullptr);

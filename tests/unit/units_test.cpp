@@ -56,7 +56,8 @@ TEST(ChildJob, TheTimeLimitsSigtermLeavesTheJobItsGrace) {
        {},
        0.2,
        {},
-       30});
+       30,
+       nullptr});
   EXPECT_EQ(status, 0);
   std::ifstream in(done);
   std::string text;
@@ -70,9 +71,34 @@ TEST(ChildJob, TheTimeLimitsSigtermLeavesTheJobItsGrace) {
        {},
        0.2,
        {},
-       0.5});
+       0.5,
+       nullptr});
   EXPECT_EQ(killed, 128 + 9);
   EXPECT_FALSE(std::ifstream(done).good());
+}
+
+// A launcher that kills its rank as soon as it gets SIGTERM itself (as MPICH's Hydra does): the
+// rank's last data is lost when the group is signalled at once, and kept when the rank, found by
+// its environment, is ended first while the launcher is stopped.
+TEST(ChildJob, EndFirstEndsTheRanksBeforeALauncherThatKillsThem) {
+  const std::string tag = std::to_string(::getpid());
+  const std::string done = "/tmp/commgauge-child-job-rank-" + tag;
+  const std::string mark = "COMMGAUGE_TEST_RANK=" + tag;
+  const std::string launcher =
+      "env " + mark + " sh -c \"trap 'sleep 1; echo written > " + done +
+      "; exit 0' TERM; sleep 1000 & wait\" & r=$!; trap 'kill -9 $r; exit 1' TERM; wait $r";
+  for (const bool first : {false, true}) {
+    std::remove(done.c_str());
+    ChildJob job{{"sh", "-c", launcher}, {}, 2, {}, 30, nullptr};
+    if (first) job.end_first = [&] { return processes_with_environment({mark}); };
+    run_child_job(job);
+    std::ifstream in(done);
+    std::string text;
+    in >> text;
+    EXPECT_EQ(text, first ? "written" : "") << (first ? "ended first" : "group at once");
+  }
+  std::remove(done.c_str());
+  EXPECT_TRUE(processes_with_environment({mark}).empty());
 }
 
 }  // namespace
