@@ -1,5 +1,6 @@
 #include "report/prediction.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -50,7 +51,8 @@ std::vector<Measured> read_csv(const std::filesystem::path& path) {
       throw InputError(fmt::format("{}:{}", path.string(), number),
                        "sizes must be >= 0 and times positive");
     }
-    out.push_back({static_cast<std::uint64_t>(size), rtt ? time / 2 : time});
+    out.push_back(
+        {static_cast<std::uint64_t>(size), rtt ? time / 2 : time, std::nullopt, std::nullopt});
   }
   return out;
 }
@@ -63,13 +65,24 @@ std::vector<Measured> read_measured(const std::filesystem::path& path) {
   std::vector<Measured> out;
   if (doc.contains("results") && doc.value("method", "") == "latency") {
     for (const auto& r : doc["results"]) {
-      out.push_back(
-          {r.at("size_bytes").get<std::uint64_t>(), r.at("stats_us").at("median").get<double>()});
+      Measured m{r.at("size_bytes").get<std::uint64_t>(),
+                 r.at("stats_us").at("median").get<double>(), std::nullopt, std::nullopt};
+      if (r.contains("median_ci95_us")) {
+        m.lower_us = r["median_ci95_us"].at(0).get<double>();
+        m.upper_us = r["median_ci95_us"].at(1).get<double>();
+      }
+      out.push_back(m);
     }
   } else if (doc.contains("points") && doc.value("format", "") == "commgauge-link-params") {
     for (const auto& p : doc["points"]) {
-      out.push_back({p.at("size_bytes").get<std::uint64_t>(),
-                     p.at("prtt1").at("median_us").get<double>() / 2});
+      const auto& prtt1 = p.at("prtt1");
+      Measured m{p.at("size_bytes").get<std::uint64_t>(), prtt1.at("median_us").get<double>() / 2,
+                 std::nullopt, std::nullopt};
+      if (prtt1.contains("ci95_lower_us") && prtt1.contains("ci95_upper_us")) {
+        m.lower_us = prtt1["ci95_lower_us"].get<double>() / 2;
+        m.upper_us = prtt1["ci95_upper_us"].get<double>() / 2;
+      }
+      out.push_back(m);
     }
   } else {
     throw InputError(path.string(),
@@ -97,6 +110,8 @@ PingPongPrediction predict_pingpong(const model::CommModel& m,
     for (const auto& meas : measured) {
       if (meas.bytes != sizes[i]) continue;
       pt.measured_one_way_us = meas.one_way_us;
+      pt.measured_lower_us = meas.lower_us;
+      pt.measured_upper_us = meas.upper_us;
       const auto e = stats::relative_error(pt.one_way_us, meas.one_way_us);
       if (!e) continue;
       pt.e_rel_percent = 100 * *e;
@@ -162,6 +177,8 @@ nlohmann::json pingpong_json(const std::vector<PingPongPrediction>& preds,
                           {"one_way_us", pt.one_way_us},
                           {"extrapolated", pt.extrapolated}};
       if (pt.measured_one_way_us) j["measured_one_way_us"] = *pt.measured_one_way_us;
+      if (pt.measured_lower_us && pt.measured_upper_us)
+        j["measured_ci95_us"] = {*pt.measured_lower_us, *pt.measured_upper_us};
       if (pt.e_rel_percent) j["e_rel_percent"] = *pt.e_rel_percent;
       points.push_back(j);
     }
@@ -189,15 +206,24 @@ void plot_pingpong(const std::filesystem::path& output,
       "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\n"
       "set ylabel 'one-way time (us)'\nset key top left\nset grid\nplot ",
       title);
+  // The measured medians with their 95 % intervals where the file gave them (else a bar of zero
+  // length).
   std::string measured;
+  bool intervals = false;
   for (const auto& pt : preds.front().points) {
-    if (pt.measured_one_way_us)
-      measured += fmt::format("{} {:.6f}\n", pt.bytes, *pt.measured_one_way_us);
+    if (!pt.measured_one_way_us) continue;
+    const double m = *pt.measured_one_way_us;
+    intervals = intervals || pt.measured_lower_us.has_value();
+    measured += fmt::format("{} {:.6f} {:.6f} {:.6f}\n", pt.bytes, m,
+                            std::min(pt.measured_lower_us.value_or(m), m),
+                            std::max(pt.measured_upper_us.value_or(m), m));
   }
   std::string sep;
   if (!measured.empty()) {
     files.emplace_back("measured.dat", measured);
-    script += "'measured.dat' u 1:2 w p pt 7 ps 1.2 lc rgb 'black' title 'measured'";
+    script += intervals ? "'measured.dat' u 1:2:3:4 w yerrorbars pt 7 ps 1.2 lc rgb 'black' title "
+                          "'measured (median, 95 % interval)'"
+                        : "'measured.dat' u 1:2 w p pt 7 ps 1.2 lc rgb 'black' title 'measured'";
     sep = ", ";
   }
   for (const auto& p : preds) {

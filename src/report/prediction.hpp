@@ -19,6 +19,8 @@ namespace commgauge::report {
 struct Measured {
   std::uint64_t bytes = 0;
   double one_way_us = 0;
+  /// The 95 % interval of the median where the file has one (latency and loggp JSON).
+  std::optional<double> lower_us, upper_us;
 };
 
 /// Reads a latency JSON (results[].stats_us.median), a loggp JSON (points[].prtt1.median_us / 2)
@@ -32,6 +34,7 @@ struct PingPongPoint {
   double one_way_us = 0;
   bool extrapolated = false;
   std::optional<double> measured_one_way_us;
+  std::optional<double> measured_lower_us, measured_upper_us;  ///< its 95 % interval, if known
   std::optional<double> e_rel_percent;
 };
 

@@ -63,7 +63,9 @@ TEST(LoggpCli, MpiSharedMemory) {
   EXPECT_GT(std::filesystem::file_size(plot), 1000u);
   EXPECT_GT(std::filesystem::file_size(csv), 100u);
   // Every point's o_s, o_r and G_all with the interval of its rounds' median (the plot's bars).
-  for (const auto& p : read_json(json)["points"]) {
+  const auto doc = read_json(json);
+  ASSERT_GT(doc["points"].size(), 10u);
+  for (const auto& p : doc["points"]) {
     for (const std::string name : {"o_s", "o_r", "g_all"}) {
       const auto ci = p[name + "_ci95_us"];
       EXPECT_LE(ci[0].get<double>(), p[name + "_us"].get<double>()) << p.dump();

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <gmock/gmock.h>
@@ -118,11 +119,19 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   EXPECT_THAT(pr.out, HasSubstr("loggpo: E_abs"));
   const auto j = read_json(json);
   ASSERT_EQ(j["models"].size(), 3u);
+  // The measured medians carry the latency run's 95 % intervals (the plot's error bars).
+  std::map<std::uint64_t, nlohmann::json> measured_ci;
+  const auto latency_doc = read_json(lat);
+  for (const auto& r : latency_doc["results"])
+    measured_ci[r["size_bytes"].get<std::uint64_t>()] = r["median_ci95_us"];
   for (const auto& model : j["models"]) {
     EXPECT_TRUE(model.contains("e_abs_percent"));
     for (const auto& pt : model["points"]) {
       EXPECT_GT(pt["rtt_us"].get<double>(), 0);
       EXPECT_DOUBLE_EQ(pt["one_way_us"].get<double>(), pt["rtt_us"].get<double>() / 2);
+      const auto ci = measured_ci.find(pt["size_bytes"].get<std::uint64_t>());
+      ASSERT_NE(ci, measured_ci.end()) << pt.dump();
+      EXPECT_EQ(pt["measured_ci95_us"], ci->second);
     }
   }
   EXPECT_GT(std::filesystem::file_size(plot), 1000u);
