@@ -25,6 +25,18 @@ void remember_signal(int sig) {
   g_forward_signal = sig;
 }
 
+// Every process id /proc lists.
+std::vector<int> all_processes() {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit))
+      out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
 // The fields of /proc/PID/stat after the command's name: state, ppid, ...; empty if gone.
 std::string stat_after_name(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -46,11 +58,7 @@ bool ended(int pid) {
 // process group does not hold them.
 std::vector<int> process_tree(int root) {
   std::vector<std::pair<int, int>> parent_of;  // (pid, ppid)
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    const int pid = std::stoi(name);
+  for (int pid : all_processes()) {
     std::istringstream fields(stat_after_name(pid));
     char state = 0;
     int ppid = 0;
@@ -90,16 +98,13 @@ std::vector<int> signal_job(const ChildJob& job, pid_t group, int sig, std::vect
 
 std::vector<int> processes_with_environment(const std::vector<std::string>& entries) {
   std::vector<int> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::ifstream in(e.path() / "environ", std::ios::binary);
+  for (int pid : all_processes()) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
     std::size_t found = 0;
     std::string var;
     while (found < entries.size() && std::getline(in, var, '\0'))
       found += static_cast<std::size_t>(std::count(entries.begin(), entries.end(), var));
-    if (!entries.empty() && found == entries.size()) out.push_back(std::stoi(name));
+    if (!entries.empty() && found == entries.size()) out.push_back(pid);
   }
   return out;
 }

@@ -27,6 +27,10 @@ std::string quoted(const std::string& s) {
 }
 }  // namespace
 
+std::string gnuplot_string(const std::string& text) {
+  return quoted(text);
+}
+
 void check_plot_output(const std::filesystem::path& output) {
   const std::string ext = output.extension().string();
   if (ext != ".png" && ext != ".svg")

@@ -9,6 +9,9 @@
 
 namespace commgauge::report {
 
+/// `text` as a single-quoted gnuplot string (quotes doubled), e.g. for a title.
+std::string gnuplot_string(const std::string& text);
+
 /// Throws InputError unless the extension is .png or .svg: for commands that check before they
 /// measure.
 void check_plot_output(const std::filesystem::path& output);

@@ -233,16 +233,13 @@ void plot_share(const std::filesystem::path& output, const model::Scheme& s,
       data += fmt::format(" {:.9g}", values[i]);
     data += "\n";
   }
-  std::string quoted = title;  // a single-quoted gnuplot string doubles its quotes
-  for (std::size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2))
-    quoted.insert(at, 1, '\'');
   const std::size_t n = s.communications.size();
   std::string script = fmt::format(
-      "set title '{}'\nset datafile missing '?'\nset xlabel 'communication (name: source node "
+      "set title {}\nset datafile missing '?'\nset xlabel 'communication (name: source node "
       "-> destination node)'\nset ylabel 'penalty P = T / T_ref (time shared / time alone)'\n"
       "set key top left\nset grid ytics\nset yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n"
       "set xrange [-0.5:{}]\n",
-      quoted, static_cast<double>(n) - 0.5);
+      gnuplot_string(title), static_cast<double>(n) - 0.5);
   if (n > 8) script += "set xtics rotate by -40\n";
   // The labels ride on a series of invisible points at the integers; the points sit beside them.
   script +=

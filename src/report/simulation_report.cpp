@@ -347,13 +347,10 @@ void plot_simulation(const std::filesystem::path& output, const std::vector<sim:
                        4 + 2 * i + static_cast<std::size_t>(offset), 4 + i, results[i].model);
     return p + "\n";
   };
-  std::string quoted = title;  // a single-quoted gnuplot string doubles its quotes
-  for (std::size_t at = quoted.find('\''); at != std::string::npos; at = quoted.find('\'', at + 2))
-    quoted.insert(at, 1, '\'');
   std::string script = fmt::format(
-      "set multiplot layout 1,2 title '{}'\nset key top left\nset grid\nset yrange [0:*]\n"
+      "set multiplot layout 1,2 title {}\nset key top left\nset grid\nset yrange [0:*]\n"
       "set xrange [-0.5:{}]\n",
-      quoted, static_cast<double>(ranks) - 0.5);
+      gnuplot_string(title), static_cast<double>(ranks) - 0.5);
   if (ranks <= 16) script += "set xtics 1\n";
   script += panel("window: MPI_Init to MPI_Finalize", 2, 0);
   script += panel("time inside MPI", 3, 1);
