@@ -137,6 +137,7 @@ namespace {
 
 using detail::count_above;
 using detail::kRelativeFloor;
+using detail::no_hand_shake;
 using detail::ProbeSample;
 using detail::Separation;
 using detail::separation;
@@ -803,7 +804,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
         for (std::size_t i = 0; i < 2; ++i)
           pooled[i].add(v[i]);
         s = separation(pooled[0], pooled[1], kConfirmAlpha);
-        if (s.separated || s.clearly_not) break;
+        if (s.separated || no_hand_shake(s, pts[c - 1])) break;
       }
       return s;
     };
@@ -836,7 +837,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     sw.late_recv_below_us = found.below_us;
     sw.late_recv_above_us = found.above_us;
     const bool conclusive =
-        rendezvous || separation(pooled[0], pooled[1], kConfirmAlpha).clearly_not;
+        rendezvous || no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]);
     const bool scan_only = sw.found_by == "probe scan";
     if (scan_only && !rendezvous) {
       // The curves never saw it and the probe does not confirm it: no switch.
@@ -866,12 +867,35 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       // nothing behind it (under two busy loops it put a rendezvous switch at TCP's MSS, 1448 B,
       // whose range then took G = 0 from below). The curves decide then, as for an eager split.
       const bool narrowed = sw.below_bytes != lo || sw.first_bytes != hi;
+      // A bisection that placed no midpoint at all found no step between the ends: in a
+      // rendezvous range the late receive grows with the size (the transfer), so ends far apart
+      // differ significantly without a hand-shake between them (under two busy loops the scan
+      // put one in (185364, 262144] B, above vader's switch, whose midpoint stayed undecided).
+      const bool placed_none =
+          !sw.steps.empty() && std::none_of(sw.steps.begin(), sw.steps.end(), [](const auto& st) {
+            return st.placement == "eager" || st.placement == "rendezvous" ||
+                   st.placement == "between";
+          });
+      std::string why;
       if (!sw.confirmed && !narrowed) {
-        sw.rendezvous = false;
-        sw.found_by += fmt::format(
-            "; the probe's hand-shake did not hold when re-measured ({} of {} alternating trials "
-            "on their side): the curves decide",
+        why = fmt::format(
+            "the probe's hand-shake did not hold when re-measured ({} of {} "
+            "alternating trials on their side)",
             sw.confirmations, sw.confirmation_trials);
+      } else if (!sw.confirmed && !found.separated) {
+        // Only the curves said rendezvous, and the probe confirmed it neither at first nor at
+        // the end (a sweep point lifted by load: o_r 307 us at 256 KiB once).
+        why = fmt::format(
+            "the probe confirmed the hand-shake neither at first nor at the end "
+            "({} of {} alternating trials on their side)",
+            sw.confirmations, sw.confirmation_trials);
+      } else if (placed_none && hi - lo > 1) {
+        why = fmt::format("the probe placed no midpoint of ({}, {}] B (no step between the ends)",
+                          lo, hi);
+      }
+      if (!why.empty()) {
+        sw.rendezvous = false;
+        sw.found_by += "; " + why + ": the curves decide";
         curve_only[k] = true;
       }
     } else {

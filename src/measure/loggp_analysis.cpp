@@ -111,6 +111,10 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
   return s;
 }
 
+bool no_hand_shake(const Separation& s, const LoggpPoint& below) {
+  return s.clearly_not && s.below_us <= below.o_r_us + 0.25 * below.prtt1.median_us / 2;
+}
+
 Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& mid,
                          const ProbeSample& rendezvous_end, double alpha) {
   if (eager_end.late.size() < 3 || mid.late.size() < 3 || rendezvous_end.late.size() < 3) {

@@ -69,6 +69,14 @@ struct Separation {
 /// inconclusive (neither separated nor clearly not).
 Separation separation(const ProbeSample& below, const ProbeSample& above, double alpha);
 
+/// Whether the probe's "no hand-shake" (Separation::clearly_not) stands against the sweep: its
+/// low end below the switch may not lie above the late receive the sweep measured at that size
+/// (o_r(s) of `below`, a median over rounds) by more than a quarter of the one-way time there.
+/// Under two busy loops a whole attempt's eager late receives at 4040 B were once lifted to
+/// 4.49 us where the sweep had 1.67 us: lifted to the rendezvous side's 3.61 us, the two sides
+/// passed for "no hand-shake" and vader's switch for eager.
+bool no_hand_shake(const Separation& s, const LoggpPoint& below);
+
 /// Whether the rendezvous end's late receives lie above the eager end's (the precedence test
 /// at `alpha`): a bracket whose ends do not is no longer a bracket of the switch.
 bool ends_apart(const ProbeSample& eager_end, const ProbeSample& rendezvous_end, double alpha);

@@ -174,5 +174,32 @@ TEST(ProbeSeparation, FewTrialsAreInconclusive) {
   EXPECT_FALSE(s.clearly_not);
 }
 
+// "No hand-shake" stands only where the probe's eager side is not lifted above the late receive
+// the sweep measured there: the numbers of a loaded run that called vader's 4 KiB switch eager
+// (probe 4.49 -> 3.61 us at 4040 -> 4041 B, the sweep's o_r 1.67 us at 4040 B, one-way 2.23 us).
+TEST(ProbeSeparation, NoHandShakeNeedsAnEagerSideAsLowAsTheSweeps) {
+  measure::detail::ProbeSample b, a;
+  for (int i = 0; i < 10; ++i) {
+    b.late.push_back(4.49 + 0.1 * i);
+    a.late.push_back(3.61 + 0.1 * i);
+  }
+  b.one_way = a.one_way = {4.0};
+  const auto lifted = measure::detail::separation(b, a, 1e-3);
+  ASSERT_TRUE(lifted.clearly_not);  // the probe alone says "no hand-shake"
+  measure::LoggpPoint below;
+  below.o_r_us = 1.67;
+  below.prtt1.median_us = 4.46;
+  EXPECT_FALSE(measure::detail::no_hand_shake(lifted, below));  // 4.59 > 1.67 + 0.56
+  // An eager side at the sweep's level (2.0 <= 1.67 + 0.25 * 2.23): the verdict stands.
+  for (auto& x : b.late)
+    x -= 2.59;
+  for (auto& x : a.late)
+    x -= 1.61;
+  const auto clean = measure::detail::separation(b, a, 1e-3);
+  ASSERT_TRUE(clean.clearly_not);
+  EXPECT_NEAR(clean.below_us, 2.0, 1e-9);  // the low end: the 2nd of 10 (stats::floor_of)
+  EXPECT_TRUE(measure::detail::no_hand_shake(clean, below));
+}
+
 }  // namespace
 }  // namespace commgauge
