@@ -736,18 +736,7 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
     for (int attempt = 0;; ++attempt) {
       const std::size_t right_last =
           k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
-      std::vector<LoggpPoint> probe_pts;
-      for (std::size_t i = left_first; i <= right_last; ++i) {
-        if (i != c) probe_pts.push_back(pts[i]);
-      }
-      probe_pts.push_back(pts[c]);
-      const auto size = detail::sizes_of(probe_pts);
-      const auto curves = detail::curves_of(probe_pts);
-      const std::size_t left_last = c - 1 - left_first;  // lo's index in probe_pts
-      to_left =
-          stats::joint_distance(size, curves, 0, left_last, probe_pts.size() - 1, kRelativeFloor);
-      to_right = stats::joint_distance(size, curves, left_last + 1, probe_pts.size() - 2,
-                                       probe_pts.size() - 1, kRelativeFloor);
+      std::tie(to_left, to_right) = detail::side_distances(pts, left_first, right_last, c + 1, c);
       if (std::abs(to_left - to_right) >= 2 || attempt == 2 ||
           !remeasure(session, pts, {c - 1, c, c + 1})) {
         break;
@@ -767,6 +756,21 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
     session.report(fmt::format("loggp: switch in ({}, {}] B", pts[r.changes[k] - 1].bytes,
                                pts[r.changes[k]].bytes),
                    0.85);
+  }
+  // Each end of the bracket was placed by one comparison when it was a midpoint and was
+  // re-measured at every later step: an end that now lies clearly on the other side's lines
+  // means a step went past the switch (detail::settle_bracket).
+  {
+    const std::size_t right_last = k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
+    const std::size_t placed = r.changes[k];
+    r.changes[k] = detail::settle_bracket(pts, left_first, right_last, placed);
+    if (r.changes[k] != placed) {
+      stop = fmt::format(
+          "the end at {} B of the bisection's ({}, {}] B lies on the other side's "
+          "lines when re-measured: moved",
+          r.changes[k] < placed ? pts[placed - 1].bytes : pts[placed].bytes, pts[placed - 1].bytes,
+          pts[placed].bytes);
+    }
   }
   c = r.changes[k];
   sw.below_bytes = pts[c - 1].bytes;

@@ -63,6 +63,47 @@ std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& pts) {
   return c;
 }
 
+std::pair<double, double> side_distances(const std::vector<LoggpPoint>& pts, std::size_t first,
+                                         std::size_t last, std::size_t split, std::size_t x) {
+  std::vector<LoggpPoint> fit;
+  std::size_t left = 0;
+  for (std::size_t i = first; i <= last; ++i) {
+    if (i == x) continue;
+    fit.push_back(pts[i]);
+    if (i < split) ++left;
+  }
+  fit.push_back(pts[x]);
+  const auto size = sizes_of(fit);
+  const auto curves = curves_of(fit);
+  const std::size_t at = fit.size() - 1;
+  return {stats::joint_distance(size, curves, 0, left - 1, at, kRelativeFloor),
+          stats::joint_distance(size, curves, left, at - 1, at, kRelativeFloor)};
+}
+
+std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first, std::size_t last,
+                           std::size_t split) {
+  int direction = 0;  // -1: moving down, +1: moving up
+  for (;;) {
+    if (direction <= 0 && split >= first + 3 && split + 1 <= last) {
+      const auto [to_left, to_right] = side_distances(pts, first, last, split, split - 1);
+      if (to_right + 2 < to_left) {
+        --split;
+        direction = -1;
+        continue;
+      }
+    }
+    if (direction >= 0 && split + 2 <= last && split >= first + 2) {
+      const auto [to_left, to_right] = side_distances(pts, first, last, split, split);
+      if (to_left + 2 < to_right) {
+        ++split;
+        direction = 1;
+        continue;
+      }
+    }
+    return split;
+  }
+}
+
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
                      double one_way_above_us, double margin_us) {
   if (!(one_way_below_us > 0 && one_way_above_us > 0)) return false;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "measure/loggp.hpp"
@@ -94,6 +95,21 @@ std::size_t count_above(const std::vector<double>& values, double threshold);
 enum class Placement : std::uint8_t { undecided, eager, rendezvous, between };
 Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& midpoint,
                          const ProbeSample& rendezvous_end, double alpha);
+
+/// How far point x lies from each side's lines (stats::joint_distance over the four curves, in
+/// units of its noise): the points [first, last] split at `split` (the right side's first
+/// index), each side's lines fitted without x. {to_left, to_right}.
+std::pair<double, double> side_distances(const std::vector<LoggpPoint>& points, std::size_t first,
+                                         std::size_t last, std::size_t split, std::size_t x);
+
+/// A curve bisection's bracket (points[split - 1], points[split]] checked at its ends: an end
+/// nearer the other side's lines by more than 2 noise units moves the split past it, one way
+/// only, while each side keeps 2 points besides the end tested. Each end was placed by one
+/// comparison when it was a midpoint; a wrong one sends every later step past the switch, and the
+/// bracket still ends "exact" (quiet runs put vader's inline-send step, 257 B, at 310, 362 or
+/// 514 B). Returns the split.
+std::size_t settle_bracket(const std::vector<LoggpPoint>& points, std::size_t first,
+                           std::size_t last, std::size_t split);
 
 /// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
 std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);

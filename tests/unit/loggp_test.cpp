@@ -504,6 +504,38 @@ TEST(LoggpAnalysis, EachPointCarriesTheIntervalOfItsRoundsMedians) {
   EXPECT_DOUBLE_EQ(pts[0].o_r_upper_us, 24);
 }
 
+// A curve bisection's bracket whose end lies on the other side's lines moves back to the step:
+// ten sizes, every curve a line with a step of 1 us from the fifth point (500 B), noise 0.01 us.
+TEST(LoggpAnalysis, ABracketEndOnTheOtherSidesLinesMovesTheSwitchBackToTheStep) {
+  std::vector<LoggpPoint> pts;
+  for (int i = 1; i <= 10; ++i) {
+    LoggpPoint p;
+    p.bytes = static_cast<std::uint64_t>(100 * i);
+    const double s = static_cast<double>(p.bytes);
+    const double step = i >= 5 ? 1.0 : 0.0;
+    p.prtt1.median_us = 2 + 0.002 * s + step;
+    p.prtt1.lower_us = p.prtt1.median_us - 0.02;
+    p.prtt1.upper_us = p.prtt1.median_us + 0.02;
+    p.o_s_us = 0.5 + 0.0005 * s + step;
+    p.o_r_us = 0.4 + 0.0004 * s + step;
+    p.g_all_us = 1 + 0.001 * s + step;
+    p.o_s_noise = p.o_r_noise = p.g_all_noise = 0.01;
+    pts.push_back(p);
+  }
+  ASSERT_GT(pts[4].prtt1.noise_us(), 0);
+  // The step starts at index 4 (500 B): a bracket placed there stands.
+  EXPECT_EQ(measure::detail::settle_bracket(pts, 0, 9, 4), 4u);
+  // Placed too high, (600, 700] B: 600 B fits the right side's lines, the split moves down.
+  EXPECT_EQ(measure::detail::settle_bracket(pts, 0, 9, 6), 4u);
+  // Placed too low, (200, 300] B: 300 B fits the left side's lines, the split moves up.
+  EXPECT_EQ(measure::detail::settle_bracket(pts, 0, 9, 2), 4u);
+  // The midpoint test's distances: 500 B lies on the right side's lines, 400 B on the left's.
+  const auto [l5, r5] = measure::detail::side_distances(pts, 0, 9, 5, 4);
+  EXPECT_LT(r5 + 2, l5);
+  const auto [l4, r4] = measure::detail::side_distances(pts, 0, 9, 4, 3);
+  EXPECT_LT(l4 + 2, r4);
+}
+
 TEST(LoggpOptions, BadInput) {
   LoggpOptions o;
   o.min_size = 1024;
