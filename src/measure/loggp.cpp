@@ -707,6 +707,15 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
   LoggpSwitch& sw = r.switches[k];
   std::string stop;
   const std::size_t left_first = k > 0 ? r.changes[k - 1] : 0;
+  // The sweep's bracket; the sides' slopes come from the sweep's points beyond it.
+  const std::size_t sweep_lo = c - 1;
+  const std::uint64_t sweep_hi_bytes = pts[c].bytes;
+  const auto sweep_hi = [&] {
+    std::size_t i = sweep_lo + 1;
+    while (pts[i].bytes != sweep_hi_bytes)
+      ++i;
+    return i;
+  };
   int steps = 0;
   while (o.refine) {
     c = r.changes[k];
@@ -730,13 +739,16 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
       stop = "the budget ran out";
       break;
     }
-    // Distances of the midpoint to each side's lines, fitted without it; where it fits both
+    // Distances of the midpoint to each side (detail::step_distances); where it fits both
     // alike, the three are measured again (up to twice more).
     double to_left = 0, to_right = 0;
     for (int attempt = 0;; ++attempt) {
       const std::size_t right_last =
           k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
-      std::tie(to_left, to_right) = detail::side_distances(pts, left_first, right_last, c + 1, c);
+      // The midpoint's rounds are all of this step, each measured with both ends.
+      std::tie(to_left, to_right) =
+          detail::step_distances(pts, left_first, sweep_lo, sweep_hi(), right_last, c - 1, c, c + 1,
+                                 pts[c].rounds.size(), o.n);
       if (std::abs(to_left - to_right) >= 2 || attempt == 2 ||
           !remeasure(session, pts, {c - 1, c, c + 1})) {
         break;

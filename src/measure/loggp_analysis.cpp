@@ -2,6 +2,7 @@
 // estimators per range, bootstrap intervals and verdicts, and the self-check.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -15,6 +16,7 @@
 #include "net/virtual_network.hpp"
 #include "stats/descriptive.hpp"
 #include "stats/floor_shift.hpp"
+#include "stats/linear_fit.hpp"
 #include "stats/median_ci.hpp"
 
 namespace commgauge::measure {
@@ -102,6 +104,86 @@ std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first
     }
     return split;
   }
+}
+
+namespace {
+
+// The four curves at one point from its last `rounds` rounds: median and the standard error of
+// the median (1.2533 sd / sqrt(k), sd from the median absolute deviation).
+struct RecentCurves {
+  std::array<double, 4> value{}, stderr_us{};
+};
+
+RecentCurves recent_curves(const LoggpPoint& p, std::size_t rounds, std::uint32_t n) {
+  const RoundValues& r = p.rounds;
+  const std::size_t k = std::min(rounds, r.size());
+  const std::size_t from = r.size() - k;
+  const double nm1 = static_cast<double>(n - 1);
+  std::array<std::vector<double>, 4> v;
+  for (std::size_t i = from; i < r.size(); ++i) {
+    v[0].push_back((r.prtt_nd[i] - r.prtt1[i]) / nm1 - p.delay_us);  // eq. (6)
+    v[1].push_back((r.prtt_nr[i] - r.prtt1[i]) / nm1 - p.delay_us);
+    v[2].push_back((r.prtt_n0[i] - r.prtt1[i]) / nm1);  // eq. (7)
+    v[3].push_back(r.prtt1[i]);
+  }
+  RecentCurves out;
+  for (std::size_t j = 0; j < 4; ++j) {
+    if (v[j].empty()) continue;
+    const double m = stats::median(v[j]);
+    std::vector<double> dev;
+    for (const double x : v[j])
+      dev.push_back(std::abs(x - m));
+    const double sd = 1.4826 * stats::median(dev);
+    out.value[j] = m;
+    out.stderr_us[j] = 1.2533 * sd / std::sqrt(static_cast<double>(v[j].size()));
+  }
+  return out;
+}
+
+double curve_value(const LoggpPoint& p, std::size_t j) {
+  return j == 0 ? p.o_s_us : j == 1 ? p.o_r_us : j == 2 ? p.g_all_us : p.prtt1.median_us;
+}
+
+// Slope of curve j through the up to 3 points of [from, to] nearest `near` (0 with fewer than 2).
+double side_slope(const std::vector<LoggpPoint>& pts, std::size_t from, std::size_t to,
+                  bool near_top, std::size_t j) {
+  const std::size_t count = std::min<std::size_t>(3, to - from + 1);
+  if (count < 2) return 0;
+  const std::size_t start = near_top ? to + 1 - count : from;
+  std::vector<double> x, y;
+  for (std::size_t i = start; i < start + count; ++i) {
+    x.push_back(static_cast<double>(pts[i].bytes));
+    y.push_back(curve_value(pts[i], j));
+  }
+  return stats::fit_line(x, y).slope;
+}
+
+}  // namespace
+
+std::pair<double, double> step_distances(const std::vector<LoggpPoint>& pts, std::size_t first,
+                                         std::size_t sweep_lo, std::size_t sweep_hi,
+                                         std::size_t last, std::size_t lo, std::size_t mid,
+                                         std::size_t hi, std::size_t rounds, std::uint32_t n) {
+  const RecentCurves l = recent_curves(pts[lo], rounds, n);
+  const RecentCurves m = recent_curves(pts[mid], rounds, n);
+  const RecentCurves h = recent_curves(pts[hi], rounds, n);
+  const double at_lo = static_cast<double>(pts[lo].bytes);
+  const double at_mid = static_cast<double>(pts[mid].bytes);
+  const double at_hi = static_cast<double>(pts[hi].bytes);
+  double to_left = 0, to_right = 0;
+  for (std::size_t j = 0; j < 4; ++j) {
+    const double from_left =
+        l.value[j] + side_slope(pts, first, sweep_lo, true, j) * (at_mid - at_lo);
+    const double from_right =
+        h.value[j] - side_slope(pts, sweep_hi, last, false, j) * (at_hi - at_mid);
+    // Exact data (the virtual network) has no scatter: a relative floor, as the curves' tests.
+    const double floor_us = kRelativeFloor * std::abs(m.value[j]) + 1e-12;
+    const double se_left = std::max(std::hypot(m.stderr_us[j], l.stderr_us[j]), floor_us);
+    const double se_right = std::max(std::hypot(m.stderr_us[j], h.stderr_us[j]), floor_us);
+    to_left += std::pow((m.value[j] - from_left) / se_left, 2);
+    to_right += std::pow((m.value[j] - from_right) / se_right, 2);
+  }
+  return {std::sqrt(to_left), std::sqrt(to_right)};
 }
 
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,

@@ -111,6 +111,20 @@ std::pair<double, double> side_distances(const std::vector<LoggpPoint>& points, 
 std::size_t settle_bracket(const std::vector<LoggpPoint>& points, std::size_t first,
                            std::size_t last, std::size_t split);
 
+/// How far a curve bisection's midpoint lies from each side, judged on the rounds in which the
+/// bracket's ends and the midpoint were measured together (the last `rounds` rounds of each):
+/// per curve (o_s, o_r and G_all per round by eqs. (6)-(7), and PRTT(1,0,s)) the left side
+/// predicts the midpoint from the end points[lo]'s median of those rounds along the left side's
+/// slope, the right side from points[hi]'s along its slope (slopes through the 3 sweep points
+/// nearest the bracket, [first, sweep_lo] and [sweep_hi, last]); distances in units of the
+/// medians' standard errors, summed in quadrature over the curves. Values from other rounds
+/// would mix the machine's latency modes: this machine moved PRTT(1,0,256) from 1.53 us in the
+/// sweep to 0.78-1.09 us for points measured later in the same run. {to_left, to_right}.
+std::pair<double, double> step_distances(const std::vector<LoggpPoint>& points, std::size_t first,
+                                         std::size_t sweep_lo, std::size_t sweep_hi,
+                                         std::size_t last, std::size_t lo, std::size_t mid,
+                                         std::size_t hi, std::size_t rounds, std::uint32_t n);
+
 /// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
 std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);
 std::vector<double> sizes_of(const std::vector<LoggpPoint>& points);

@@ -1,6 +1,7 @@
 // The LogGP(S) assessment against the virtual network, whose parameters are the known truth.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <gmock/gmock.h>
@@ -534,6 +535,50 @@ TEST(LoggpAnalysis, ABracketEndOnTheOtherSidesLinesMovesTheSwitchBackToTheStep) 
   EXPECT_LT(r5 + 2, l5);
   const auto [l4, r4] = measure::detail::side_distances(pts, 0, 9, 4, 3);
   EXPECT_LT(l4 + 2, r4);
+}
+
+// A bisection step judged on the rounds its three points were measured in together. Every curve
+// is a line with a step of 0.3 us from 500 B; the sweep (100-400 B, 800-1000 B, 30 rounds each)
+// ran in one latency mode, the step (400, 600 and 800 B, 10 rounds) in another, 0.5 us faster.
+// The midpoint, 600 B, lies on the right side: read against lines through the points' medians
+// over all their rounds it fits the left side better (the step's mode pulls it down), read on
+// the step's own rounds it fits the right.
+TEST(LoggpAnalysis, ABisectionStepIsJudgedOnTheRoundsItsPointsShare) {
+  constexpr std::uint32_t n = 16;
+  const auto values = [](std::uint64_t bytes, double offset, int jitter) {
+    const double s = static_cast<double>(bytes);
+    const double step = bytes >= 500 ? 0.3 : 0.0;
+    const double e = 0.002 * ((jitter % 5) - 2);  // a little scatter, median 0
+    const double prtt1 = 2 + 0.002 * s + step + offset + e;
+    const double o_s = 0.5 + 0.0005 * s + step + offset + e;
+    const double o_r = 0.4 + 0.0004 * s + step + offset + e;
+    const double g_all = 1 + 0.001 * s + step + offset + e;
+    return std::array<double, 4>{prtt1, prtt1 + (n - 1) * o_s, prtt1 + (n - 1) * o_r,
+                                 prtt1 + (n - 1) * g_all};
+  };
+  std::vector<LoggpPoint> pts;
+  for (const std::uint64_t b : {100, 200, 300, 400, 600, 800, 900, 1000}) {
+    LoggpPoint p;
+    p.bytes = b;
+    const int sweep_rounds = b == 600 ? 0 : 30;
+    const int step_rounds = (b == 400 || b == 600 || b == 800) ? 10 : 0;
+    for (int k = 0; k < sweep_rounds + step_rounds; ++k) {
+      const auto v = values(b, k < sweep_rounds ? 0.0 : -0.5, k);
+      p.rounds.prtt1.push_back(v[0]);
+      p.rounds.prtt_nd.push_back(v[1]);
+      p.rounds.prtt_nr.push_back(v[2]);
+      p.rounds.prtt_n0.push_back(v[3]);
+    }
+    pts.push_back(p);
+  }
+  LoggpOptions o;
+  o.n = n;
+  measure::summarise_points(pts, o);
+  // Indices: 400 B = 3, 600 B = 4 (the midpoint), 800 B = 5.
+  const auto [old_left, old_right] = measure::detail::side_distances(pts, 0, 7, 5, 4);
+  EXPECT_LT(old_left, old_right);  // the lines through all rounds' medians: the wrong side
+  const auto [to_left, to_right] = measure::detail::step_distances(pts, 0, 3, 5, 7, 3, 4, 5, 10, n);
+  EXPECT_LT(to_right + 2, to_left);  // the step's own rounds: the right side, clearly
 }
 
 TEST(LoggpOptions, BadInput) {
