@@ -108,6 +108,18 @@ std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first
 
 namespace {
 
+// Eqs. (6) and (7) for round i of a point: the four PRTTs of one round were measured close in
+// time.
+struct RoundOverheads {
+  double o_s_us, o_r_us, g_all_us;
+};
+
+RoundOverheads round_overheads(const LoggpPoint& p, std::size_t i, double nm1) {
+  const RoundValues& r = p.rounds;
+  return {(r.prtt_nd[i] - r.prtt1[i]) / nm1 - p.delay_us,
+          (r.prtt_nr[i] - r.prtt1[i]) / nm1 - p.delay_us, (r.prtt_n0[i] - r.prtt1[i]) / nm1};
+}
+
 // The four curves at one point from its last `rounds` rounds: median and the standard error of
 // the median (1.2533 sd / sqrt(k), sd from the median absolute deviation).
 struct RecentCurves {
@@ -121,9 +133,10 @@ RecentCurves recent_curves(const LoggpPoint& p, std::size_t rounds, std::uint32_
   const double nm1 = static_cast<double>(n - 1);
   std::array<std::vector<double>, 4> v;
   for (std::size_t i = from; i < r.size(); ++i) {
-    v[0].push_back((r.prtt_nd[i] - r.prtt1[i]) / nm1 - p.delay_us);  // eq. (6)
-    v[1].push_back((r.prtt_nr[i] - r.prtt1[i]) / nm1 - p.delay_us);
-    v[2].push_back((r.prtt_n0[i] - r.prtt1[i]) / nm1);  // eq. (7)
+    const RoundOverheads x = round_overheads(p, i, nm1);
+    v[0].push_back(x.o_s_us);
+    v[1].push_back(x.o_r_us);
+    v[2].push_back(x.g_all_us);
     v[3].push_back(r.prtt1[i]);
   }
   RecentCurves out;
@@ -325,14 +338,15 @@ void summarise_points(std::vector<LoggpPoint>& pts, const LoggpOptions& o) {
     p.prtt_nr = detail::stat_of(r.prtt_nr, o.ci_target);
     p.converged =
         p.prtt1.converged && p.prtt_n0.converged && p.prtt_nd.converged && p.prtt_nr.converged;
-    // Eqs. (6) and (7) per round: the four PRTTs of one round were measured close in time.
+    // Eqs. (6) and (7) per round (round_overheads).
     os.clear();
     orr.clear();
     ga.clear();
     for (std::size_t k = 0; k < r.size(); ++k) {
-      os.push_back((r.prtt_nd[k] - r.prtt1[k]) / nm1 - p.delay_us);
-      orr.push_back((r.prtt_nr[k] - r.prtt1[k]) / nm1 - p.delay_us);
-      ga.push_back((r.prtt_n0[k] - r.prtt1[k]) / nm1);
+      const detail::RoundOverheads x = detail::round_overheads(p, k, nm1);
+      os.push_back(x.o_s_us);
+      orr.push_back(x.o_r_us);
+      ga.push_back(x.g_all_us);
     }
     const PrttStat s_os = detail::stat_of(os, 1), s_or = detail::stat_of(orr, 1),
                    s_ga = detail::stat_of(ga, 1);
