@@ -143,7 +143,8 @@ inline constexpr std::array<const char*, 6> kParameterNames = {"o_s", "o_r", "O_
 struct LoggpSwitch {
   std::uint64_t first_bytes = 0;  ///< first size of the new range
   std::uint64_t below_bytes = 0;  ///< the largest size known to lie in the range below
-  bool rendezvous = false;        ///< the late receive pays a hand-shake from here on
+  bool rendezvous = false;        ///< a hand-shake starts here: the late receive pays one from
+                                  ///< here on and not below
   std::string found_by;           ///< "late-receive jump", "joint segmentation" or both
   /// Late-receive probe at below_bytes and first_bytes (undisturbed: a low order statistic of
   /// the trials, us) and how many of the alternating confirmation trials lay on their side of

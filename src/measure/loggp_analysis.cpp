@@ -247,6 +247,15 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
   return s;
 }
 
+bool hand_shake_below(const std::vector<LoggpSwitch>& switches, const std::vector<bool>& dropped,
+                      std::size_t k) {
+  for (std::size_t j = std::min(k, switches.size()); j-- > 0;) {
+    if (j < dropped.size() && dropped[j]) continue;
+    if (switches[j].rendezvous && switches[j].confirmed) return true;
+  }
+  return false;
+}
+
 bool no_hand_shake(const Separation& s, const LoggpPoint& below) {
   return s.clearly_not && s.below_us <= below.o_r_us + 0.25 * below.prtt1.median_us / 2;
 }

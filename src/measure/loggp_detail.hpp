@@ -82,6 +82,13 @@ bool no_hand_shake(const Separation& s, const LoggpPoint& below);
 /// at `alpha`): a bracket whose ends do not is no longer a bracket of the switch.
 bool ends_apart(const ProbeSample& eager_end, const ProbeSample& rendezvous_end, double alpha);
 
+/// Whether the late receive below candidate switch k already pays a hand-shake: a switch below
+/// it that is not `dropped` is rendezvous and the probe confirmed it (LogGPS: every size from
+/// the first rendezvous switch on). Above such a switch the probe cannot show a new hand-shake
+/// (both sides pay one; the late receive grows with the transfer).
+bool hand_shake_below(const std::vector<LoggpSwitch>& switches, const std::vector<bool>& dropped,
+                      std::size_t k);
+
 /// How many of `values` lie above `threshold`.
 std::size_t count_above(const std::vector<double>& values, double threshold);
 

@@ -202,4 +202,29 @@ TEST(ProbeSeparation, NoHandShakeNeedsAnEagerSideAsLowAsTheSweeps) {
 }
 
 }  // namespace
+// Above a switch whose hand-shake the probe confirmed, the probe cannot show another (a census
+// run put a false one in (85895, 92682] B above vader's 8 KiB switch); below, above an eager
+// switch alone, or above an unconfirmed or dropped one, it can.
+TEST(ProbeSeparation, HandShakeBelowComesFromAConfirmedRendezvousSwitch) {
+  std::vector<measure::LoggpSwitch> sw(3);
+  sw[0].rendezvous = false;  // vader's inline-send step (eager to eager)
+  sw[0].confirmed = true;
+  sw[1].rendezvous = true;  // the eager limit
+  sw[1].confirmed = true;
+  std::vector<bool> dropped(3, false);
+  EXPECT_FALSE(measure::detail::hand_shake_below(sw, dropped, 0));  // nothing below
+  EXPECT_FALSE(measure::detail::hand_shake_below(sw, dropped, 1));  // an eager switch below
+  EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 2));
+  sw[1].confirmed = false;  // the probe's yes did not hold at the end
+  EXPECT_FALSE(measure::detail::hand_shake_below(sw, dropped, 2));
+  sw[1].confirmed = true;
+  dropped[1] = true;  // dropped: only the eager step stays below
+  EXPECT_FALSE(measure::detail::hand_shake_below(sw, dropped, 2));
+  std::swap(sw[0], sw[1]);  // the rendezvous switch first, an eager step above it
+  dropped[1] = false;
+  EXPECT_FALSE(measure::detail::hand_shake_below(sw, dropped, 0));
+  EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 1));
+  EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 2));  // past the eager step
+}
+
 }  // namespace commgauge
