@@ -283,12 +283,14 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
   if (!r.switches.empty()) {
     out += "\nSWITCHES\n";
     TextTable w({"first size", "protocol", "late receive below -> above", "found by", "verdict"});
-    bool hand_shake_below = false;  // LogGPS: rendezvous from the first rendezvous switch on
-    for (const auto& sw : r.switches) {
+    for (std::size_t k = 0; k < r.switches.size(); ++k) {
+      const auto& sw = r.switches[k];
+      // The range the switch starts is rendezvous from the first rendezvous switch on (LogGPS,
+      // set by the analysis); one that starts no hand-shake itself reads "as below".
+      const bool range_rendezvous = k + 1 < r.ranges.size() && r.ranges[k + 1].params.rendezvous;
       const char* protocol = sw.rendezvous      ? "rendezvous"
-                             : hand_shake_below ? "rendezvous (as below)"
+                             : range_rendezvous ? "rendezvous (as below)"
                                                 : "eager";
-      hand_shake_below = hand_shake_below || sw.rendezvous;
       w.add_row({fmt::format("{} B", sw.first_bytes), protocol,
                  fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us, sw.late_recv_above_us),
                  sw.found_by, sw.verdict});

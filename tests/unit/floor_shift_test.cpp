@@ -201,7 +201,6 @@ TEST(ProbeSeparation, NoHandShakeNeedsAnEagerSideAsLowAsTheSweeps) {
   EXPECT_TRUE(measure::detail::no_hand_shake(clean, below));
 }
 
-}  // namespace
 // Above a switch whose hand-shake the probe confirmed, the probe cannot show another (a census
 // run put a false one in (85895, 92682] B above vader's 8 KiB switch); below, above an eager
 // switch alone, or above an unconfirmed or dropped one, it can.
@@ -226,5 +225,7 @@ TEST(ProbeSeparation, HandShakeBelowComesFromAConfirmedRendezvousSwitch) {
   EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 1));
   EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 2));  // past the eager step
 }
+
+}  // namespace
 
 }  // namespace commgauge
