@@ -91,7 +91,10 @@ std::vector<double> round(net::Group& g, const model::Scheme& s, const TaskPlan&
     g.send(p.receiver_rank.at(c.destination), c.bytes);
     mine[i] = (g.now_us() - t0) / 1e6;
   }
-  for (const auto& [node, count] : incoming) {
+  for (const auto& entry : incoming) {
+    // Not a structured binding: clang 14 (the sanitizer build's) cannot capture one in a lambda.
+    const auto node = entry.first;
+    const int count = entry.second;
     if (p.receiver_rank.at(node) != g.rank()) continue;
     // One size per destination node (checked in run_share): any source can come first.
     const std::uint64_t bytes = [&] {
