@@ -376,9 +376,9 @@ void plot_loggp(const std::filesystem::path& output, const measure::LoggpResult&
     fits += "\n\n";
   }
   std::string script = fmt::format(
-      "set title '{}'\nset logscale xy\nset xlabel 'message size s (bytes)'\n"
+      "set title {}\nset logscale xy\nset xlabel 'message size s (bytes)'\n"
       "set ylabel 'time (us)'\nset key top left\nset grid\n",
-      title);
+      gnuplot_string(title));
   for (const auto& sw : r.switches) {
     script += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lc rgb 'gray40'\n",
                           sw.first_bytes);

@@ -183,9 +183,9 @@ void plot_overlap(const std::filesystem::path& output, const measure::OverlapRes
                         bar(t.receiver_wait_nocomp_us, p.receiver_wait_nocomp_us));
   }
   std::string script = fmt::format(
-      "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\nset ylabel 'time (us), "
+      "set title {}\nset logscale xy\nset xlabel 'message size (bytes)'\nset ylabel 'time (us), "
       "median and 95 % interval of the trials'\nset key top left\nset grid\n",
-      title);
+      gnuplot_string(title));
   if (r.switch_bytes) {
     script += fmt::format("set arrow from {0},graph 0 to {0},graph 1 nohead dt 2 lc rgb 'gray40'\n",
                           r.switch_bytes);

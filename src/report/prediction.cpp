@@ -203,9 +203,9 @@ void plot_pingpong(const std::filesystem::path& output,
                    const std::vector<PingPongPrediction>& preds, const std::string& title) {
   std::vector<std::pair<std::string, std::string>> files;
   std::string script = fmt::format(
-      "set title '{}'\nset logscale xy\nset xlabel 'message size (bytes)'\n"
+      "set title {}\nset logscale xy\nset xlabel 'message size (bytes)'\n"
       "set ylabel 'one-way time (us)'\nset key top left\nset grid\nplot ",
-      title);
+      gnuplot_string(title));
   // The measured medians with their 95 % intervals where the file gave them (else a bar of zero
   // length).
   std::string measured;

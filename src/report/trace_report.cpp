@@ -363,12 +363,12 @@ bool plot_traffic(const std::filesystem::path& output, const trace::TraceSummary
     data += fmt::format("{} {} {}\n", p.to, p.from, p.traffic.bytes);
   const double edge = static_cast<double>(std::max<std::uint32_t>(s.ranks, 1)) - 0.5;
   const std::string script = fmt::format(
-      "set title '{}'\nset xlabel 'receiver (world rank)'\nset ylabel 'sender (world rank)'\n"
+      "set title {}\nset xlabel 'receiver (world rank)'\nset ylabel 'sender (world rank)'\n"
       "set cblabel 'bytes sent'\nset cbrange [0:*]\nset xrange [-0.5:{}]\nset yrange "
       "[{}:-0.5]\nset size square\n"
       "set palette defined (0 '#fff5eb', 1 '#fd8d3c', 2 '#7f2704')\nset style fill solid\n"
       "unset key\nplot 'traffic.dat' using 1:2:(0.5):(0.5):3 with boxxyerror lc palette",
-      title, edge, edge);
+      gnuplot_string(title), edge, edge);
   run_gnuplot(output, script, {{"traffic.dat", data}});
   return true;
 }
