@@ -166,19 +166,16 @@ TEST(CliValues, TablesCsvToStandardOutputHoldsEveryCellPrinted) {
 // A plot's title carries what the user named (here a profile's path with a quote in it): quoted
 // for gnuplot, so the picture is drawn and shows the name.
 TEST(CliValues, APlotTitleWithAQuoteIsDrawn) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("cg-plot-title-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path profile = dir / "it's a profile.json";
-  fs::copy_file(COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json", profile);
-  const fs::path svg = dir / "pingpong.svg";
+  const auto profile = scratch_file("it's a profile.json");
+  std::filesystem::copy_file(COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json",
+                             profile, std::filesystem::copy_options::overwrite_existing);
+  const auto svg = scratch_file("pingpong.svg");
   const Outcome o = run({commgauge(), "predict", "pingpong", "--profile", profile.string(),
                          "--sizes", "8,100KiB", "--plot", svg.string()});
   ASSERT_EQ(o.exit_code, 0) << o.err;
   std::ifstream in(svg);
   const std::string picture((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(picture, HasSubstr("s a profile.json"));
-  fs::remove_all(dir);
 }
 
 // --model takes a list: those columns, in that order, each of which must apply. With all, a model
