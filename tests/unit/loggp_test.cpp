@@ -232,6 +232,143 @@ TEST(LoggpOnVirtualNetwork, RendezvousRangeIsMarkedAndNetOfTheHandshake) {
   EXPECT_LT(r.calibrated_check.max_abs_all, 1e-4);
 }
 
+// The source's side of a virtual link whose sends start 5 ms late (a sender descheduled by
+// load) while `late` is set: every late-receiver trial then outlasts the receiver's delay and
+// says nothing.
+class LateSender final : public testing::ForwardingTransport {
+ public:
+  LateSender(net::Transport& t, const bool& late) : ForwardingTransport(t), late_(late) {}
+  void send(std::size_t bytes) override {
+    if (late_) compute(5000);
+    ForwardingTransport::send(bytes);
+  }
+  net::Request isend(std::size_t bytes) override {
+    if (late_) compute(5000);
+    return ForwardingTransport::isend(bytes);
+  }
+
+ private:
+  const bool& late_;
+};
+
+// Late from the first probe of a switch until it is probed again.
+class LateUntilProbedAgain final : public ProgressSink {
+ public:
+  explicit LateUntilProbedAgain(bool& late) : late_(late) {}
+  void update(std::string_view label, double) override {
+    if (label.find("loggp: probing the switch") == std::string_view::npos) return;
+    late_ = label.find(" again") == std::string_view::npos;
+  }
+  void done() override {}
+
+ private:
+  bool& late_;
+};
+
+// A probe that could not tell (every trial of its first series outlasted the receiver's
+// delay) is asked once more with fresh trials: the switch is still found rendezvous, to the
+// byte, and its record says so.
+TEST(LoggpOnVirtualNetwork, AProbeThatCouldNotTellIsAskedAgain) {
+  const auto link = loggps_link(model::Progress::dependent);
+  net::VirtualNetwork net(link);
+  LoggpResult r;
+  bool late = false;
+  LateUntilProbedAgain sink(late);
+  net.run([&](net::Transport& t) {
+    if (t.role() == net::Role::dest) {
+      measure_loggp(t, {}, nullptr);
+      return;
+    }
+    LateSender sender(t, late);
+    auto got = measure_loggp(sender, {}, &sink);
+    if (got) r = std::move(*got);
+  });
+  ASSERT_EQ(r.switches.size(), 1u);
+  const auto& sw = r.switches[0];
+  EXPECT_TRUE(sw.rendezvous) << sw.found_by << " / " << sw.verdict;
+  EXPECT_TRUE(sw.confirmed) << sw.verdict;
+  EXPECT_TRUE(sw.exact) << sw.verdict;
+  EXPECT_EQ(sw.first_bytes, 12289u);
+  EXPECT_THAT(sw.found_by, ::testing::HasSubstr("the probe was inconclusive (load), asked again"));
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_TRUE(r.ranges[1].params.rendezvous);
+}
+
+// The source's side of a virtual link whose sends of the first bisection midpoint start 5 ms
+// late for its first 8 probe attempts (each sends it 20 times: 10 late receives, 10 ping-pongs),
+// from the first probe of a switch on: that midpoint's trials all say nothing while its bracket's
+// ends still separate. (A size outside the sweep is a bisection midpoint there.)
+class LateMidpoint final : public testing::ForwardingTransport {
+ public:
+  LateMidpoint(net::Transport& t, const bool& probing, std::vector<std::uint64_t> sweep)
+      : ForwardingTransport(t), probing_(probing), sweep_(std::move(sweep)) {}
+  void send(std::size_t bytes) override {
+    delay(bytes);
+    ForwardingTransport::send(bytes);
+  }
+  net::Request isend(std::size_t bytes) override {
+    delay(bytes);
+    return ForwardingTransport::isend(bytes);
+  }
+
+ private:
+  void delay(std::size_t bytes) {
+    if (!probing_ || std::find(sweep_.begin(), sweep_.end(), bytes) != sweep_.end()) return;
+    if (midpoint_ == 0) midpoint_ = bytes;
+    if (bytes == midpoint_ && late_left_ > 0) {
+      --late_left_;
+      compute(5000);
+    }
+  }
+  const bool& probing_;
+  std::vector<std::uint64_t> sweep_;
+  std::uint64_t midpoint_ = 0;
+  int late_left_ = 8 * 20;
+};
+
+class ProbingFrom final : public ProgressSink {
+ public:
+  explicit ProbingFrom(bool& probing) : probing_(probing) {}
+  void update(std::string_view label, double) override {
+    if (label.find("loggp: probing the switch") != std::string_view::npos) probing_ = true;
+  }
+  void done() override {}
+
+ private:
+  bool& probing_;
+};
+
+// A bisection midpoint the probe cannot place in 8 attempts, between ends that still lie apart,
+// gets 8 more with fresh trials instead of stopping the bisection there.
+TEST(LoggpOnVirtualNetwork, AnUnplacedMidpointIsProbedAgainWithFreshTrials) {
+  const auto link = loggps_link(model::Progress::dependent);
+  const LoggpOptions o;
+  net::VirtualNetwork net(link);
+  LoggpResult r;
+  bool probing = false;
+  ProbingFrom sink(probing);
+  net.run([&](net::Transport& t) {
+    if (t.role() == net::Role::dest) {
+      measure_loggp(t, o, nullptr);
+      return;
+    }
+    LateMidpoint sender(t, probing, o.sweep_sizes());
+    auto got = measure_loggp(sender, o, &sink);
+    if (got) r = std::move(*got);
+  });
+  ASSERT_EQ(r.switches.size(), 1u);
+  const auto& sw = r.switches[0];
+  EXPECT_TRUE(sw.rendezvous) << sw.found_by << " / " << sw.verdict;
+  EXPECT_TRUE(sw.exact) << sw.verdict;
+  EXPECT_EQ(sw.first_bytes, 12289u);
+  EXPECT_THAT(sw.found_by, ::testing::Not(::testing::HasSubstr("asked again")));
+  ASSERT_FALSE(sw.steps.empty());
+  // The first pool's 8 attempts and the fresh pool's first, which placed it.
+  EXPECT_EQ(sw.steps[0].attempts, 9u);
+  EXPECT_TRUE(sw.steps[0].placement == "eager" || sw.steps[0].placement == "rendezvous")
+      << sw.steps[0].placement;
+}
+
 // Held-out ping-pong cells ride in the first rounds: each is the link's one-way time, one value
 // per first round, and nothing fitted changes (the virtual network is deterministic, so the
 // ranges, switch and calibrated link must equal a run without them).
