@@ -891,18 +891,29 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       std::vector<ProbeSample> pooled;
       Separation found = probe_bracket(r.changes[k], pooled);
       // The detectors merge a late-receive jump and a joint split at neighbouring sizes into one
-      // candidate: where the probe finds no hand-shake in its bracket, it looks in the brackets
-      // on either side (not another candidate's) before the candidate counts as eager. (The
-      // scan's candidates come from probing every bracket already.)
+      // candidate: where the probe finds no hand-shake in its bracket, it looks in the two
+      // brackets on either side, nearest first (not another candidate's), before the candidate
+      // counts as eager. (The scan's candidates come from probing every bracket already.) Two:
+      // under two busy loops the joint segmentation once put vader's 8 KiB switch at (11585,
+      // 16384] B, two brackets above the o_r step of (5793, 8192] B (1.55 [1.36, 1.78] ->
+      // 3.84 [3.63, 4.85] us), and the scan had not seen it.
       // A "no" needs every bracket looked at to say no: one the probe could not tell about
       // leaves the candidate inconclusive (under two busy loops the scan once moved vader's
       // 8 KiB candidate one bracket down, the probe said no there, and the curves' own bracket
       // next to it did not separate: the switch was read eager).
       bool next_to_it_unclear = false;
       if (!found.separated && !scan_only) {
-        for (const std::size_t c : {r.changes[k] + 1, r.changes[k] - 1}) {
+        const std::size_t at = r.changes[k];
+        for (const std::size_t c : {at + 1, at - 1, at + 2, at - 2}) {
           if (c < 1 || c >= pts.size()) continue;
-          if (std::find(r.changes.begin(), r.changes.end(), c) != r.changes.end()) continue;
+          const auto candidate = [&](std::size_t i) {
+            return std::find(r.changes.begin(), r.changes.end(), i) != r.changes.end();
+          };
+          // Not another candidate's bracket, nor one beyond it.
+          if (candidate(c) || (c == at + 2 && candidate(at + 1)) ||
+              (c + 2 == at && candidate(at - 1))) {
+            continue;
+          }
           std::vector<ProbeSample> there;
           const Separation s = probe_bracket(c, there);
           if (!s.separated) {
