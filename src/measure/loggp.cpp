@@ -718,9 +718,11 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
     return x.index + 1 >= c && x.index <= c + 1;
   });
   if (!still) return "the curves no longer split there after re-measuring both sides alternately";
-  if (!split_needed(r, k, o)) {
-    return "one parameter set reproduces the curves on both sides as well as two (a bend of eq. "
-           "(5)'s max, not a change of parameters)";
+  const std::size_t around_first = k > 0 ? r.changes[k - 1] : 0;
+  const std::size_t around_last = k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
+  if (!split_needed(r, k, o) && !detail::late_receive_step(pts, around_first, c, around_last)) {
+    return "one parameter set reproduces the curves on both sides as well as two, and o_r does "
+           "not step (a bend of eq. (5)'s max, not a change of parameters)";
   }
   LoggpSwitch& sw = r.switches[k];
   std::string stop;
@@ -828,189 +830,223 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // as rendezvous is known to have a hand-shake below it already.
   std::vector<bool> curve_only(r.changes.size(), false);
   std::vector<bool> drop(r.changes.size(), false);
-  for (std::size_t k = 0; k < r.changes.size(); ++k) {
+  // Candidates whose first try did not settle them: asked again after every candidate's first
+  // try, so that a second try never takes what a first one needs.
+  std::vector<bool> pending(r.changes.size(), false);
+  const auto hand_shake_under = [&](std::size_t k) {
+    std::vector<bool> not_counted(drop);
+    for (std::size_t j = 0; j < pending.size(); ++j)
+      not_counted[j] = not_counted[j] || pending[j];
+    return detail::hand_shake_below(r.switches, not_counted, k);
+  };
+  // True when candidate k lies above a switch the probe confirmed as rendezvous (and is settled
+  // so).
+  const auto above_a_hand_shake = [&](std::size_t k) {
     LoggpSwitch& sw = r.switches[k];
-    if (detail::hand_shake_below(r.switches, drop, k)) {
-      // Above vader's switch the late receive grows with the transfer (about 8 us from 128 to
-      // 181 KiB), which the precedence test finds significant: the probe's yes there once sent
-      // a bisection through the whole byte budget to a false switch at (85895, 92682] B.
-      if (sw.found_by == "probe scan") {  // the curves did not see it: none
-        drop[k] = true;
-        notes.push_back(fmt::format(
-            "a candidate switch in ({}, {}] B (probe scan) was dropped: it lies above a "
-            "confirmed rendezvous switch, where the late receive pays the hand-shake on both "
-            "sides",
-            pts[r.changes[k] - 1].bytes, pts[r.changes[k]].bytes));
-      } else {
-        // No hand-shake starts here (one is paid on both sides; the range stays rendezvous
-        // by LogGPS), whatever the late receive's curve did: a change of parameters, if any.
-        sw.found_by +=
-            "; above a confirmed rendezvous switch (the late receive pays the hand-shake on "
-            "both sides, the probe cannot tell): the curves decide";
-        sw.rendezvous = false;
-        curve_only[k] = true;
-      }
-      continue;
+    if (!hand_shake_under(k)) return false;
+    // Above vader's switch the late receive grows with the transfer (about 8 us from 128 to
+    // 181 KiB), which the precedence test finds significant: the probe's yes there once sent
+    // a bisection through the whole byte budget to a false switch at (85895, 92682] B.
+    if (sw.found_by == "probe scan") {  // the curves did not see it: none
+      drop[k] = true;
+      notes.push_back(fmt::format(
+          "a candidate switch in ({}, {}] B (probe scan) was dropped: it lies above a "
+          "confirmed rendezvous switch, where the late receive pays the hand-shake on both "
+          "sides",
+          pts[r.changes[k] - 1].bytes, pts[r.changes[k]].bytes));
+    } else {
+      // No hand-shake starts here (one is paid on both sides; the range stays rendezvous
+      // by LogGPS), whatever the late receive's curve did: a change of parameters, if any.
+      sw.found_by +=
+          "; above a confirmed rendezvous switch (the late receive pays the hand-shake on "
+          "both sides, the probe cannot tell): the curves decide";
+      sw.rendezvous = false;
+      curve_only[k] = true;
     }
-    // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
-    // probe separates the sides or clearly does not: up to 2 kConfirmAttempts.
-    const auto probe_bracket = [&](std::size_t c, std::vector<ProbeSample>& pooled) {
-      const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
-      pooled.assign(2, ProbeSample{});
-      Separation s;
-      for (int attempt = 0; attempt < 2 * kConfirmAttempts; ++attempt) {
-        if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
-        const auto v = probe(session, {lo, hi}, kProbeReps, probe_delay_us(pts[c]));
-        for (std::size_t i = 0; i < 2; ++i)
-          pooled[i].add(v[i]);
-        s = separation(pooled[0], pooled[1], kConfirmAlpha);
-        if (s.separated || no_hand_shake(s, pts[c - 1])) break;
-      }
-      return s;
-    };
-    // A probe that could not tell, or a hand-shake that did not hold through the bisection, is
-    // asked once more with fresh trials before the curves decide: under two busy loops a
-    // whole series of attempts can fall into a heavier stretch of load (at vader's 8 KiB
-    // limit the probe was once inconclusive, and once its hand-shake did not hold, 56 of 92
-    // trials on their side; both times the switch went to the curves and was read eager).
-    const LoggpSwitch as_found = sw;
-    const bool scan_only = sw.found_by == "probe scan";
-    const std::size_t c_found = r.changes[k];
-    std::string first_try;
-    for (int probing = 0; probing < 2; ++probing) {
-      session.report(
-          fmt::format("loggp: probing the switch in ({}, {}] B{}", pts[c_found - 1].bytes,
-                      pts[c_found].bytes, probing > 0 ? " again" : ""),
-          0.75);
-      if (probing > 0) {
-        sw = as_found;
-        r.changes[k] = c_found;
-        sw.found_by += first_try.empty() ? "; the probe was inconclusive (load), asked again"
-                                         : "; " + first_try + ", asked again";
-      }
-      std::vector<ProbeSample> pooled;
-      Separation found = probe_bracket(r.changes[k], pooled);
-      // The detectors merge a late-receive jump and a joint split at neighbouring sizes into one
-      // candidate: where the probe finds no hand-shake in its bracket, it looks in the two
-      // brackets on either side, nearest first (not another candidate's), before the candidate
-      // counts as eager. (The scan's candidates come from probing every bracket already.) Two:
-      // under two busy loops the joint segmentation once put vader's 8 KiB switch at (11585,
-      // 16384] B, two brackets above the o_r step of (5793, 8192] B (1.55 [1.36, 1.78] ->
-      // 3.84 [3.63, 4.85] us), and the scan had not seen it.
-      // A "no" needs every bracket looked at to say no: one the probe could not tell about
-      // leaves the candidate inconclusive (under two busy loops the scan once moved vader's
-      // 8 KiB candidate one bracket down, the probe said no there, and the curves' own bracket
-      // next to it did not separate: the switch was read eager).
-      bool next_to_it_unclear = false;
-      if (!found.separated && !scan_only) {
-        const std::size_t at = r.changes[k];
-        for (const std::size_t c : {at + 1, at - 1, at + 2, at - 2}) {
-          if (c < 1 || c >= pts.size()) continue;
-          const auto candidate = [&](std::size_t i) {
-            return std::find(r.changes.begin(), r.changes.end(), i) != r.changes.end();
-          };
-          // Not another candidate's bracket, nor one beyond it.
-          if (candidate(c) || (c == at + 2 && candidate(at + 1)) ||
-              (c + 2 == at && candidate(at - 1))) {
-            continue;
-          }
-          std::vector<ProbeSample> there;
-          const Separation s = probe_bracket(c, there);
-          if (!s.separated) {
-            next_to_it_unclear = next_to_it_unclear || !no_hand_shake(s, pts[c - 1]);
-            continue;
-          }
-          sw.found_by += fmt::format("; the probe finds the hand-shake in ({}, {}] B, next to it",
-                                     pts[c - 1].bytes, pts[c].bytes);
-          r.changes[k] = c;
-          pooled = std::move(there);
-          found = s;
-          break;
+    return true;
+  };
+  // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
+  // probe separates the sides or clearly does not: up to 2 kConfirmAttempts.
+  const auto probe_bracket = [&](std::size_t c, std::vector<ProbeSample>& pooled) {
+    const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
+    pooled.assign(2, ProbeSample{});
+    Separation s;
+    for (int attempt = 0; attempt < 2 * kConfirmAttempts; ++attempt) {
+      if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
+      const auto v = probe(session, {lo, hi}, kProbeReps, probe_delay_us(pts[c]));
+      for (std::size_t i = 0; i < 2; ++i)
+        pooled[i].add(v[i]);
+      s = separation(pooled[0], pooled[1], kConfirmAlpha);
+      if (s.separated || no_hand_shake(s, pts[c - 1])) break;
+    }
+    return s;
+  };
+  // A probe that could not tell, or a hand-shake that did not hold through the bisection, is
+  // asked once more with fresh trials before the curves decide: under two busy loops a
+  // whole series of attempts can fall into a heavier stretch of load (at vader's 8 KiB
+  // limit the probe was once inconclusive, and once its hand-shake did not hold, 56 of 92
+  // trials on their side; both times the switch went to the curves and was read eager).
+  const std::vector<LoggpSwitch> as_found = r.switches;
+  const std::vector<std::size_t> c_found = r.changes;
+  std::vector<std::string> first_try(r.changes.size());
+  // One try at candidate k; false when it did not settle it (to be asked once more).
+  const auto try_switch = [&](std::size_t k, int probing) -> bool {
+    LoggpSwitch& sw = r.switches[k];
+    const bool scan_only = as_found[k].found_by == "probe scan";
+    const std::uint64_t lo_found = pts[c_found[k] - 1].bytes, hi_found = pts[c_found[k]].bytes;
+    session.report(fmt::format("loggp: probing the switch in ({}, {}] B{}", lo_found, hi_found,
+                               probing > 0 ? " again" : ""),
+                   0.75);
+    if (probing > 0) {
+      sw = as_found[k];
+      r.changes[k] = c_found[k];
+      const bool affordable = session.affordable(probe_cost({lo_found, hi_found}, kProbeReps));
+      sw.found_by +=
+          "; " +
+          (first_try[k].empty() ? std::string("the probe was inconclusive (load)") : first_try[k]) +
+          (affordable ? ", asked again" : ", not asked again: the budget ran out");
+    }
+    std::vector<ProbeSample> pooled;
+    Separation found = probe_bracket(r.changes[k], pooled);
+    // The detectors merge a late-receive jump and a joint split at neighbouring sizes into one
+    // candidate: where the probe finds no hand-shake in its bracket, it looks in the two
+    // brackets on either side, nearest first (not another candidate's), before the candidate
+    // counts as eager. (The scan's candidates come from probing every bracket already.) Two:
+    // under two busy loops the joint segmentation once put vader's 8 KiB switch at (11585,
+    // 16384] B, two brackets above the o_r step of (5793, 8192] B (1.55 [1.36, 1.78] ->
+    // 3.84 [3.63, 4.85] us), and the scan had not seen it.
+    // A "no" needs every bracket looked at to say no: one the probe could not tell about
+    // leaves the candidate inconclusive (under two busy loops the scan once moved vader's
+    // 8 KiB candidate one bracket down, the probe said no there, and the curves' own bracket
+    // next to it did not separate: the switch was read eager).
+    bool next_to_it_unclear = false;
+    if (!found.separated && !scan_only) {
+      const std::size_t at = r.changes[k];
+      for (const std::size_t c : {at + 1, at - 1, at + 2, at - 2}) {
+        if (c < 1 || c >= pts.size()) continue;
+        const auto candidate = [&](std::size_t i) {
+          return std::find(r.changes.begin(), r.changes.end(), i) != r.changes.end();
+        };
+        // Not another candidate's bracket, nor one beyond it.
+        if (candidate(c) || (c == at + 2 && candidate(at + 1)) ||
+            (c + 2 == at && candidate(at - 1))) {
+          continue;
         }
-      }
-      const std::size_t c = r.changes[k];
-      const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
-      const double one_way_lo = pts[c - 1].prtt1.median_us / 2;
-      const double delay = probe_delay_us(pts[c]);
-      bool rendezvous = found.separated;
-      sw.late_recv_below_us = found.below_us;
-      sw.late_recv_above_us = found.above_us;
-      const bool conclusive =
-          rendezvous ||
-          (!next_to_it_unclear &&
-           no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]));
-      if (scan_only && !rendezvous) {
-        // The curves never saw it and the probe does not confirm it: no switch.
-        if (!conclusive && probing == 0) continue;  // asked once more
-        drop[k] = true;
-        notes.push_back(fmt::format(
-            "a candidate switch in ({}, {}] B (probe scan) was dropped: the probe {}", lo, hi,
-            conclusive ? "finds no hand-shake there" : "was inconclusive there, twice (load)"));
+        std::vector<ProbeSample> there;
+        const Separation s = probe_bracket(c, there);
+        if (!s.separated) {
+          next_to_it_unclear = next_to_it_unclear || !no_hand_shake(s, pts[c - 1]);
+          continue;
+        }
+        sw.found_by += fmt::format("; the probe finds the hand-shake in ({}, {}] B, next to it",
+                                   pts[c - 1].bytes, pts[c].bytes);
+        r.changes[k] = c;
+        pooled = std::move(there);
+        found = s;
         break;
       }
-      if (!conclusive && probing == 0) continue;  // asked once more, with fresh trials
-      if (!conclusive) {
-        // The probe could not tell, twice (the sender was descheduled in most trials): the
-        // curves' reading stands. (A candidate only the scan's single probe saw needs the
-        // probe's yes.)
-        rendezvous = sw.rendezvous;
-        sw.found_by += "; the probe was inconclusive (load), the curves' reading stands";
-      } else if (rendezvous != sw.rendezvous) {
-        sw.found_by += fmt::format(
-            "; the probe {} it (late receive {:.3g} -> {:.3g} us, one-way below {:.3g} us), the "
-            "probe decides",
-            rendezvous ? "finds a hand-shake where the sweep did not see" : "does not confirm",
-            sw.late_recv_below_us, sw.late_recv_above_us, one_way_lo);
+    }
+    const std::size_t c = r.changes[k];
+    const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
+    const double one_way_lo = pts[c - 1].prtt1.median_us / 2;
+    const double delay = probe_delay_us(pts[c]);
+    bool rendezvous = found.separated;
+    sw.late_recv_below_us = found.below_us;
+    sw.late_recv_above_us = found.above_us;
+    const bool conclusive =
+        rendezvous || (!next_to_it_unclear &&
+                       no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]));
+    if (scan_only && !rendezvous) {
+      // The curves never saw it and the probe does not confirm it: no switch.
+      if (!conclusive && probing == 0) return false;  // asked once more
+      drop[k] = true;
+      notes.push_back(fmt::format(
+          "a candidate switch in ({}, {}] B (probe scan) was dropped: the probe {}", lo, hi,
+          conclusive ? "finds no hand-shake there" : "was inconclusive there, twice (load)"));
+      return true;
+    }
+    if (!conclusive && probing == 0) return false;  // asked once more, with fresh trials
+    if (!conclusive) {
+      // The probe could not tell, twice (the sender was descheduled in most trials): the
+      // curves' reading stands. (A candidate only the scan's single probe saw needs the
+      // probe's yes.)
+      rendezvous = sw.rendezvous;
+      sw.found_by += "; the probe was inconclusive (load), the curves' reading stands";
+    } else if (rendezvous != sw.rendezvous) {
+      sw.found_by += fmt::format(
+          "; the probe {} it (late receive {:.3g} -> {:.3g} us, one-way below {:.3g} us), the "
+          "probe decides",
+          rendezvous ? "finds a hand-shake where the sweep did not see" : "does not confirm",
+          sw.late_recv_below_us, sw.late_recv_above_us, one_way_lo);
+    }
+    sw.rendezvous = rendezvous;
+    if (rendezvous) {
+      bisect_rendezvous(session, sw, lo, hi, delay);
+      // The first probe pooled attempts until its sides separated; if no bisection step placed
+      // a midpoint and the final alternating trials do not separate either, that first yes has
+      // nothing behind it (under two busy loops it put a rendezvous switch at TCP's MSS, 1448 B,
+      // whose range then took G = 0 from below). The curves decide then, as for an eager split.
+      const bool narrowed = sw.below_bytes != lo || sw.first_bytes != hi;
+      // A bisection that placed no midpoint at all found no step between the ends: in a
+      // rendezvous range the late receive grows with the size (the transfer), so ends far apart
+      // differ significantly without a hand-shake between them (under two busy loops the scan
+      // put one in (185364, 262144] B, above vader's switch, whose midpoint stayed undecided).
+      const bool placed_none =
+          !sw.steps.empty() && std::none_of(sw.steps.begin(), sw.steps.end(), [](const auto& st) {
+            return st.placement == "eager" || st.placement == "rendezvous" ||
+                   st.placement == "between";
+          });
+      std::string why;
+      if (!sw.confirmed && !narrowed) {
+        why = fmt::format(
+            "the probe's hand-shake did not hold when re-measured ({} of {} "
+            "alternating trials on their side)",
+            sw.confirmations, sw.confirmation_trials);
+      } else if (!sw.confirmed && !found.separated) {
+        // Only the curves said rendezvous, and the probe confirmed it neither at first nor at
+        // the end (a sweep point lifted by load: o_r 307 us at 256 KiB once).
+        why = fmt::format(
+            "the probe confirmed the hand-shake neither at first nor at the end "
+            "({} of {} alternating trials on their side)",
+            sw.confirmations, sw.confirmation_trials);
+      } else if (placed_none && hi - lo > 1) {
+        why = fmt::format("the probe placed no midpoint of ({}, {}] B (no step between the ends)",
+                          lo, hi);
       }
-      sw.rendezvous = rendezvous;
-      if (rendezvous) {
-        bisect_rendezvous(session, sw, lo, hi, delay);
-        // The first probe pooled attempts until its sides separated; if no bisection step placed
-        // a midpoint and the final alternating trials do not separate either, that first yes has
-        // nothing behind it (under two busy loops it put a rendezvous switch at TCP's MSS, 1448 B,
-        // whose range then took G = 0 from below). The curves decide then, as for an eager split.
-        const bool narrowed = sw.below_bytes != lo || sw.first_bytes != hi;
-        // A bisection that placed no midpoint at all found no step between the ends: in a
-        // rendezvous range the late receive grows with the size (the transfer), so ends far apart
-        // differ significantly without a hand-shake between them (under two busy loops the scan
-        // put one in (185364, 262144] B, above vader's switch, whose midpoint stayed undecided).
-        const bool placed_none =
-            !sw.steps.empty() && std::none_of(sw.steps.begin(), sw.steps.end(), [](const auto& st) {
-              return st.placement == "eager" || st.placement == "rendezvous" ||
-                     st.placement == "between";
-            });
-        std::string why;
-        if (!sw.confirmed && !narrowed) {
-          why = fmt::format(
-              "the probe's hand-shake did not hold when re-measured ({} of {} "
-              "alternating trials on their side)",
-              sw.confirmations, sw.confirmation_trials);
-        } else if (!sw.confirmed && !found.separated) {
-          // Only the curves said rendezvous, and the probe confirmed it neither at first nor at
-          // the end (a sweep point lifted by load: o_r 307 us at 256 KiB once).
-          why = fmt::format(
-              "the probe confirmed the hand-shake neither at first nor at the end "
-              "({} of {} alternating trials on their side)",
-              sw.confirmations, sw.confirmation_trials);
-        } else if (placed_none && hi - lo > 1) {
-          why = fmt::format("the probe placed no midpoint of ({}, {}] B (no step between the ends)",
-                            lo, hi);
-        }
-        if (!why.empty() && probing == 0) {
-          first_try = why;
-          continue;  // asked once more, with fresh trials
-        }
-        if (!why.empty()) {
-          sw.rendezvous = false;
-          sw.found_by += "; " + why + ": the curves decide";
-          curve_only[k] = true;
-        }
-      } else {
+      if (!why.empty() && probing == 0) {
+        first_try[k] = why;
+        return false;  // asked once more, with fresh trials
+      }
+      if (!why.empty()) {
+        sw.rendezvous = false;
+        sw.found_by += "; " + why + ": the curves decide";
         curve_only[k] = true;
       }
-      break;
+    } else {
+      curve_only[k] = true;
+    }
+    return true;
+  };
+  for (std::size_t k = 0; k < r.changes.size(); ++k) {
+    if (above_a_hand_shake(k)) continue;
+    pending[k] = !try_switch(k, 0);
+    if (pending[k]) {  // as found, until it is asked again
+      r.switches[k] = as_found[k];
+      r.changes[k] = c_found[k];
     }
   }
+  // The second tries, from the smallest size up, with at most half of what the budgets have
+  // left (the rest is the curves' confirmations'): over loggp's default sweep, second tries at
+  // false eager candidates (128 and 362 B, the probe inconclusive at both) once spent the
+  // message budget before vader's 8 KiB switch was confirmed.
+  session.limit_to_share(2);
+  for (std::size_t k = 0; k < r.changes.size(); ++k) {
+    if (!pending[k]) continue;
+    pending[k] = false;
+    if (above_a_hand_shake(k)) continue;
+    try_switch(k, 1);
+  }
+  session.unlimit();
   for (std::size_t k = r.changes.size(); k-- > 0;) {
     if (!drop[k]) continue;
     r.changes.erase(r.changes.begin() + static_cast<std::ptrdiff_t>(k));
@@ -1022,13 +1058,13 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   analyse_loggp(r, session.options(), false);
   // Pass 2: the switches seen in the curves only, each with an equal share of what is left
   // (a full point per bisection step costs about 50 messages per size and round).
-  std::size_t pending =
+  std::size_t curves_to_confirm =
       static_cast<std::size_t>(std::count(curve_only.begin(), curve_only.end(), true));
   for (std::size_t k = r.changes.size(); k-- > 0;) {
     if (!curve_only[k]) continue;
     const std::size_t c = r.changes[k];
     const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
-    session.limit_to_share(pending--);
+    session.limit_to_share(curves_to_confirm--);
     const auto dropped = confirm_curve_switch(session, r, k);
     session.unlimit();
     if (dropped) {

@@ -173,6 +173,20 @@ double side_slope(const std::vector<LoggpPoint>& pts, std::size_t from, std::siz
 
 }  // namespace
 
+bool late_receive_step(const std::vector<LoggpPoint>& pts, std::size_t first, std::size_t c,
+                       std::size_t last) {
+  if (c == 0 || c <= first || c > last || last >= pts.size()) return false;
+  const LoggpPoint& a = pts[c - 1];
+  // The left side's lines carried on from the top of a's interval (a slope of at least 0: the
+  // late receive does not get cheaper with the size).
+  const double slope = std::max(0.0, side_slope(pts, first, c - 1, true, 1));
+  const auto above = [&](const LoggpPoint& p) {
+    const double reach = a.o_r_upper_us + slope * static_cast<double>(p.bytes - a.bytes);
+    return p.o_r_lower_us > reach + kRelativeFloor * std::abs(p.o_r_us);
+  };
+  return above(pts[c]) && (c + 1 > last || above(pts[c + 1]));
+}
+
 std::pair<double, double> step_distances(const std::vector<LoggpPoint>& pts, std::size_t first,
                                          std::size_t sweep_lo, std::size_t sweep_hi,
                                          std::size_t last, std::size_t lo, std::size_t mid,

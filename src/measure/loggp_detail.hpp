@@ -27,6 +27,14 @@ struct Candidate {
 std::vector<Candidate> detect_candidates(const std::vector<LoggpPoint>& points,
                                          const LoggpOptions& options);
 
+/// Whether the late receive o_r(s) steps up at points[c] (the points [first, last] around a
+/// candidate, c the right side's first): the 95 % intervals of points[c] and of points[c + 1]
+/// (if within last) lie wholly above the top of points[c - 1]'s, carried on along the left
+/// side's o_r slope. Eq. (5)'s max bends PRTT(n,0,s) and PRTT(n,d,s) where g + (s-1)G
+/// overtakes o; o_r(s) has no such max, so a step in it is a change of parameters, not a bend.
+bool late_receive_step(const std::vector<LoggpPoint>& points, std::size_t first, std::size_t c,
+                       std::size_t last);
+
 /// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
 bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
 

@@ -294,6 +294,59 @@ TEST(LoggpOnVirtualNetwork, AProbeThatCouldNotTellIsAskedAgain) {
   EXPECT_TRUE(r.ranges[1].params.rendezvous);
 }
 
+// Late through the first switch's first probe only; records every probe's label in order.
+class LateThroughTheFirstProbe final : public ProgressSink {
+ public:
+  explicit LateThroughTheFirstProbe(bool& late) : late_(late) {}
+  void update(std::string_view label, double) override {
+    if (label.find("loggp: probing the switch") == std::string_view::npos) return;
+    if (labels.empty() || labels.back() != label) labels.emplace_back(label);
+    late_ = labels.size() == 1;
+  }
+  void done() override {}
+  std::vector<std::string> labels;
+
+ private:
+  bool& late_;
+};
+
+// A second try waits until every candidate had its first: over loggp's default sweep, second
+// tries at false eager candidates once spent the message budget before vader's 8 KiB switch
+// was probed. An eager step at 1500 B below the rendezvous switch at 12289 B; the eager
+// step's first probe says nothing.
+TEST(LoggpOnVirtualNetwork, ASecondTryWaitsForEveryFirstTry) {
+  auto link = loggps_link(model::Progress::dependent);
+  model::LinkRange middle = link.ranges[0];
+  middle.from_bytes = 1500;
+  middle.send_overhead_us = 1.8;
+  middle.gap_per_byte_us = 0.0005;
+  link.ranges.insert(link.ranges.begin() + 1, middle);
+  net::VirtualNetwork net(link);
+  LoggpResult r;
+  bool late = false;
+  LateThroughTheFirstProbe sink(late);
+  net.run([&](net::Transport& t) {
+    if (t.role() == net::Role::dest) {
+      measure_loggp(t, {}, nullptr);
+      return;
+    }
+    LateSender sender(t, late);
+    auto got = measure_loggp(sender, {}, &sink);
+    if (got) r = std::move(*got);
+  });
+  ASSERT_EQ(sink.labels.size(), 3u) << ::testing::PrintToString(sink.labels);
+  EXPECT_THAT(sink.labels[1], ::testing::Not(::testing::HasSubstr("again")));
+  EXPECT_EQ(sink.labels[2], sink.labels[0] + " again");
+  ASSERT_EQ(r.switches.size(), 2u);
+  EXPECT_EQ(r.switches[0].first_bytes, 1500u);
+  EXPECT_FALSE(r.switches[0].rendezvous);
+  EXPECT_THAT(r.switches[0].found_by,
+              ::testing::HasSubstr("the probe was inconclusive (load), asked again"));
+  EXPECT_EQ(r.switches[1].first_bytes, 12289u);
+  EXPECT_TRUE(r.switches[1].rendezvous);
+  EXPECT_TRUE(r.switches[1].exact);
+}
+
 // The source's side of a virtual link whose sends of the first bisection midpoint start 5 ms
 // late for its first 8 probe attempts (each sends it 20 times: 10 late receives, 10 ping-pongs),
 // from the first probe of a switch on: that midpoint's trials all say nothing while its bracket's
@@ -612,6 +665,58 @@ TEST(LoggpAnalysis, UndecidedSizesDoNotEndTheGapAndANarrowerEq7Wins) {
                 1e-12);
     EXPECT_THAT(range.notes, ::testing::Contains(::testing::HasSubstr("2 largest sizes")));
   }
+}
+
+// o_r's step across a candidate, on the late receives measured under two busy loops at vader's
+// 8 KiB limit (o_r 1.64 [1.45, 1.92] us at 5793 B, 5.13 [3.92, 5.47] us at 8192 B), where the
+// one-range fit matched the noisy curves as well as two and the switch was dropped as a bend.
+std::vector<LoggpPoint> late_receives(const std::vector<std::array<double, 4>>& rows) {
+  std::vector<LoggpPoint> pts;
+  for (const auto& [bytes, o_r, lower, upper] : rows) {
+    LoggpPoint p;
+    p.bytes = static_cast<std::uint64_t>(bytes);
+    p.o_r_us = o_r;
+    p.o_r_lower_us = lower;
+    p.o_r_upper_us = upper;
+    pts.push_back(p);
+  }
+  return pts;
+}
+
+TEST(LoggpAnalysis, AStepInTheLateReceiveIsAChangeOfParameters) {
+  using detail::late_receive_step;
+  const auto measured = late_receives({{2896, 1.06, 1.02, 1.22},
+                                       {4096, 1.16, 1.12, 1.23},
+                                       {5793, 1.64, 1.45, 1.92},
+                                       {8192, 5.13, 3.92, 5.47},
+                                       {11585, 5.5, 4.4, 6.0}});
+  EXPECT_TRUE(late_receive_step(measured, 0, 3, 4));
+  // Not a step: the intervals overlap across the bracket.
+  auto overlapping = measured;
+  overlapping[3].o_r_lower_us = 1.9;
+  EXPECT_FALSE(late_receive_step(overlapping, 0, 3, 4));
+  // A spike at one size is no step: the next size is back below.
+  auto spike = measured;
+  spike[4] = late_receives({{11585, 1.8, 1.6, 2.1}})[0];
+  EXPECT_FALSE(late_receive_step(spike, 0, 3, 4));
+  // The last point of the range needs no next one.
+  EXPECT_TRUE(late_receive_step(measured, 0, 3, 3));
+  // The left side's slope carried on: 1 us per KiB from 2896 B reaches 7.2 us at 8192 B.
+  const auto steep = late_receives({{2896, 1.0, 1.0, 1.0},
+                                    {4096, 2.2, 2.2, 2.2},
+                                    {5793, 3.9, 3.9, 3.9},
+                                    {8192, 6.2, 6.2, 6.2},
+                                    {11585, 9.5, 9.5, 9.5}});
+  EXPECT_FALSE(late_receive_step(steep, 0, 3, 4));
+  // Exact data (the virtual network) on one line: no step; off it by a change of o_r: a step.
+  auto exact = late_receives(
+      {{1024, 1.0, 1.0, 1.0}, {2048, 1.1, 1.1, 1.1}, {4096, 1.3, 1.3, 1.3}, {8192, 1.7, 1.7, 1.7}});
+  EXPECT_FALSE(late_receive_step(exact, 0, 2, 3));
+  exact[2] = late_receives({{4096, 2.3, 2.3, 2.3}})[0];
+  exact[3] = late_receives({{8192, 2.7, 2.7, 2.7}})[0];
+  EXPECT_TRUE(late_receive_step(exact, 0, 2, 3));
+  // Out of range: no point on the left.
+  EXPECT_FALSE(late_receive_step(measured, 3, 3, 4));
 }
 
 // Eqs. (6) and (7) per round, then the median and its 95 % order-statistic interval, by hand:
