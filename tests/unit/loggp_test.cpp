@@ -251,6 +251,24 @@ class LateSender final : public testing::ForwardingTransport {
   const bool& late_;
 };
 
+// loggp over `link` with a sender that is late while `late` holds (which `sink` sets from the
+// progress labels).
+LoggpResult measure_with_late_sender(const model::LinkParams& link, bool& late,
+                                     ProgressSink& sink) {
+  net::VirtualNetwork net(link);
+  LoggpResult r;
+  net.run([&](net::Transport& t) {
+    if (t.role() == net::Role::dest) {
+      measure_loggp(t, {}, nullptr);
+      return;
+    }
+    LateSender sender(t, late);
+    auto got = measure_loggp(sender, {}, &sink);
+    if (got) r = std::move(*got);
+  });
+  return r;
+}
+
 // Late from the first probe of a switch until it is probed again.
 class LateUntilProbedAgain final : public ProgressSink {
  public:
@@ -270,19 +288,9 @@ class LateUntilProbedAgain final : public ProgressSink {
 // byte, and its record says so.
 TEST(LoggpOnVirtualNetwork, AProbeThatCouldNotTellIsAskedAgain) {
   const auto link = loggps_link(model::Progress::dependent);
-  net::VirtualNetwork net(link);
-  LoggpResult r;
   bool late = false;
   LateUntilProbedAgain sink(late);
-  net.run([&](net::Transport& t) {
-    if (t.role() == net::Role::dest) {
-      measure_loggp(t, {}, nullptr);
-      return;
-    }
-    LateSender sender(t, late);
-    auto got = measure_loggp(sender, {}, &sink);
-    if (got) r = std::move(*got);
-  });
+  const LoggpResult r = measure_with_late_sender(link, late, sink);
   ASSERT_EQ(r.switches.size(), 1u);
   const auto& sw = r.switches[0];
   EXPECT_TRUE(sw.rendezvous) << sw.found_by << " / " << sw.verdict;
@@ -321,19 +329,9 @@ TEST(LoggpOnVirtualNetwork, ASecondTryWaitsForEveryFirstTry) {
   middle.send_overhead_us = 1.8;
   middle.gap_per_byte_us = 0.0005;
   link.ranges.insert(link.ranges.begin() + 1, middle);
-  net::VirtualNetwork net(link);
-  LoggpResult r;
   bool late = false;
   LateThroughTheFirstProbe sink(late);
-  net.run([&](net::Transport& t) {
-    if (t.role() == net::Role::dest) {
-      measure_loggp(t, {}, nullptr);
-      return;
-    }
-    LateSender sender(t, late);
-    auto got = measure_loggp(sender, {}, &sink);
-    if (got) r = std::move(*got);
-  });
+  const LoggpResult r = measure_with_late_sender(link, late, sink);
   ASSERT_EQ(sink.labels.size(), 3u) << ::testing::PrintToString(sink.labels);
   EXPECT_THAT(sink.labels[1], ::testing::Not(::testing::HasSubstr("again")));
   EXPECT_EQ(sink.labels[2], sink.labels[0] + " again");
