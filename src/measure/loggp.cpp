@@ -830,6 +830,9 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // as rendezvous is known to have a hand-shake below it already.
   std::vector<bool> curve_only(r.changes.size(), false);
   std::vector<bool> drop(r.changes.size(), false);
+  // Each candidate as the curves or the scan found it, before any try.
+  const std::vector<LoggpSwitch> as_found = r.switches;
+  const std::vector<std::size_t> c_found = r.changes;
   // Candidates whose first try did not settle them: asked again after every candidate's first
   // try, so that a second try never takes what a first one needs.
   std::vector<bool> pending(r.changes.size(), false);
@@ -847,7 +850,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     // Above vader's switch the late receive grows with the transfer (about 8 us from 128 to
     // 181 KiB), which the precedence test finds significant: the probe's yes there once sent
     // a bisection through the whole byte budget to a false switch at (85895, 92682] B.
-    if (sw.found_by == "probe scan") {  // the curves did not see it: none
+    if (as_found[k].found_by == "probe scan") {  // the curves did not see it: none
       drop[k] = true;
       notes.push_back(fmt::format(
           "a candidate switch in ({}, {}] B (probe scan) was dropped: it lies above a "
@@ -886,8 +889,6 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // whole series of attempts can fall into a heavier stretch of load (at vader's 8 KiB
   // limit the probe was once inconclusive, and once its hand-shake did not hold, 56 of 92
   // trials on their side; both times the switch went to the curves and was read eager).
-  const std::vector<LoggpSwitch> as_found = r.switches;
-  const std::vector<std::size_t> c_found = r.changes;
   std::vector<std::string> first_try(r.changes.size());
   // One try at candidate k; false when it did not settle it (to be asked once more).
   const auto try_switch = [&](std::size_t k, int probing) -> bool {
@@ -1027,9 +1028,11 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     }
     return true;
   };
+  std::vector<bool> settled_first(r.changes.size(), false);
   for (std::size_t k = 0; k < r.changes.size(); ++k) {
     if (above_a_hand_shake(k)) continue;
     pending[k] = !try_switch(k, 0);
+    settled_first[k] = !pending[k];
     if (pending[k]) {  // as found, until it is asked again
       r.switches[k] = as_found[k];
       r.changes[k] = c_found[k];
@@ -1047,6 +1050,17 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     try_switch(k, 1);
   }
   session.unlimit();
+  // A candidate settled at its first try while one below it waited for its second lies above
+  // that one's hand-shake if the second try confirmed it: judged so now, as in size order (else
+  // a probe's yes above vader's switch, where the late receive grows with the transfer, would
+  // make a second rendezvous switch).
+  for (std::size_t k = 0; k < r.changes.size(); ++k) {
+    if (!settled_first[k] || drop[k] || !hand_shake_under(k)) continue;
+    r.switches[k] = as_found[k];
+    r.changes[k] = c_found[k];
+    curve_only[k] = false;
+    above_a_hand_shake(k);
+  }
   for (std::size_t k = r.changes.size(); k-- > 0;) {
     if (!drop[k]) continue;
     r.changes.erase(r.changes.begin() + static_cast<std::ptrdiff_t>(k));

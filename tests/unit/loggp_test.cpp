@@ -345,6 +345,33 @@ TEST(LoggpOnVirtualNetwork, ASecondTryWaitsForEveryFirstTry) {
   EXPECT_TRUE(r.switches[1].exact);
 }
 
+// A candidate settled at its first try while the one below it waited for its second is judged
+// again once that one's hand-shake is confirmed: it lies above a hand-shake, and only the
+// curves decide there. A rendezvous switch at 12289 B whose first probe says nothing, and a
+// second rendezvous range from 98305 B whose late receive is 148 us later (o_r 2 -> 150 us, more
+// than the one-way time): the probe alone calls that one a hand-shake too (two rendezvous
+// switches before this was judged again).
+TEST(LoggpOnVirtualNetwork, ACandidateAboveASecondTrysHandShakeIsJudgedAboveIt) {
+  auto link = loggps_link(model::Progress::dependent);
+  model::LinkRange upper = link.ranges[1];
+  upper.from_bytes = 98305;
+  upper.recv_overhead_us = 150.0;
+  link.ranges.push_back(upper);
+  bool late = false;
+  LateThroughTheFirstProbe sink(late);
+  const LoggpResult r = measure_with_late_sender(link, late, sink);
+  ASSERT_GE(sink.labels.size(), 3u) << ::testing::PrintToString(sink.labels);
+  EXPECT_EQ(sink.labels[2], sink.labels[0] + " again");
+  ASSERT_EQ(r.switches.size(), 2u);
+  EXPECT_EQ(r.switches[0].first_bytes, 12289u);
+  EXPECT_TRUE(r.switches[0].rendezvous) << r.switches[0].found_by;
+  EXPECT_TRUE(r.switches[0].exact);
+  EXPECT_FALSE(r.switches[1].rendezvous) << r.switches[1].found_by;
+  EXPECT_THAT(r.switches[1].found_by, ::testing::HasSubstr("above a confirmed rendezvous switch"));
+  ASSERT_EQ(r.ranges.size(), 3u);
+  EXPECT_NEAR(r.ranges[2].params.recv_overhead_us, 150.0, 1.5);
+}
+
 // The source's side of a virtual link whose sends of the first bisection midpoint start 5 ms
 // late for its first 8 probe attempts (each sends it 20 times: 10 late receives, 10 ping-pongs),
 // from the first probe of a switch on: that midpoint's trials all say nothing while its bracket's
