@@ -983,37 +983,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     sw.rendezvous = rendezvous;
     if (rendezvous) {
       bisect_rendezvous(session, sw, lo, hi, delay);
-      // The first probe pooled attempts until its sides separated; if no bisection step placed
-      // a midpoint and the final alternating trials do not separate either, that first yes has
-      // nothing behind it (under two busy loops it put a rendezvous switch at TCP's MSS, 1448 B,
-      // whose range then took G = 0 from below). The curves decide then, as for an eager split.
-      const bool narrowed = sw.below_bytes != lo || sw.first_bytes != hi;
-      // A bisection that placed no midpoint at all found no step between the ends: in a
-      // rendezvous range the late receive grows with the size (the transfer), so ends far apart
-      // differ significantly without a hand-shake between them (under two busy loops the scan
-      // put one in (185364, 262144] B, above vader's switch, whose midpoint stayed undecided).
-      const bool placed_none =
-          !sw.steps.empty() && std::none_of(sw.steps.begin(), sw.steps.end(), [](const auto& st) {
-            return st.placement == "eager" || st.placement == "rendezvous" ||
-                   st.placement == "between";
-          });
-      std::string why;
-      if (!sw.confirmed && !narrowed) {
-        why = fmt::format(
-            "the probe's hand-shake did not hold when re-measured ({} of {} "
-            "alternating trials on their side)",
-            sw.confirmations, sw.confirmation_trials);
-      } else if (!sw.confirmed && !found.separated) {
-        // Only the curves said rendezvous, and the probe confirmed it neither at first nor at
-        // the end (a sweep point lifted by load: o_r 307 us at 256 KiB once).
-        why = fmt::format(
-            "the probe confirmed the hand-shake neither at first nor at the end "
-            "({} of {} alternating trials on their side)",
-            sw.confirmations, sw.confirmation_trials);
-      } else if (placed_none && hi - lo > 1) {
-        why = fmt::format("the probe placed no midpoint of ({}, {}] B (no step between the ends)",
-                          lo, hi);
-      }
+      const std::string why = detail::hand_shake_unsupported(sw, lo, hi, found.separated);
       if (!why.empty() && probing == 0) {
         first_try[k] = why;
         return false;  // asked once more, with fresh trials

@@ -187,6 +187,54 @@ bool late_receive_step(const std::vector<LoggpPoint>& pts, std::size_t first, st
   return above(pts[c]) && (c + 1 > last || above(pts[c + 1]));
 }
 
+std::string hand_shake_unsupported(const LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
+                                   bool first_probe_separated) {
+  if (sw.confirmed) {
+    // A bisection that placed no midpoint at all found no step between the ends: in a
+    // rendezvous range the late receive grows with the size (the transfer), so ends far apart
+    // differ significantly without a hand-shake between them (under two busy loops the scan put
+    // one in (185364, 262144] B, above vader's switch, whose midpoint stayed undecided).
+    const bool placed_none =
+        !sw.steps.empty() && std::none_of(sw.steps.begin(), sw.steps.end(), [](const auto& st) {
+          return st.placement == "eager" || st.placement == "rendezvous" ||
+                 st.placement == "between";
+        });
+    if (placed_none && hi - lo > 1) {
+      return fmt::format("the probe placed no midpoint of ({}, {}] B (no step between the ends)",
+                         lo, hi);
+    }
+    return "";
+  }
+  const std::string trials = fmt::format("{} of {} alternating trials on their side",
+                                         sw.confirmations, sw.confirmation_trials);
+  // The first probe pooled attempts until its sides separated; if no bisection step placed a
+  // midpoint and the final alternating trials do not separate either, that first yes has
+  // nothing behind it (under two busy loops it put a rendezvous switch at TCP's MSS, 1448 B,
+  // whose range then took G = 0 from below). The curves decide then, as for an eager split.
+  if (sw.below_bytes == lo && sw.first_bytes == hi) {
+    return fmt::format("the probe's hand-shake did not hold when re-measured ({})", trials);
+  }
+  if (!first_probe_separated) {
+    // Only the curves said rendezvous, and the probe confirmed it neither at first nor at the
+    // end (a sweep point lifted by load: o_r 307 us at 256 KiB once).
+    return fmt::format("the probe confirmed the hand-shake neither at first nor at the end ({})",
+                       trials);
+  }
+  // Every midpoint it placed fell on the eager side and the end did not confirm: the first yes
+  // saw a slope, not a step (under two busy loops at TCP's MSS, 1448 B: the late receive rose
+  // 1.69 -> 1.89 us over (1024, 1448] B, each midpoint eager, the budget out before the end;
+  // kept rendezvous, the range above took 1/G = 50 MB/s where tbf allowed 24).
+  const bool placed_rendezvous = std::any_of(sw.steps.begin(), sw.steps.end(), [](const auto& st) {
+    return st.placement == "rendezvous";
+  });
+  if (!placed_rendezvous) {
+    return fmt::format(
+        "the probe's hand-shake was placed at no midpoint and not confirmed at the end ({})",
+        trials);
+  }
+  return "";
+}
+
 std::pair<double, double> step_distances(const std::vector<LoggpPoint>& pts, std::size_t first,
                                          std::size_t sweep_lo, std::size_t sweep_hi,
                                          std::size_t last, std::size_t lo, std::size_t mid,

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,12 @@ std::vector<Candidate> detect_candidates(const std::vector<LoggpPoint>& points,
 /// overtakes o; o_r(s) has no such max, so a step in it is a change of parameters, not a bend.
 bool late_receive_step(const std::vector<LoggpPoint>& points, std::size_t first, std::size_t c,
                        std::size_t last);
+
+/// Why the bisection of a switch the probe called rendezvous between lo (eager) and hi does not
+/// support a hand-shake there, or "" if it does. `first_probe_separated`: the probe's first
+/// series (not only the curves) saw the sides apart.
+std::string hand_shake_unsupported(const LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
+                                   bool first_probe_separated);
 
 /// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
 bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);

@@ -708,6 +708,64 @@ std::vector<LoggpPoint> late_receives(const std::vector<std::array<double, 4>>& 
   return pts;
 }
 
+LoggpSwitch::Step bisection_step(std::uint64_t below, std::uint64_t mid, std::uint64_t above,
+                                 const std::string& placement) {
+  LoggpSwitch::Step st;
+  st.below_bytes = below;
+  st.mid_bytes = mid;
+  st.above_bytes = above;
+  st.placement = placement;
+  return st;
+}
+
+// The switch record of a CI failure (2026-11-29, TCP over a tbf link under two busy loops): the
+// probe's first series said hand-shake in (1024, 1448] B, every midpoint it placed fell on the
+// eager side (late receive 1.69 -> 1.89 us over the bracket: a slope), two brackets did not
+// separate, and the budget ran out before the end was confirmed. Kept rendezvous, its range took
+// 1/G = 50 MB/s where tbf allowed 24. No hand-shake is supported there.
+TEST(LoggpAnalysis, AHandShakePlacedAtNoMidpointAndNotConfirmedIsNotSupported) {
+  using detail::hand_shake_unsupported;
+  LoggpSwitch sw;
+  sw.below_bytes = 1395;
+  sw.first_bytes = 1448;
+  sw.rendezvous = true;
+  sw.confirmed = false;
+  sw.steps = {bisection_step(1024, 1236, 1448, "eager"),
+              bisection_step(1236, 1342, 1448, "eager"),
+              bisection_step(1342, 1395, 1448, "eager"),
+              bisection_step(1395, 1421, 1448, "undecided"),
+              bisection_step(1342, 0, 1448, "back: (1395, 1448] B did not separate"),
+              bisection_step(1342, 1395, 1448, "undecided"),
+              bisection_step(1236, 0, 1448, "back: (1342, 1448] B did not separate"),
+              bisection_step(1236, 1342, 1448, "undecided"),
+              bisection_step(1024, 0, 1448, "back: (1236, 1448] B did not separate"),
+              bisection_step(1024, 1236, 1448, "eager"),
+              bisection_step(1236, 1342, 1448, "eager"),
+              bisection_step(1342, 1395, 1448, "eager"),
+              bisection_step(1395, 1421, 1448, "undecided")};
+  EXPECT_THAT(hand_shake_unsupported(sw, 1024, 1448, true),
+              ::testing::HasSubstr("placed at no midpoint and not confirmed"));
+  // A midpoint placed on the rendezvous side is a step seen: bracketed, still rendezvous.
+  auto seen = sw;
+  seen.steps.push_back(bisection_step(1395, 1421, 1448, "rendezvous"));
+  EXPECT_EQ(hand_shake_unsupported(seen, 1024, 1448, true), "");
+  // Confirmed at the end with every midpoint eager: the switch is at the bracket's top.
+  auto confirmed = sw;
+  confirmed.confirmed = true;
+  EXPECT_EQ(hand_shake_unsupported(confirmed, 1024, 1448, true), "");
+  // The other reasons, as before.
+  auto unmoved = sw;
+  unmoved.below_bytes = 1024;
+  EXPECT_THAT(hand_shake_unsupported(unmoved, 1024, 1448, true),
+              ::testing::HasSubstr("did not hold when re-measured"));
+  EXPECT_THAT(hand_shake_unsupported(seen, 1024, 1448, false),
+              ::testing::HasSubstr("neither at first nor at the end"));
+  auto undecided = confirmed;
+  undecided.steps = {bisection_step(1024, 1236, 1448, "undecided")};
+  EXPECT_THAT(hand_shake_unsupported(undecided, 1024, 1448, true),
+              ::testing::HasSubstr("placed no midpoint"));
+}
+
 TEST(LoggpAnalysis, AStepInTheLateReceiveIsAChangeOfParameters) {
   using detail::late_receive_step;
   const auto measured = late_receives({{2896, 1.06, 1.02, 1.22},
