@@ -720,7 +720,7 @@ LoggpSwitch::Step bisection_step(std::uint64_t below, std::uint64_t mid, std::ui
 
 // The switch record of a CI failure (2026-11-29, TCP over a tbf link under two busy loops): the
 // probe's first series said hand-shake in (1024, 1448] B, every midpoint it placed fell on the
-// eager side (late receive 1.69 -> 1.89 us over the bracket: a slope), two brackets did not
+// eager side (late receive 1.69 -> 1.89 us over the bracket: a slope), three brackets did not
 // separate, and the budget ran out before the end was confirmed. Kept rendezvous, its range took
 // 1/G = 50 MB/s where tbf allowed 24. No hand-shake is supported there.
 TEST(LoggpAnalysis, AHandShakePlacedAtNoMidpointAndNotConfirmedIsNotSupported) {
