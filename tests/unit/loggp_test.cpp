@@ -253,7 +253,7 @@ class LateSender final : public testing::ForwardingTransport {
 
 // loggp over `link` with a sender that is late while `late` holds (which `sink` sets from the
 // progress labels).
-LoggpResult measure_with_late_sender(const model::LinkParams& link, bool& late,
+LoggpResult measure_with_late_sender(const model::LinkParams& link, const bool& late,
                                      ProgressSink& sink) {
   net::VirtualNetwork net(link);
   LoggpResult r;
