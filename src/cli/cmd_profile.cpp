@@ -64,10 +64,11 @@ std::pair<std::string, std::string> link_class_of(const std::string& requested,
   return {"inter_node", "namespaces"};
 }
 
-// The held-out collectives as each model predicts them: a synthetic 2-rank trace of as many
-// calls as the cell times back to back, replayed by the simulator (Open MPI's tuned rules pick
-// the algorithm, as in simulate), per call. The trace is written to a scratch directory and
-// removed.
+// The held-out collectives and exchanges as each model predicts them: a synthetic 2-rank trace
+// of as many calls as the cell times back to back, replayed by the simulator (Open MPI's tuned
+// rules pick the algorithm, as in simulate), per call; an exchange is synth's ring over 2 ranks
+// (Isend to the other, Irecv from it, Waitall), per iteration. The trace is written to a scratch
+// directory and removed.
 std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::uint64_t bytes,
                                               const std::string& model,
                                               const model::LinkParams& link) {
@@ -75,7 +76,8 @@ std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::ui
       std::filesystem::temp_directory_path() /
       fmt::format("commgauge-heldout-{}-{}", getpid(), measure::to_string(kind));
   synth::SynthOptions so;
-  so.pattern = measure::to_string(kind);
+  const bool exchange = kind == measure::HeldOutKind::exchange;
+  so.pattern = exchange ? "ring" : measure::to_string(kind);
   so.ranks = 2;
   so.iterations = measure::kHeldOutCollectiveCalls;
   so.bytes = bytes;
@@ -87,6 +89,7 @@ std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::ui
   const sim::Result r = sim::simulate(trace, net, sim::Options{});
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+  if (exchange) return model::to_microseconds(r.predicted_ps) / static_cast<double>(so.iterations);
   const std::string name =
       kind == measure::HeldOutKind::allreduce ? "MPI_Allreduce" : "MPI_Alltoall";
   const auto it = r.functions.find(name);
@@ -202,7 +205,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       auto runner = net::make_runner(topts, argc, argv);
       report::TerminalProgress progress;
       measure::TimerCharacterization timer;
-      // Held out: a ping-pong at the sizes the loggp sweep skips and, over MPI, small
+      // Held out: a ping-pong at the sizes the loggp sweep skips, exchanges and, over MPI, small
       // collectives: cells of loggp's first rounds, shuffled with the sweep, never fitted.
       lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
       if (topts.kind == "mpi") {
@@ -210,6 +213,10 @@ void add_profile_command(CLI::App& app, Action& action) {
           lo.heldout_collective_sizes.push_back(s);
         if (max_size >= 65536) lo.heldout_collective_sizes.push_back(65536);
       }
+      // Exchanges at the collectives' sizes, over every transport.
+      for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
+        lo.heldout_exchange_sizes.push_back(s);
+      if (max_size >= 65536) lo.heldout_exchange_sizes.push_back(65536);
       // Over MPI with ranks on several hosts (--link-class auto): both link classes in one run,
       // each from rank 0 (pairs_to_measure); otherwise the one pair the options name.
       std::vector<std::pair<int, int>> pairs;

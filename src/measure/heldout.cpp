@@ -14,6 +14,8 @@ std::string to_string(HeldOutKind k) {
       return "allreduce";
     case HeldOutKind::alltoall:
       return "alltoall";
+    case HeldOutKind::exchange:
+      return "exchange";
   }
   return "?";
 }
@@ -42,6 +44,9 @@ HeldOutResult heldout_of(const LoggpResult& loggp) {
       case PrttKind::alltoall:
         p.kind = HeldOutKind::alltoall;
         r.collectives = true;
+        break;
+      case PrttKind::exchange:
+        p.kind = HeldOutKind::exchange;
         break;
       default:
         p.kind = HeldOutKind::pingpong;

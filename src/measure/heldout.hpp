@@ -1,8 +1,9 @@
 #pragma once
 // Held-out validation (issue 14, item 6): measurements no fit ever sees, to check a profile's
-// predictions against. A blocking ping-pong at sizes the loggp sweep did not measure and, where
-// the transport has collectives (MPI), MPI_Allreduce and MPI_Alltoall over the pair. They are
-// cells of loggp's first rounds (LoggpOptions::heldout_sizes, heldout_collective_sizes),
+// predictions against. A blocking ping-pong at sizes the loggp sweep did not measure, an exchange
+// (both ends send to and receive from each other at once) and, where the transport has
+// collectives (MPI), MPI_Allreduce and MPI_Alltoall over the pair. They are cells of loggp's
+// first rounds (LoggpOptions::heldout_sizes, heldout_collective_sizes, heldout_exchange_sizes),
 // shuffled with the sweep's cells, so that drift and the machine's latency modes fall on the
 // fitted and the held-out sizes alike; each point's value is the median over those rounds with
 // its distribution-free 95 % interval.
@@ -15,7 +16,7 @@
 
 namespace commgauge::measure {
 
-enum class HeldOutKind : std::uint8_t { pingpong = 0, allreduce = 1, alltoall = 2 };
+enum class HeldOutKind : std::uint8_t { pingpong = 0, allreduce = 1, alltoall = 2, exchange = 3 };
 std::string to_string(HeldOutKind k);
 
 struct HeldOutPoint {

@@ -63,6 +63,11 @@ void LoggpOptions::validate() const {
       throw InputError("heldout_collective_sizes", "a held-out size must be 1 B to 1 GiB");
     }
   }
+  for (auto h : heldout_exchange_sizes) {
+    if (h == 0 || h > (std::uint64_t{1} << 30)) {
+      throw InputError("heldout_exchange_sizes", "a held-out size must be 1 B to 1 GiB");
+    }
+  }
 }
 
 std::vector<std::uint64_t> LoggpOptions::sweep_sizes() const {
@@ -105,7 +110,8 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"bootstrap", o.bootstrap},
        {"calibrate", o.calibrate},
        {"heldout_sizes", o.heldout_sizes},
-       {"heldout_collective_sizes", o.heldout_collective_sizes}};
+       {"heldout_collective_sizes", o.heldout_collective_sizes},
+       {"heldout_exchange_sizes", o.heldout_exchange_sizes}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -131,6 +137,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.calibrate = j.at("calibrate");
   o.heldout_sizes = j.value("heldout_sizes", std::vector<std::uint64_t>{});
   o.heldout_collective_sizes = j.value("heldout_collective_sizes", std::vector<std::uint64_t>{});
+  o.heldout_exchange_sizes = j.value("heldout_exchange_sizes", std::vector<std::uint64_t>{});
 }
 
 namespace {
@@ -156,7 +163,8 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
   c.bytes = 8 * c.messages;
   for (const auto& s : plan) {
     const double r = reps;
-    if (s.kind == PrttKind::allreduce || s.kind == PrttKind::alltoall) {
+    if (s.kind == PrttKind::allreduce || s.kind == PrttKind::alltoall ||
+        s.kind == PrttKind::exchange) {
       c.messages += 2 * r * s.n;  // over the pair: s bytes each way per call
       c.bytes += r * s.n * 2 * static_cast<double>(s.bytes);
     } else if (s.kind == PrttKind::late_receiver) {
@@ -252,8 +260,9 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
 }
 
 PrttSpec heldout_spec(const HeldOutSeries& h) {
-  const bool collective = h.kind == PrttKind::allreduce || h.kind == PrttKind::alltoall;
-  return {h.kind, collective ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
+  const bool calls =
+      h.kind == PrttKind::allreduce || h.kind == PrttKind::alltoall || h.kind == PrttKind::exchange;
+  return {h.kind, calls ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
 }
 
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,
@@ -1180,6 +1189,8 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     r.heldout.push_back({PrttKind::allreduce, s, {}});
     r.heldout.push_back({PrttKind::alltoall, s, {}});
   }
+  for (std::uint64_t s : o.heldout_exchange_sizes)
+    r.heldout.push_back({PrttKind::exchange, s, {}});
   if (!o.heldout_collective_sizes.empty() && t.kind() != "mpi") {
     finish_prtt(t);
     throw InputError("heldout_collective_sizes",

@@ -61,9 +61,11 @@ struct LoggpOptions {
   /// Held-out cells (profile's validation), each joining every one of the first min_rounds
   /// rounds, shuffled with the sweep's cells so that drift and the machine's latency modes fall
   /// on both alike; never used in any fit or detection. Ping-pong: a PRTT(1,0,s) cell per size;
-  /// collectives (MPI only): an MPI_Allreduce and an MPI_Alltoall cell per size.
+  /// collectives (MPI only): an MPI_Allreduce and an MPI_Alltoall cell per size; exchanges
+  /// (every transport): an exchange cell per size (PrttKind::exchange).
   std::vector<std::uint64_t> heldout_sizes;
   std::vector<std::uint64_t> heldout_collective_sizes;
+  std::vector<std::uint64_t> heldout_exchange_sizes;
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -195,7 +197,8 @@ struct CalibratedSet {
 };
 
 /// A held-out cell's value in each round it joined: a ping-pong's one-way time (kind
-/// client_delay: PRTT(1,0,s) / 2), or one collective call (kind allreduce, alltoall).
+/// client_delay: PRTT(1,0,s) / 2), one collective call (kind allreduce, alltoall), or one
+/// exchange (kind exchange).
 struct HeldOutSeries {
   PrttKind kind = PrttKind::client_delay;
   std::uint64_t bytes = 0;
@@ -203,8 +206,9 @@ struct HeldOutSeries {
 };
 
 struct LoggpResult {
-  std::vector<LoggpPoint> points;      ///< sorted by size
-  std::vector<HeldOutSeries> heldout;  ///< the held-out ping-pong sizes, then the collectives
+  std::vector<LoggpPoint> points;  ///< sorted by size
+  /// The held-out ping-pong sizes, then the collectives, then the exchanges.
+  std::vector<HeldOutSeries> heldout;
   std::vector<LoggpRange> ranges;
   std::vector<std::size_t> changes;   ///< indices into points where a range starts
   std::vector<LoggpSwitch> switches;  ///< one per change, same order

@@ -23,6 +23,23 @@ bool collective(PrttKind k) {
   return k == PrttKind::allreduce || k == PrttKind::alltoall;
 }
 
+// n calls of a collective, or n exchanges, on either end; false where the transport has no
+// collectives.
+bool run_calls(net::Transport& t, const PrttSpec& spec) {
+  for (std::uint32_t i = 0; i < spec.n; ++i) {
+    if (spec.kind == PrttKind::exchange) {
+      net::Request out = t.isend(spec.bytes);
+      net::Request in = t.irecv(spec.bytes);
+      t.wait(out);
+      t.wait(in);
+    } else if (!(spec.kind == PrttKind::allreduce ? t.allreduce(spec.bytes)
+                                                  : t.alltoall(spec.bytes))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void check(const PrttSpec& s) {
   if (s.n < 1 || s.n > 0xffffff) throw InputError("PRTT: n must be 1..16777215");
   if (!(s.delay_us >= 0) || !std::isfinite(s.delay_us)) {
@@ -33,19 +50,13 @@ void check(const PrttSpec& s) {
   }
 }
 
-// Both ends call the collective; false where the transport has none.
-bool run_collective(net::Transport& t, const PrttSpec& spec) {
-  return spec.kind == PrttKind::allreduce ? t.allreduce(spec.bytes) : t.alltoall(spec.bytes);
-}
-
 // The source's side of one entry, once. The late-receiver probe's time comes from the dest.
 double run_source(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
-  if (collective(spec.kind)) {
+  if (collective(spec.kind) || spec.kind == PrttKind::exchange) {
     t.barrier();  // both enter together; n calls make the barrier's exit skew 1/n of the time
     const double t0 = t.now_us();
-    for (std::uint32_t i = 0; i < spec.n; ++i)
-      if (!run_collective(t, spec)) throw InputError("PRTT: this transport has no collectives");
+    if (!run_calls(t, spec)) throw InputError("PRTT: this transport has no collectives");
     return (t.now_us() - t0) / spec.n;
   }
   if (spec.kind == PrttKind::late_receiver) {
@@ -80,10 +91,9 @@ bool dest_reports(const PrttSpec& spec) {
 // its delays overshot d (server delay; taken out of the PRTT by the source).
 double run_dest(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
-  if (collective(spec.kind)) {
+  if (collective(spec.kind) || spec.kind == PrttKind::exchange) {
     t.barrier();
-    for (std::uint32_t i = 0; i < spec.n; ++i)
-      if (!run_collective(t, spec)) throw TransportError("PRTT: this transport has no collectives");
+    if (!run_calls(t, spec)) throw TransportError("PRTT: this transport has no collectives");
     return 0;
   }
   if (spec.kind == PrttKind::late_receiver) {
@@ -160,7 +170,7 @@ net::Counters serve_prtt(net::Transport& t) {
       const std::uint64_t word = t.recv_value();
       const auto kind = static_cast<PrttKind>(word & 0xff);
       if (kind != PrttKind::client_delay && kind != PrttKind::server_delay &&
-          kind != PrttKind::late_receiver && !collective(kind)) {
+          kind != PrttKind::late_receiver && kind != PrttKind::exchange && !collective(kind)) {
         throw TransportError(fmt::format("PRTT: unknown entry kind {:#x}", word));
       }
       spec.kind = kind;

@@ -24,6 +24,10 @@
 //   left the barrier first against 0.32-0.38 us when it left last), and the prediction replays
 //   n calls too.
 //   Only where the transport has collectives (MPI).
+// exchange (held-out, never fitted; every transport): after a barrier, both ends run n
+//   exchanges back to back, each an Isend and an Irecv of s bytes to and from the other end and
+//   a wait for both (what a 2-rank ring or halo step does); the source's time per exchange. The
+//   LogGP family charges an exchange one one-way time; measured here it costs more.
 //
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
 // posts the next entry's first receive as soon as it has sent a reply, as between the
@@ -37,8 +41,8 @@
 
 namespace commgauge::measure {
 
-/// Calls of a held-out collective cell, timed together (see allreduce above); the profile's
-/// prediction of the cell replays as many.
+/// Calls of a held-out collective or exchange cell, timed together (see allreduce above); the
+/// profile's prediction of the cell replays as many.
 inline constexpr std::uint32_t kHeldOutCollectiveCalls = 8;
 
 enum class PrttKind : std::uint8_t {
@@ -47,6 +51,7 @@ enum class PrttKind : std::uint8_t {
   late_receiver = 2,
   allreduce = 3,
   alltoall = 4,
+  exchange = 5,
 };
 
 struct PrttSpec {

@@ -57,7 +57,7 @@ std::string heldout_table(const measure::HeldOutResult& r,
       "HELD-OUT VALIDATION (never used in any fit: cells of loggp's first {} rounds, shuffled with "
       "its sweep, seed {}{})\n",
       r.points.empty() ? 0 : r.points.front().rounds_us.size(), r.seed,
-      r.collectives ? "" : "; this transport has no collectives: ping-pong only");
+      r.collectives ? "" : "; this transport has no collectives: ping-pong and exchanges only");
   std::vector<std::string> head = {"kind", "bytes", "measured_us [95 % CI]"};
   for (const auto& p : predictions)
     head.push_back(p.model + " E_rel");

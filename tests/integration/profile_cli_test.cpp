@@ -100,8 +100,8 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
                   (pt["predicted_us"][model].get<double>() - measured) / measured, 1e-12);
     }
   }
-  EXPECT_EQ(kinds, (std::set<std::string>{"pingpong", "allreduce", "alltoall"}));
-  EXPECT_GE(heldout["summary"].size(), 6u);  // 2 models x 3 kinds at least
+  EXPECT_EQ(kinds, (std::set<std::string>{"pingpong", "allreduce", "alltoall", "exchange"}));
+  EXPECT_GE(heldout["summary"].size(), 8u);  // 2 models x 4 kinds at least
   EXPECT_THAT(o.out, HasSubstr("predicts the held-out pingpong within"));
 
   const auto lat = scratch_file("tcp-latency.json");
