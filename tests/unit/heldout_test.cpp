@@ -4,6 +4,7 @@
 // picosecond).
 
 #include <filesystem>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -21,6 +22,17 @@
 namespace commgauge::measure {
 namespace {
 
+// loggp on the virtual network of `link` with the options' held-out cells; their result.
+HeldOutResult heldout_on_virtual_network(const model::LinkParams& link, const LoggpOptions& o) {
+  net::VirtualNetwork net(link);
+  std::optional<LoggpResult> loggp;
+  net.run([&](net::Transport& t) {
+    if (auto x = measure_loggp(t, o, nullptr)) loggp = std::move(x);
+  });
+  if (!loggp) throw std::logic_error("loggp returned nothing on the source");
+  return heldout_of(*loggp);
+}
+
 TEST(HeldOut, MidpointsAreTheSizesASweepSkips) {
   EXPECT_EQ(midpoints({1, 4, 16, 17}), (std::vector<std::uint64_t>{2, 8}));
   EXPECT_TRUE(midpoints({5}).empty());
@@ -31,13 +43,7 @@ TEST(HeldOut, PingPongOnTheVirtualNetworkIsWhatItsLinkPredicts) {
   LoggpOptions o;
   o.heldout_sizes = {3, 700, 12288, 12289, 50000};  // both sides of the rendezvous switch
   o.seed = 5;
-  net::VirtualNetwork net(link);
-  std::optional<LoggpResult> loggp;
-  net.run([&](net::Transport& t) {
-    if (auto x = measure_loggp(t, o, nullptr)) loggp = std::move(x);
-  });
-  ASSERT_TRUE(loggp);
-  const HeldOutResult r = heldout_of(*loggp);
+  const HeldOutResult r = heldout_on_virtual_network(link, o);
   EXPECT_FALSE(r.collectives);
   EXPECT_EQ(r.seed, 5u);
   ASSERT_EQ(r.points.size(), o.heldout_sizes.size());
@@ -57,20 +63,14 @@ TEST(HeldOut, PingPongOnTheVirtualNetworkIsWhatItsLinkPredicts) {
 // An exchange (both ends Isend and Irecv s bytes, then wait for both), n of them back to back
 // after a barrier, per exchange: on the virtual network exactly what the simulator predicts for
 // synth's 2-rank ring of as many iterations (what profile replays to predict the cell), on both
-// sides of the rendezvous switch and where g + (s-1)G exceeds o_s.
+// sides of the rendezvous switch, with dependent and independent progress.
 TEST(HeldOut, ExchangesOnTheVirtualNetworkAreWhatTheSimulatorPredicts) {
   for (const auto progress : {model::Progress::dependent, model::Progress::independent}) {
     const auto link = commgauge::testing::loggps_link(progress);
     LoggpOptions o;
     o.heldout_exchange_sizes = {8, 4096, 12288, 12289, 65536};
     o.seed = 7;
-    net::VirtualNetwork net(link);
-    std::optional<LoggpResult> loggp;
-    net.run([&](net::Transport& t) {
-      if (auto x = measure_loggp(t, o, nullptr)) loggp = std::move(x);
-    });
-    ASSERT_TRUE(loggp);
-    const HeldOutResult r = heldout_of(*loggp);
+    const HeldOutResult r = heldout_on_virtual_network(link, o);
     EXPECT_FALSE(r.collectives);
     ASSERT_EQ(r.points.size(), o.heldout_exchange_sizes.size());
     const auto dir = std::filesystem::temp_directory_path() /
@@ -96,7 +96,7 @@ TEST(HeldOut, ExchangesOnTheVirtualNetworkAreWhatTheSimulatorPredicts) {
           kHeldOutCollectiveCalls;
       // The cost convention charges an exchange exactly one one-way time (the closed form's
       // half round trip) where the gap g + (s-1)G stays below it, as on this link: both
-      // messages travel at once. Real links charge more (docs/loggp.md, held-out exchanges).
+      // messages travel at once. Real links charge more (docs/measurements.md, "The exchange").
       const auto m = model::make_model("loggps", link);
       EXPECT_NEAR(truth, model::to_microseconds(m.round_trip(p.bytes)) / 2, 1e-6) << p.bytes;
       EXPECT_NEAR(p.time.median_us, truth, 1e-6) << p.bytes << " " << model::to_string(progress);
