@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.hpp"
@@ -98,6 +99,19 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   // Allocated before the temporary exists: nothing can throw after it is created.
   buffer_ = std::make_unique<Buffer>();
   stream_ = std::make_unique<std::ostream>(buffer_.get());
+  // Renaming over a device or a FIFO would replace it (as root, /dev/null with a regular file):
+  // those are written in place, as a shell redirection would.
+  struct stat st {};
+  if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw InputError(target_.string(), "is a directory, not a file");
+    in_place_ = true;
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd_ < 0)
+      throw InputError(target_.string(),
+                       fmt::format("cannot write the file: {}", std::strerror(errno)));
+    buffer_->attach(fd_);
+    return;
+  }
   fd_ = create_temporary(target_, temporary_);
   if (fd_ < 0)
     throw InputError(target_.string(),
@@ -117,7 +131,7 @@ std::ostream& AtomicFile::stream() {
 void AtomicFile::fail(int error) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  ::unlink(temporary_.c_str());
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
   temporary_.clear();
   throw OutputError(target_.string(),
                     fmt::format("writing the file failed: {}", std::strerror(error)));
@@ -126,7 +140,8 @@ void AtomicFile::fail(int error) {
 void AtomicFile::finish() {
   if (!buffer_) throw std::logic_error("AtomicFile: finished twice");
   if (!buffer_->drain()) fail(buffer_->error());
-  if (::fsync(fd_) != 0) fail(errno);
+  // A device or FIFO may not support fsync (EINVAL): what it took is all there is.
+  if (::fsync(fd_) != 0 && !(in_place_ && (errno == EINVAL || errno == EROFS))) fail(errno);
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(errno);
@@ -135,7 +150,9 @@ void AtomicFile::finish() {
 }
 
 void AtomicFile::publish() {
-  if (buffer_ || temporary_.empty()) throw std::logic_error("AtomicFile: publish before finish");
+  if (buffer_) throw std::logic_error("AtomicFile: publish before finish");
+  if (in_place_) return;
+  if (temporary_.empty()) throw std::logic_error("AtomicFile: published twice");
   if (::rename(temporary_.c_str(), target_.c_str()) != 0) fail(errno);
   temporary_.clear();
 }
@@ -143,7 +160,7 @@ void AtomicFile::publish() {
 void AtomicFile::commit() {
   finish();
   publish();
-  sync_directory_of(target_);
+  if (!in_place_) sync_directory_of(target_);
 }
 
 void sync_directory_of(const std::filesystem::path& path) {

@@ -12,7 +12,9 @@ namespace commgauge {
 /// A result file written as a stream and published whole: the bytes go to a temporary created
 /// exclusively beside the target (never a name a user's file or a symlink could hold); commit()
 /// syncs it and renames it over the target. Until then the target is untouched; a file that is
-/// never committed (an error, an exception) leaves nothing behind.
+/// never committed (an error, an exception) leaves nothing behind. A target that exists and is
+/// not a regular file or a symlink (a device such as /dev/null, a FIFO) is written in place,
+/// never replaced; a directory is an input error.
 /// Errors: the temporary cannot be created -> InputError naming the target (a bad path, exit 2);
 /// writing, syncing or renaming fails (a full disk) -> OutputError (exit 1).
 class AtomicFile {
@@ -41,6 +43,7 @@ class AtomicFile {
   void fail(int error);
   std::filesystem::path target_;
   std::string temporary_;
+  bool in_place_ = false;  ///< writing into an existing device or FIFO: nothing to rename
   int fd_ = -1;
   std::unique_ptr<Buffer> buffer_;
   std::unique_ptr<std::ostream> stream_;

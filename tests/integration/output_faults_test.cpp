@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "process.hpp"
@@ -221,6 +223,41 @@ TEST_F(OutputFaults, ASymlinkAtAnOutputIsReplacedNotFollowed) {
     EXPECT_EQ(text, mine) << c.what;
   }
   EXPECT_GE(files, 15u);
+}
+
+// A device at an output's path is written into, never replaced (as root a rename over /dev/null
+// would replace it with a regular file): a node like /dev/null takes the output (exit 0) and
+// stays a device; one like /dev/full is a runtime error naming it (exit 1), still a device. A
+// directory there is an input error (exit 2).
+TEST_F(OutputFaults, ADeviceAtAnOutputIsWrittenInPlaceNeverReplaced) {
+  fs::create_directories(dir_ / "dev");
+  std::size_t files = 0;
+  for (const auto& c : outputs()) {
+    if (c.directory || c.what == "profile -o") continue;  // profile -o reads its file first
+    ++files;
+    const fs::path null_node = dir_ / "dev" / ("null-" + c.name);
+    const fs::path full_node = dir_ / "dev" / ("full-" + c.name);
+    if (::mknod(null_node.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0 ||
+        ::mknod(full_node.c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+      GTEST_SKIP() << "cannot create device nodes here (not root?)";
+    }
+    const Outcome ok = run(with_output(c, null_node));
+    EXPECT_EQ(ok.exit_code, 0) << c.what << ": " << ok.err;
+    EXPECT_TRUE(fs::is_character_file(null_node)) << c.what;
+    const Outcome full = run(with_output(c, full_node));
+    EXPECT_EQ(full.exit_code, 1) << c.what << ": " << full.err;
+    EXPECT_THAT(full.err, HasSubstr(full_node.string())) << c.what;
+    EXPECT_TRUE(fs::is_character_file(full_node)) << c.what;
+    const fs::path directory = dir_ / "dev" / ("dir-" + c.name);
+    fs::create_directories(directory);
+    const Outcome dir = run(with_output(c, directory));
+    EXPECT_EQ(dir.exit_code, 2) << c.what << ": " << dir.err;
+    EXPECT_THAT(dir.err, HasSubstr(directory.string())) << c.what;
+    EXPECT_TRUE(fs::is_directory(directory)) << c.what;
+  }
+  EXPECT_GE(files, 15u);
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "dev"))
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
 }
 
 // Whether the strace log (strace -f -e trace=openat,fsync,rename,renameat,renameat2) shows `out`
