@@ -1,16 +1,49 @@
 #include "trace/output_directory.hpp"
 
+#include <array>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "trace/format.hpp"
+#include "trace/writer.hpp"
 
 namespace commgauge::trace {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Whether the file at `path` (named `name`, a trace file's name) holds what that name promises:
+// the container's or a block's magic (or the zero bytes a crashed writer leaves before a block's
+// header commits it), an index of format commgauge-trace; a left-over .tmp of ours may be empty.
+// A user's file that merely has such a name is not a trace.
+bool holds_trace_data(const fs::path& path, const std::string& name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  const bool temporary = path.extension() == ".tmp";
+  if (name.rfind("index.json", 0) == 0) {
+    if (in.peek() == std::ifstream::traits_type::eof()) return temporary;
+    const auto doc = nlohmann::json::parse(in, nullptr, false);
+    return !doc.is_discarded() && doc.is_object() && doc.value("format", "") == "commgauge-trace";
+  }
+  std::array<unsigned char, 4> head{};
+  in.read(reinterpret_cast<char*>(head.data()), head.size());
+  if (in.gcount() == 0) return temporary || name.rfind("rank-", 0) == 0;
+  if (in.gcount() != 4) return false;
+  const std::uint32_t magic =
+      static_cast<std::uint32_t>(head[0]) | static_cast<std::uint32_t>(head[1]) << 8 |
+      static_cast<std::uint32_t>(head[2]) << 16 | static_cast<std::uint32_t>(head[3]) << 24;
+  const std::uint32_t expected = name.rfind("trace.cgtc", 0) == 0 ? kContainerMagic : kBlockMagic;
+  return magic == expected || magic == 0;
+}
+
+}  // namespace
 
 void prepare_output_directory(const fs::path& dir, bool force) {
   std::error_code ec;
@@ -27,7 +60,8 @@ void prepare_output_directory(const fs::path& dir, bool force) {
         const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
                                 name == "trace.cgtc" || name == "trace.cgtc.tmp" ||
                                 (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
-        if (!trace_file || !entry.is_regular_file(ec))
+        if (!trace_file || entry.is_symlink(ec) || !entry.is_regular_file(ec) ||
+            !holds_trace_data(entry.path(), name))
           throw InputError("-o", dir.string() + " holds " + name +
                                      ", which is not part of a trace; refusing to clear it");
         old_trace.push_back(entry.path());

@@ -475,7 +475,8 @@ TEST_F(TraceTest, DamagedTraceIsReportedWithFileAndOffset) {
 
 TEST_F(TraceTest, RefusesANonEmptyDirectoryWithoutForce) {
   fs::create_directories(dir_ / "trace");
-  std::ofstream(dir_ / "trace" / "rank-0.cgt") << "old";
+  // An old rank file: it starts with a block's magic ("CGBK"), as the tracer writes them.
+  std::ofstream(dir_ / "trace" / "rank-0.cgt") << "CGBKold";
   Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "abort"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("is not empty (give --force"));

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -509,6 +510,48 @@ TEST_F(Synth, BadInputIsRefused) {
   fails(options("ring", 4, 1, 8, 0), "is not empty", out);
   write_synthetic_trace(options("ring", 6, 1, 8, 0), out, true);
   EXPECT_EQ(trace::TraceReader(out).ranks(), 6u);
+}
+
+// --force clears a trace's files by what they hold, not by their names alone: a user's file
+// named like one (text in trace.cgtc, a JSON of another kind in index.json, text in a rank
+// file, a symlink named like a rank file) makes it refuse, and nothing is removed. A crashed
+// writer's leftovers (an empty .tmp, a rank file whose first block never committed) are ours.
+TEST_F(Synth, ForceRefusesAUsersFileThatOnlyHasATracesName) {
+  const fs::path out = dir_ / "named";
+  struct Case {
+    std::string name, content;
+  };
+  const std::vector<Case> users = {{"trace.cgtc", "my notes"},
+                                   {"index.json", R"({"format": "my-own"})"},
+                                   {"index.json", "not json"},
+                                   {"rank-0.cgt", "my data"},
+                                   {"trace.cgtc.tmp", "my notes"}};
+  for (const auto& c : users) {
+    fs::remove_all(out);
+    write_synthetic_trace(options("ring", 2, 1, 8, 0), out, false);
+    std::ofstream(out / c.name, std::ios::trunc) << c.content;
+    try {
+      write_synthetic_trace(options("ring", 4, 1, 8, 0), out, true);
+      ADD_FAILURE() << "--force removed a user's " << c.name;
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(c.name + ", which is not part of a trace")) << c.name;
+    }
+    std::ifstream in(out / c.name);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), c.content) << c.name;
+  }
+  fs::remove_all(out);
+  write_synthetic_trace(options("ring", 2, 1, 8, 0), out, false);
+  std::ofstream(dir_ / "mine.cgt") << "mine";
+  fs::create_symlink(dir_ / "mine.cgt", out / "rank-7.cgt");
+  EXPECT_THROW(write_synthetic_trace(options("ring", 4, 1, 8, 0), out, true), InputError);
+  EXPECT_TRUE(fs::is_symlink(out / "rank-7.cgt"));
+  // Leftovers of a crashed writer are cleared with the trace.
+  fs::remove(out / "rank-7.cgt");
+  std::ofstream(out / "index.json.tmp").flush();
+  std::ofstream(out / "rank-3.cgt", std::ios::binary).write("\0\0\0\0\0\0\0\0", 8);
+  write_synthetic_trace(options("ring", 4, 1, 8, 0), out, true);
+  EXPECT_EQ(trace::TraceReader(out).ranks(), 4u);
+  EXPECT_FALSE(fs::exists(out / "index.json.tmp"));
 }
 
 }  // namespace
