@@ -1,5 +1,6 @@
 #include "cli/checks.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -25,6 +26,26 @@ std::string finite(const std::string& value) {
 
 std::string not_empty(const std::string& value) {
   return value.empty() ? std::string("must not be empty") : std::string();
+}
+
+// An unsigned option's value: CLI11 reads "-1" into it as 2^64 - 1 (a count that never ends) and
+// a number above 2^64 - 1 as the largest; both are refused here.
+std::string unsigned_value(const std::string& value) {
+  const std::size_t first = value.find_first_not_of(" \t");
+  if (first != std::string::npos && value[first] == '-')
+    return "must be a whole number >= 0, got \"" + value + "\"";
+  if (value.find_first_not_of("0123456789", first) == std::string::npos &&
+      first != std::string::npos) {
+    errno = 0;
+    (void)std::strtoull(value.c_str() + first, nullptr, 10);
+    if (errno == ERANGE)
+      return "is out of range (at most 18446744073709551615), got \"" + value + "\"";
+  }
+  return {};
+}
+
+bool unsigned_type(const CLI::Option& option) {
+  return option.get_type_name().rfind("UINT", 0) == 0;
 }
 
 bool numeric(const CLI::Option& option) {
@@ -62,7 +83,9 @@ void check_every_value(CLI::App& app) {
       // The program's own arguments (trace -- PROGRAM ARGS...) may be anything, "" included.
       if (!option->nonpositional() && option->get_items_expected_max() > 1) continue;
       if (numeric(*option)) {
+        option->check(CLI::Validator(not_empty, ""));
         option->check(CLI::Validator(finite, ""));
+        if (unsigned_type(*option)) option->check(CLI::Validator(unsigned_value, ""));
       } else {
         option->check(CLI::Validator(not_empty, ""));
       }

@@ -60,16 +60,25 @@ TEST(CliValues, NoNumericFlagTakesNanOrInfinityAndNoValueIsEmpty) {
   for (const auto& f : flags) {
     const bool is_number = f.type != "TEXT";
     numeric += is_number ? 1 : 0;
-    const std::vector<std::string> bad =
-        is_number ? std::vector<std::string>{"nan", "inf", "-inf", "1e999"}
-                  : std::vector<std::string>{""};
-    for (const auto& value : bad) {
+    // Each bad value with what the refusal says. An empty value: refused as empty, or as not one
+    // of the allowed words. An unsigned flag never wraps a negative number or one above 2^64 - 1.
+    std::vector<std::pair<std::string, std::string>> bad;
+    if (is_number) {
+      for (const char* v : {"nan", "inf", "-inf", "1e999"})
+        bad.emplace_back(v, "finite");
+      bad.emplace_back("", "must not be empty|finite number");
+    } else {
+      bad.emplace_back("", "must not be empty|not in \\{");
+    }
+    if (f.type == "UINT") {
+      bad.emplace_back("-1", "whole number >= 0");
+      bad.emplace_back("18446744073709551616", "out of range");
+    }
+    for (const auto& [value, says] : bad) {
       const Outcome o = run({commgauge(), f.command, f.name, value});
       EXPECT_EQ(o.exit_code, 2) << f.command << " " << f.name << " '" << value << "': " << o.err;
       EXPECT_THAT(o.err, HasSubstr(f.name)) << f.command << " " << f.name << " '" << value << "'";
-      // An empty value: refused as empty, or as not one of the allowed words.
-      EXPECT_THAT(o.err, is_number ? ::testing::ContainsRegex("finite")
-                                   : ::testing::ContainsRegex("must not be empty|not in \\{"))
+      EXPECT_THAT(o.err, ::testing::ContainsRegex(says))
           << f.command << " " << f.name << " '" << value << "'";
     }
   }
