@@ -441,6 +441,14 @@ void Checker::check_collective(std::uint32_t r, const Site& s, const Event& e,
   const std::uint64_t members = participants(e.comm);
   const auto icomm = comms_.find(e.comm);
   const bool inter = icomm != comms_.end() && icomm->second.remote_size > 0;
+  // The tracer flags a call on an intercommunicator; the readers lower such a call differently
+  // (trace-export needs its groups), so the flag must match what the communicator is.
+  if (e.flag(kIntercomm) != inter) {
+    error(s, fmt::format("{} is flagged as a call on {} intercommunicator, but communicator {:#x} "
+                         "is {}",
+                         function_name(e.function), inter ? "no" : "an", e.comm,
+                         inter ? "an intercommunicator" : "not one"));
+  }
   for (const auto* counts : {&e.counts, &e.recv_counts}) {
     if (counts->empty() || members == 0) continue;
     if (inter) {

@@ -286,6 +286,10 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
   if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run) e.function = in.uint32();
   e.start_tick = checked_add(previous_start, in.signed_varint(), event_start);
   e.end_tick = checked_add(e.start_tick, in.signed_varint(), event_start);
+  // Every reader (trace-check, simulate, trace-export, the summary) decodes here: a negative
+  // duration is refused once, alike for all (a rank's clock never runs backwards in one call).
+  if (e.end_tick < e.start_tick)
+    throw FormatError(event_start, "the event ends before it starts (a negative duration)");
   const std::uint32_t f = e.fields;
   e.peer = (f & kPeer) ? in.int32() : 0;
   e.tag = (f & kTag) ? in.int32() : 0;

@@ -1,11 +1,11 @@
 // One validation at the boundary, as a property: valid traces of every synthetic pattern are
-// mutated (ranks, tags, sizes, requests, communicators, functions, events dropped or swapped,
-// ranks cut short) and each mutant is read by the three readers: trace-check, the replay
-// (simulate) and the SimGrid exporter. What the check accepts, the exporter writes and the
-// replay replays (or diagnoses as a deadlock); what it rejects, the CLI refuses with the
-// check's own report, and read anyway (--no-check) the replay and the exporter end with a
-// clear error or a result, never a crash or an exception of another kind (the unit tests also
-// run under AddressSanitizer and UBSan).
+// mutated (ranks, tags, sizes, requests, communicators, functions, the intercommunicator flag,
+// negative durations, events dropped or swapped, ranks cut short) and each mutant is read by the
+// three readers: trace-check, the replay (simulate) and the SimGrid exporter. What the check
+// accepts, the exporter writes and the replay replays (or diagnoses as a deadlock); what it
+// rejects, the CLI refuses with the check's own report, and read anyway (--no-check) the replay and
+// the exporter end with a clear error or a result, never a crash or an exception of another kind
+// (the unit tests also run under AddressSanitizer and UBSan).
 
 #include <cstdio>
 #include <cstdlib>
@@ -88,7 +88,7 @@ std::string mutate(Trace& t, std::mt19937_64& rng) {
   const auto ranks = static_cast<std::int32_t>(t.ranks.size());
   const std::int32_t wild[] = {ranks, ranks + 1, 1 << 30, -5, trace::kAnySource, trace::kProcNull};
   const std::string at = " (rank " + std::to_string(r) + " event " + std::to_string(i) + ")";
-  switch (pick(12)) {
+  switch (pick(14)) {
     case 0:
       e.peer = wild[pick(std::size(wild))];
       e.set(trace::kPeer);
@@ -136,6 +136,16 @@ std::string mutate(Trace& t, std::mt19937_64& rng) {
       e.set(trace::kCounts);
       e.set(trace::kRecvCounts);
       return "counts resized" + at;
+    case 11:
+      // Found by a red-team run: the check accepted a collective on MPI_COMM_WORLD flagged as
+      // an intercommunicator call, which the exporter then refused.
+      e.flags ^= trace::kIntercomm;
+      e.set(trace::kFlags);
+      return std::string("intercommunicator flag ") +
+             (e.flag(trace::kIntercomm) ? "set" : "cleared") + at;
+    case 12:
+      e.end_tick = e.start_tick - 1 - static_cast<std::int64_t>(pick(1000));
+      return "negative duration" + at;
     default:
       std::swap(events[i], events[1 + pick(events.size() - 1)]);
       return "two events swapped" + at;
