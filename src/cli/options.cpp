@@ -100,10 +100,13 @@ model::GigeParams read_gige_params(const std::string& path) {
     throw InputError(path, "expected {\"beta\": ..., \"gamma_o\": ..., \"gamma_i\": ...}");
   }
   if (!(p.beta > 0) || !std::isfinite(p.beta)) throw InputError(path, "/beta: must be positive");
-  // Definition 1's non-member factor 1 - gamma / card (card >= 1) must not turn negative.
+  // Definition 1's non-member factor 1 - gamma / card (card >= 1) must not turn negative, and a
+  // gamma is a coefficient of extra penalty (share-fit never fits one below 0): a negative one
+  // could drive a penalty to 0 or below (an infinite rate).
   for (const auto& [name, gamma] : {std::pair{"/gamma_o", p.gamma_o}, {"/gamma_i", p.gamma_i}}) {
-    if (!std::isfinite(gamma) || gamma > 1)
-      throw InputError(path, fmt::format("{}: must be a finite number <= 1, got {}", name, gamma));
+    if (!std::isfinite(gamma) || gamma > 1 || gamma < 0)
+      throw InputError(path,
+                       fmt::format("{}: must be a finite number in [0, 1], got {}", name, gamma));
   }
   return p;
 }

@@ -8,6 +8,10 @@
 #include <string>
 #include <tuple>
 
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
 namespace commgauge::sim {
 
 LinkSharing::LinkSharing(std::unique_ptr<model::SharingModel> model)
@@ -232,7 +236,15 @@ void LinkSharing::commit(Picoseconds now, std::vector<Change>& changes) {
     // Rounded to the nearest picosecond (std::llround, halves away from zero): exact durations
     // such as 2W stay exact where a ceiling would turn 2W(1 + 1e-16) into 2W + 1. The
     // duration is >= 0, so end >= now.
-    s.end_ps = now + Picoseconds{std::llround(s.remaining_ps / r)};
+    // A rate so low that the rest would pass the simulated clock (a GigE beta of 1e15) is a
+    // range error, never an llround past 2^63 (undefined: it gave a time in the past).
+    const double rest_ps = s.remaining_ps / r;
+    if (!(rest_ps <= static_cast<double>(model::kMaxSimulatedTimePs.count() - now.count())))
+      throw TimeRangeError(fmt::format(
+          "a shared transfer's remaining {:.3g} ps at the sharing model's rate passes the range "
+          "of the simulated clock",
+          rest_ps));
+    s.end_ps = now + Picoseconds{std::llround(rest_ps)};
     s.version = next_version_++;
     changes.push_back({f, s.end_ps, s.version});
   }

@@ -236,7 +236,30 @@ TEST(CliValues, ExitCodesFollowTheReadmesTable) {
                    (dir / "gige.json").string(), "--scheme",
                    std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-1.sch"});
   EXPECT_EQ(o.exit_code, 2) << o.err;
-  EXPECT_THAT(o.err, HasSubstr("/gamma_o: must be a finite number <= 1, got 7"));
+  EXPECT_THAT(o.err, HasSubstr("/gamma_o: must be a finite number in [0, 1], got 7"));
+  // A negative gamma could drive a penalty to 0 or below (found by a red-team run: share printed
+  // penalties of inf with gamma_o = -1e308).
+  std::ofstream(dir / "gige.json", std::ios::trunc)
+      << R"({"beta": 1.1, "gamma_o": -1e308, "gamma_i": 0.036})";
+  o = run({commgauge(), "share", "--predict", "--model", "gige", "--params",
+           (dir / "gige.json").string(), "--scheme",
+           std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig4.sch"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("/gamma_o: must be a finite number in [0, 1], got -1e+308"));
+  // A beta so large that a shared transfer passes the simulated clock is its range error, not a
+  // time wrapped into the past (it gave the prediction without contention, exit 0).
+  std::ofstream(dir / "gige.json", std::ios::trunc)
+      << R"({"beta": 1e15, "gamma_o": 0.115, "gamma_i": 0.036})";
+  ASSERT_EQ(run({commgauge(), "synth", "scheme",
+                 std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig4.sch", "--ranks", "21",
+                 "--ranks-per-node", "3", "-o", (dir / "fig4").string()})
+                .exit_code,
+            0);
+  o = run({commgauge(), "simulate", (dir / "fig4").string(), "--profile",
+           std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json", "--model",
+           "loggp", "--contention", "gige", "--gige-params", (dir / "gige.json").string()});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("passes the range of the simulated clock"));
   // 3: a timeout - serve with no client before --accept-timeout.
   o = run({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once", "--accept-timeout",
            "0.5"});
