@@ -166,9 +166,10 @@ void add_predict_command(CLI::App& app, Action& action) {
       for (const auto& m : models_of(*f, link.link)) {
         report::OverlapPrediction p{m.name(), {}};
         for (std::uint64_t k : sizes) {
-          p.points.emplace_back(k,
-                                m.isend_compute_wait(k, model::to_picoseconds(f->comp_us),
-                                                     model::to_picoseconds(f->receiver_late_us)));
+          p.points.emplace_back(
+              k, m.isend_compute_wait(
+                     k, model::to_picoseconds(f->comp_us, "--comp-us"),
+                     model::to_picoseconds(f->receiver_late_us, "--receiver-late-us")));
         }
         preds.push_back(std::move(p));
       }

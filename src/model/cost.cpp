@@ -34,8 +34,16 @@ Picoseconds per_byte_ps(std::uint64_t n, std::int64_t per_byte_fs, std::uint64_t
 }
 }  // namespace
 
-Picoseconds to_picoseconds(double microseconds) {
-  return Picoseconds{std::llround(microseconds * 1e6)};
+Picoseconds checked_picoseconds(double picoseconds, const char* what) {
+  if (!(std::abs(picoseconds) <= static_cast<double>(kMaxSimulatedTimePs.count())))
+    throw TimeRangeError(fmt::format(
+        "{} of {:.4g} us passes the range of the simulated clock (about {:.0f} days)", what,
+        picoseconds / 1e6, static_cast<double>(kMaxSimulatedTimePs.count()) / 8.64e16));
+  return Picoseconds{std::llround(picoseconds)};
+}
+
+Picoseconds to_picoseconds(double microseconds, const char* what) {
+  return checked_picoseconds(microseconds * 1e6, what);
 }
 double to_microseconds(Picoseconds ps) {
   return static_cast<double>(ps.count()) / 1e6;

@@ -17,7 +17,11 @@ namespace commgauge::model {
 inline constexpr Picoseconds kMaxMessageCostPs{std::int64_t{1} << 56};
 inline constexpr Picoseconds kMaxSimulatedTimePs{std::int64_t{1} << 62};
 
-Picoseconds to_picoseconds(double microseconds);
+/// Microseconds to picoseconds, rounded; a time beyond kMaxSimulatedTimePs either way (or NaN)
+/// is a TimeRangeError naming `what`, never an llround past 2^63 (undefined behaviour).
+Picoseconds to_picoseconds(double microseconds, const char* what = "a time");
+/// The same from picoseconds held in a double (a scaled duration, a drawn noise).
+Picoseconds checked_picoseconds(double picoseconds, const char* what);
 double to_microseconds(Picoseconds ps);
 
 /// Everything a message of k bytes costs, for the range it falls in.

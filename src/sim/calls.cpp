@@ -110,8 +110,9 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
     // duration).
     const double call_ns = r.duration_ns(e.end_tick - e.start_tick);
     const double cpu_ns = static_cast<double>(e.cpu_ns - r.previous_cpu_ns) - call_ns;
-    ps = r.previous_cpu_ns < 0 ? Picoseconds{}
-                               : Picoseconds{std::llround(std::max(0.0, cpu_ns) * 1000.0)};
+    ps = r.previous_cpu_ns < 0
+             ? Picoseconds{}
+             : model::checked_picoseconds(std::max(0.0, cpu_ns) * 1000.0, "a recorded CPU time");
   } else {
     ps = ticks_to_ps(r, e.start_tick - r.previous_end_tick - e.local_ticks - r.overhead_ticks);
   }

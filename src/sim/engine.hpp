@@ -254,7 +254,8 @@ struct Policy {
 
   Picoseconds scale(Picoseconds ps) const {
     return compute_scale != 1.0
-               ? Picoseconds{std::llround(static_cast<double>(ps.count()) * compute_scale)}
+               ? model::checked_picoseconds(static_cast<double>(ps.count()) * compute_scale,
+                                            "a computation scaled by --compute-scale")
                : ps;
   }
 };

@@ -52,7 +52,7 @@ model::Picoseconds noise_ps(const Noise& noise, std::uint32_t rank, std::uint64_
   const std::uint64_t bits =
       splitmix64(splitmix64(noise.seed ^ (std::uint64_t{rank} << 32)) ^ splitmix64(record));
   const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // [0, 1)
-  return static_cast<model::Picoseconds>(std::llround(-noise.mean_us * 1e6 * std::log1p(-u)));
+  return model::checked_picoseconds(-noise.mean_us * 1e6 * std::log1p(-u), "a drawn noise");
 }
 
 Breakdown& Breakdown::operator+=(const Breakdown& o) {

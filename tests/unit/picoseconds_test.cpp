@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "link_fixtures.hpp"
 #include "model/closed_forms.hpp"
+#include "model/cost.hpp"
 #include "model/picoseconds.hpp"
 
 namespace commgauge::model {
@@ -81,6 +82,28 @@ TEST(Picoseconds, ClosedFormPastTheClockIsAnError) {
   EXPECT_THROW((void)prtt(c, std::numeric_limits<std::uint32_t>::max(), d, 8), TimeRangeError);
   EXPECT_THROW((void)prtt_server_delay(c, std::numeric_limits<std::uint32_t>::max(), d, 8),
                TimeRangeError);
+}
+
+// Found by a red-team run: --receiver-late-us 1e13 rounded past 2^63 (undefined; Orw read
+// 9.2e12 us), --compute-scale 1e12 named a time of -2^63 ps. A time past the simulated clock
+// either way, or NaN, is its range error naming what it was; below it the rounding is exact.
+TEST(Picoseconds, ConversionsFromDoublesStayInsideTheClock) {
+  EXPECT_EQ(to_picoseconds(1.5), Picoseconds{1'500'000});
+  EXPECT_EQ(to_picoseconds(-0.25), Picoseconds{-250'000});
+  EXPECT_EQ(checked_picoseconds(2.5, "x"), Picoseconds{3});  // halves away from zero
+  const double limit_us = static_cast<double>(kMaxSimulatedTimePs.count()) / 1e6;
+  EXPECT_EQ(to_picoseconds(limit_us), kMaxSimulatedTimePs);
+  for (double us : {1e13, -1e13, 2 * limit_us, std::numeric_limits<double>::infinity(),
+                    std::numeric_limits<double>::quiet_NaN()}) {
+    try {
+      (void)to_picoseconds(us, "--receiver-late-us");
+      ADD_FAILURE() << us << " us was converted";
+    } catch (const TimeRangeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--receiver-late-us of ")) << us;
+      EXPECT_THAT(e.what(), HasSubstr("passes the range of the simulated clock")) << us;
+    }
+  }
+  EXPECT_THROW((void)checked_picoseconds(5e12 * 1e6, "a scaled computation"), TimeRangeError);
 }
 
 }  // namespace
