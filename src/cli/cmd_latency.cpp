@@ -42,7 +42,7 @@ void add_latency_command(CLI::App& app, Action& action) {
       ->group(g);
   cmd->add_option("--sizes", f->sizes,
                   "sweep: a list \"8,64,1KiB\" or a range \"MIN:MAX[:FACTOR]\" (geometric, factor "
-                  "2 by default); replaces --size")
+                  "2 by default), at most 10000 sizes; replaces --size")
       ->group(g);
   cmd->add_option("--trials", f->latency.trials,
                   "timing trials (ntrial) per size at most; a size stops earlier once its median "

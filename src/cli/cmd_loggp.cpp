@@ -59,7 +59,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
                                           measure::kMaxPointsPerOctave))
                   ->capture_default_str()
                   ->group(g);
-  cmd->add_option("--sizes", f->sizes, "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\"")
+  cmd->add_option("--sizes", f->sizes,
+                  "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\" (at most 10000)")
       ->group(g)
       ->excludes(min_opt)
       ->excludes(max_opt)

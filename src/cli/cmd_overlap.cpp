@@ -45,7 +45,8 @@ void add_overlap_command(CLI::App& app, Action& action) {
                       fmt::format("sweep density (at most {:g})", measure::kMaxPointsPerOctave))
           ->capture_default_str()
           ->group(g);
-  cmd->add_option("--sizes", f->sizes, "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\"")
+  cmd->add_option("--sizes", f->sizes,
+                  "explicit sizes \"8,64,1KiB\" or \"MIN:MAX[:FACTOR]\" (at most 10000)")
       ->group(g)
       ->excludes(mn)
       ->excludes(mx)

@@ -41,7 +41,8 @@ void add_common(CLI::App& cmd, PredictFlags& f) {
                  "a model (" + model::model_names(", ") + "), a list (\"loggp,loggps\") or all")
       ->delimiter(',')
       ->capture_default_str();
-  cmd.add_option("--sizes", f.sizes, "message sizes \"8,1KiB\" or \"MIN:MAX[:FACTOR]\"")
+  cmd.add_option("--sizes", f.sizes,
+                 "message sizes \"8,1KiB\" or \"MIN:MAX[:FACTOR]\" (at most 10000)")
       ->capture_default_str();
   cmd.add_flag("--extrapolate", f.extrapolate,
                "also predict sizes outside the range the profile was measured at");

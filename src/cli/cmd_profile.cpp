@@ -172,7 +172,7 @@ void add_profile_command(CLI::App& app, Action& action) {
   cmd->add_option("--max-size", f->max_size, "largest message size measured")
       ->capture_default_str();
   cmd->add_option("--latency-sizes", f->latency_sizes,
-                  "sizes of the latency part (default: 1:max:4)");
+                  "sizes of the latency part (default: 1:max:4; at most 10000)");
   cmd->add_option("--latency-trials", f->latency_trials, "trials per latency size")
       ->capture_default_str();
   cmd->add_option("--link-class", f->link_class,

@@ -85,6 +85,13 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::s
       }
     }
     if (lo > hi) throw InputError(what, fmt::format("MIN {} is larger than MAX {}", lo, hi));
+    const double steps =
+        std::log(static_cast<double>(hi) / static_cast<double>(std::max<std::uint64_t>(lo, 1))) /
+        std::log(factor);
+    if (!(steps < static_cast<double>(kMaxSizeListEntries))) {
+      throw InputError(what, fmt::format("\"{}\" makes {:.3g} steps; at most {} sizes", text,
+                                         steps + 1, kMaxSizeListEntries));
+    }
     if (lo == 0) sizes.push_back(0);
     for (double s = static_cast<double>(std::max<std::uint64_t>(lo, 1));
          s <= static_cast<double>(hi); s *= factor) {
@@ -98,6 +105,8 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::s
     const std::size_t comma = text.find(',', start);
     sizes.push_back(parse_byte_size(text.substr(start, comma - start), what));
     if (comma == std::string::npos) break;
+    if (sizes.size() == kMaxSizeListEntries)
+      throw InputError(what, fmt::format("at most {} sizes", kMaxSizeListEntries));
     start = comma + 1;
   }
   return sizes;

@@ -47,6 +47,26 @@ TEST(SizeList, ListAndRange) {
 
 // A job past its time limit gets SIGTERM and then its grace before SIGKILL: one that needs a
 // while to write its last data (as mpirun's ranks do) ends by itself, with what it wrote.
+// Found by a red-team run: "1:1000000:1.0000000001" ran its loop 10^11 times (predict hung).
+TEST(SizeList, AtMostTenThousandSizes) {
+  // 9905 steps (ln 1024 / ln 1.0007): inside the bound; the distinct sizes are at most 1024.
+  const auto fine = parse_size_list("1:1024:1.0007", "--sizes");
+  EXPECT_EQ(fine.front(), 1u);
+  EXPECT_LE(fine.size(), 1024u);
+  EXPECT_THROW(parse_size_list("1:1024:1.0006", "--sizes"), InputError);  // 11556 steps
+  try {
+    parse_size_list("1:1000000:1.0000000001", "--sizes");
+    ADD_FAILURE() << "a range of 1.4e11 steps was accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("at most 10000 sizes"));
+  }
+  std::string list = "1";
+  for (int i = 2; i <= 10000; ++i)
+    list += "," + std::to_string(i);
+  EXPECT_EQ(parse_size_list(list, "--sizes").size(), 10000u);
+  EXPECT_THROW(parse_size_list(list + ",10001", "--sizes"), InputError);
+}
+
 TEST(ChildJob, TheTimeLimitsSigtermLeavesTheJobItsGrace) {
   const std::string done = "/tmp/commgauge-child-job-" + std::to_string(::getpid());
   std::remove(done.c_str());
