@@ -78,6 +78,7 @@ const CLI::Validator kNonNegative(
 
 void check_every_value(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    check_every_value(*sub);  // nested scenarios too (predict pingpong, isend-compute-wait)
     for (CLI::Option* option : sub->get_options()) {
       if (option->get_type_size() == 0) continue;  // a flag without a value
       // The program's own arguments (trace -- PROGRAM ARGS...) may be anything, "" included.

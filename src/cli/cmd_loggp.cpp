@@ -70,7 +70,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
       ->group(g);
   cmd->add_option("--delay", f->delay,
                   "d in microseconds (default: PRTT(1,0,s) per size, or PRTT(2,0,s) where that "
-                  "is not above G_all, as seed 000 §3.2)")
+                  "is not above G_all, as seed 000 §3.2); at most 1e6")
       ->group(g);
   auto* detector = cmd->add_option("--detector", f->loggp.detector,
                                    "protocol-change detector: joint (robust, default), seed000 "

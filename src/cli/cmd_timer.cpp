@@ -34,7 +34,9 @@ void add_timer_command(CLI::App& app, Action& action) {
                   fmt::format("distribution bins (the last is open), 1 to {}", measure::kMaxBins))
       ->capture_default_str();
   cmd->add_option("--max-frequency-rows", flags->timer.max_frequency_rows,
-                  "distinct values listed in the frequency table (the rest are summarised)")
+                  fmt::format("distinct values listed in the frequency table (the rest are "
+                              "summarised), 1 to {}",
+                              measure::kMaxFrequencyRows))
       ->capture_default_str();
   cmd->add_option("--json", flags->json, "write the result as JSON to this file");
   cmd->callback([&action, flags] {

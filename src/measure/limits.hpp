@@ -7,5 +7,7 @@ namespace commgauge::measure {
 inline constexpr int kMaxBins = 10000;             ///< distribution bins (timer, latency)
 inline constexpr double kMaxPointsPerOctave = 64;  ///< geometric sweeps (loggp, overlap)
 inline constexpr double kMaxComputation_us = 1e8;  ///< overlap's computation C (100 s)
+inline constexpr int kMaxFrequencyRows = 100000;   ///< rows of a frequency table (timer)
+inline constexpr double kMaxDelay_us = 1e6;        ///< loggp's busy delay d (1 s)
 
 }  // namespace commgauge::measure

@@ -35,6 +35,10 @@ void LoggpOptions::validate() const {
   if (delay_us < 0 && delay_us != -1) {
     throw InputError("delay", fmt::format("must be >= 0 us, got {}", delay_us));
   }
+  // A delay of 1e308 us reached the fit as a length error (exit 1, a red-team find).
+  if (delay_us > kMaxDelay_us)
+    throw InputError("delay",
+                     fmt::format("must be at most {:g} us, got {}", kMaxDelay_us, delay_us));
   if (!(points_per_octave > 0) || points_per_octave > kMaxPointsPerOctave)
     throw InputError("points_per_octave",
                      fmt::format("must be > 0 and at most {}", kMaxPointsPerOctave));

@@ -18,6 +18,9 @@ void TimerOptions::validate() const {
   if (!(bin_width_us >= 0)) throw InputError("bin_width", "must be positive (or 0 for automatic)");
   if (max_bins < 1 || max_bins > kMaxBins)
     throw InputError("max_bins", fmt::format("must be 1 to {}", kMaxBins));
+  // 0 or fewer rows reached the frequency table as a length error (exit 1, a red-team find).
+  if (max_frequency_rows < 1 || max_frequency_rows > kMaxFrequencyRows)
+    throw InputError("max_frequency_rows", fmt::format("must be 1 to {}", kMaxFrequencyRows));
 }
 
 TimerCharacterization characterize_timer(const net::Clock& clock, const TimerOptions& options) {

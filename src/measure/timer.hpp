@@ -16,8 +16,8 @@ struct TimerOptions {
   double bin_width_us = 0;                        ///< distribution bin width; 0: automatic
   int max_bins = 50;
   double frequency_quantum_us = 0.001;  ///< distinct values are rounded to this (1 ns)
-  int max_frequency_rows = 100;
-  void validate() const;  ///< throws InputError
+  int max_frequency_rows = 100;         ///< 1 to kMaxFrequencyRows
+  void validate() const;                ///< throws InputError
 };
 
 struct TimerCharacterization {

@@ -24,25 +24,49 @@ namespace {
 using ::testing::HasSubstr;
 
 struct Flag {
-  std::string command, name, type;
+  std::vector<std::string> command;  // the subcommand's path: {"loggp"}, {"predict", "pingpong"}
+  std::string name, type;
+  std::string where() const {
+    std::string out;
+    for (const auto& c : command)
+      out += c + " ";
+    return out + name;
+  }
 };
 
-// The subcommands in `commgauge --help`, and the flags with a value in each one's --help.
-std::vector<Flag> every_flag() {
-  std::vector<Flag> flags;
-  const Outcome top = run({commgauge(), "--help"});
-  std::istringstream lines(top.out);
-  std::vector<std::string> commands;
+// The subcommands listed under "Subcommands:" in a help text.
+std::vector<std::string> subcommands_in(const std::string& help) {
+  std::istringstream lines(help);
+  std::vector<std::string> out;
   bool in_subcommands = false;
   const std::regex command_line(R"(^  ([a-z][a-z-]*)\s{2,})");
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("Subcommands:", 0) == 0) in_subcommands = true;
     std::smatch m;
-    if (in_subcommands && std::regex_search(line, m, command_line)) commands.push_back(m[1]);
+    if (in_subcommands && std::regex_search(line, m, command_line)) out.push_back(m[1]);
   }
+  return out;
+}
+
+// The subcommands in `commgauge --help` (and theirs, as predict's scenarios), and the flags with
+// a value in each one's --help.
+std::vector<Flag> every_flag() {
+  std::vector<Flag> flags;
+  std::vector<std::vector<std::string>> pending;
+  for (const auto& c : subcommands_in(run({commgauge(), "--help"}).out))
+    pending.push_back({c});
   const std::regex flag_line(R"(^\s+(?:-\w,)?(--[a-z][a-z-]*)\s+(FLOAT|INT|UINT|TEXT)\b)");
-  for (const auto& command : commands) {
-    const Outcome help = run({commgauge(), command, "--help"});
+  while (!pending.empty()) {
+    const auto command = pending.back();
+    pending.pop_back();
+    std::vector<std::string> argv = {commgauge()};
+    argv.insert(argv.end(), command.begin(), command.end());
+    argv.push_back("--help");
+    const Outcome help = run(argv);
+    for (const auto& sub : subcommands_in(help.out)) {
+      pending.push_back(command);
+      pending.back().push_back(sub);
+    }
     std::istringstream text(help.out);
     for (std::string line; std::getline(text, line);) {
       std::smatch m;
@@ -68,18 +92,28 @@ TEST(CliValues, NoNumericFlagTakesNanOrInfinityAndNoValueIsEmpty) {
         bad.emplace_back(v, "finite");
       bad.emplace_back("", "must not be empty|finite number");
     } else {
-      bad.emplace_back("", "must not be empty|not in \\{");
+      bad.emplace_back("", "must not be empty|not in \\{|expected");
     }
     if (f.type == "UINT") {
       bad.emplace_back("-1", "whole number >= 0");
       bad.emplace_back("18446744073709551616", "out of range");
     }
     for (const auto& [value, says] : bad) {
-      const Outcome o = run({commgauge(), f.command, f.name, value});
-      EXPECT_EQ(o.exit_code, 2) << f.command << " " << f.name << " '" << value << "': " << o.err;
-      EXPECT_THAT(o.err, HasSubstr(f.name)) << f.command << " " << f.name << " '" << value << "'";
-      EXPECT_THAT(o.err, ::testing::ContainsRegex(says))
-          << f.command << " " << f.name << " '" << value << "'";
+      std::vector<std::string> argv = {commgauge()};
+      argv.insert(argv.end(), f.command.begin(), f.command.end());
+      argv.insert(argv.end(), {f.name, value});
+      // predict's scenarios check their required options first: given, unless under test.
+      if (f.command.front() == "predict") {
+        if (f.name != "--profile")
+          argv.insert(argv.end(), {"--profile", std::string(COMMGAUGE_SOURCE_DIR) +
+                                                    "/examples/networks/loggp-simple.json"});
+        if (f.command.back() == "isend-compute-wait" && f.name != "--comp-us")
+          argv.insert(argv.end(), {"--comp-us", "10"});
+      }
+      const Outcome o = run(argv);
+      EXPECT_EQ(o.exit_code, 2) << f.where() << " '" << value << "': " << o.err;
+      EXPECT_THAT(o.err, HasSubstr(f.name)) << f.where() << " '" << value << "'";
+      EXPECT_THAT(o.err, ::testing::ContainsRegex(says)) << f.where() << " '" << value << "'";
     }
   }
   EXPECT_GE(numeric, 40u);
@@ -88,9 +122,16 @@ TEST(CliValues, NoNumericFlagTakesNanOrInfinityAndNoValueIsEmpty) {
 TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
   // Each limit named in --help, and a value past it refused before anything runs.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"overlap", "--points-per-octave=1e9"}, {"loggp", "--points-per-octave=65"},
-      {"overlap", "--min-comp=1e300"},        {"overlap", "--comp-us=1e9"},
-      {"timer", "--max-bins=2000000000"},     {"synth", "--ranks=5000000"},
+      {"overlap", "--points-per-octave=1e9"},
+      {"loggp", "--points-per-octave=65"},
+      {"overlap", "--min-comp=1e300"},
+      {"overlap", "--comp-us=1e9"},
+      {"timer", "--max-bins=2000000000"},
+      {"synth", "--ranks=5000000"},
+      // Found by a red-team run: both reached the analysis and ended in exit 1.
+      {"loggp", "--delay=1e308"},
+      {"timer", "--max-frequency-rows=0"},
+      {"predict", "--sizes=1:1000000:1.0000000001"},
   };
   const std::string link =
       std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json";
@@ -98,7 +139,13 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
     const std::string flag = flag_value.substr(0, flag_value.find('='));
     // synth's other required values are given (its output is never written: refused first).
     std::vector<std::string> argv = {commgauge(), command, flag_value};
-    if (command == "synth") {
+    if (command == "predict") {
+      // predict's flags belong to its scenario: pingpong, from a link-parameter file.
+      argv = {
+          commgauge(), command,
+          "pingpong",  flag_value,
+          "--profile", std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json"};
+    } else if (command == "synth") {
       argv.insert(argv.end(), {"ring", "-o", "/nonexistent/never-written"});
     } else {
       argv.insert(argv.end(), {"--transport", "virtual", "--virtual-net", link});
@@ -106,7 +153,8 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
     const Outcome o = run(argv, std::chrono::seconds(30));
     EXPECT_EQ(o.exit_code, 2) << command << " " << flag_value << ": " << o.err;
     EXPECT_THAT(o.err, HasSubstr(flag));
-    const Outcome help = run({commgauge(), command, "--help"});
+    const Outcome help = command == "predict" ? run({commgauge(), command, "pingpong", "--help"})
+                                              : run({commgauge(), command, "--help"});
     const std::size_t at = help.out.find("  " + flag + " ");
     ASSERT_NE(at, std::string::npos) << command << " --help has no " << flag;
     const std::string entry = help.out.substr(at, help.out.find("\n  --", at + 1) - at);
