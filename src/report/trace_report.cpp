@@ -73,7 +73,7 @@ std::string traffic_text(const trace::TraceSummary& s, TableSink* sink) {
   trace::Traffic all;
   for (const auto& p : pairs) {
     all.messages += p.traffic.messages;
-    all.bytes += p.traffic.bytes;
+    trace::add_bytes(all.bytes, p.traffic.bytes);
   }
   std::string out = fmt::format(
       "\nPoint-to-point traffic (what the send calls passed): {} messages, {} between {} pairs of "
@@ -302,7 +302,7 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
                      {"messages", p.traffic.messages},
                      {"bytes", p.traffic.bytes}});
     all.messages += p.traffic.messages;
-    all.bytes += p.traffic.bytes;
+    trace::add_bytes(all.bytes, p.traffic.bytes);
   }
   nlohmann::json sizes = nlohmann::json::array();
   for (std::size_t b = 0; b < s.point_to_point_sizes.bins.size(); ++b) {

@@ -25,6 +25,10 @@ void keep_largest(std::vector<MessageRecord>& largest, std::size_t k, const Mess
 
 }  // namespace
 
+void add_bytes(std::uint64_t& total, std::uint64_t bytes) {
+  if (__builtin_add_overflow(total, bytes, &total)) total = ~std::uint64_t{0};
+}
+
 std::size_t SizeHistogram::bin_of(std::uint64_t bytes) {
   return bytes == 0 ? 0 : static_cast<std::size_t>(std::bit_width(bytes));
 }
@@ -41,7 +45,7 @@ std::uint64_t SizeHistogram::highest(std::size_t bin) {
 void SizeHistogram::add(std::uint64_t bytes) {
   Traffic& b = bins[bin_of(bytes)];
   ++b.messages;
-  b.bytes += bytes;
+  add_bytes(b.bytes, bytes);
 }
 
 TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
@@ -61,7 +65,7 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       if (peer < 0) return;  // MPI_PROC_NULL sends nothing
       Traffic& t = sent[peer];
       ++t.messages;
-      t.bytes += bytes;
+      add_bytes(t.bytes, bytes);
       s.point_to_point_sizes.add(bytes);
     };
     // Persistent sends: the request MPI_Send_init made -> its peer and bytes, sent at each start.
@@ -145,7 +149,7 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       mpi_ticks += duration;
       auto& f = rs.functions[e.function];
       ++f.calls;
-      f.bytes += e.bytes;
+      add_bytes(f.bytes, e.bytes);
       f.seconds += seconds(duration);
       if (e.has(kSite)) {
         const auto module = modules.find(e.site_module);
@@ -153,7 +157,7 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
                       e.function};
         auto& t = rank_sites[std::move(site)];
         ++t.calls;
-        t.bytes += e.bytes;
+        add_bytes(t.bytes, e.bytes);
         t.seconds += seconds(duration);
       }
       const FunctionInfo* info = find_function(e.function);
@@ -208,13 +212,13 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
     for (const auto& [id, f] : rs.functions) {
       auto& t = s.functions[id];
       t.calls += f.calls;
-      t.bytes += f.bytes;
+      add_bytes(t.bytes, f.bytes);
       t.seconds += f.seconds;
     }
     for (const auto& [site, f] : rank_sites) {
       auto& t = s.call_sites[site];
       t.totals.calls += f.calls;
-      t.totals.bytes += f.bytes;
+      add_bytes(t.totals.bytes, f.bytes);
       t.totals.seconds += f.seconds;
       ++t.ranks;
     }

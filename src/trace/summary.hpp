@@ -46,6 +46,10 @@ struct MessageRecord {
 };
 
 /// Messages and their bytes.
+/// total += bytes, saturating at 2^64 - 1 instead of wrapping (19 messages of 10^18 bytes once
+/// summed to 1.1e18): a total at the maximum reads as "at least this".
+void add_bytes(std::uint64_t& total, std::uint64_t bytes);
+
 struct Traffic {
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;

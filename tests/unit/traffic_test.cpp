@@ -87,6 +87,27 @@ TEST_F(Traffic_, RingSendsEachIterationToTheRightNeighbourOnly) {
   EXPECT_EQ(collectives, 0u);
 }
 
+// Found by a red-team run: 19 sends of 10^18 bytes per rank summed to 1.1e18 (wrapped). Totals
+// saturate at 2^64 - 1; a single message's bytes and the message counts stay exact.
+TEST_F(Traffic_, ByteTotalsSaturateInsteadOfWrapping) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  const TraceSummary s = synthetic("ring", 2, 19, 1'000'000'000'000'000'000);
+  ASSERT_EQ(s.sent.size(), 2u);
+  for (std::int32_t r = 0; r < 2; ++r) {
+    const auto& t = s.sent[r].at(1 - r);
+    EXPECT_EQ(t.messages, 19u);
+    EXPECT_EQ(t.bytes, kMax) << "rank " << r;
+  }
+  EXPECT_EQ(s.functions.at(fn::Isend).calls, 38u);
+  EXPECT_EQ(s.functions.at(fn::Isend).bytes, kMax);
+  EXPECT_EQ(s.largest.front().bytes, 1'000'000'000'000'000'000u);
+  std::uint64_t total = 5;
+  add_bytes(total, 7);
+  EXPECT_EQ(total, 12u);
+  add_bytes(total, kMax - 11);
+  EXPECT_EQ(total, kMax);
+}
+
 TEST_F(Traffic_, MasterWorkerTasksResultsAndStops) {
   // Rank 0 sends each worker a first task, 2 more tasks and a 0-byte stop; each worker sends 3
   // results of 1000 B.
