@@ -222,6 +222,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   trace.index().value("complete", true) ? "" : "; the trace is INCOMPLETE");
       std::optional<report::TimelineWriter> timeline;
       if (!f->timeline.empty()) {
+        if (f->timeline == "-")
+          throw InputError("--timeline", "standard output is not supported; give a file name");
         timeline.emplace(f->timeline);
         timeline->process(0, "measured (trace)");
       }

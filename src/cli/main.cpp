@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   // tables and messages that would go there go to standard error, so the result can be piped.
   // Subcommands nest (predict pingpong): every level chosen is looked at.
   bool result_on_stdout = false;
+  std::vector<std::string> on_stdout;
   std::vector<const CLI::App*> chosen;
   for (const CLI::App* sub : app.get_subcommands())
     chosen.push_back(sub);
@@ -91,9 +92,20 @@ int main(int argc, char** argv) {
       chosen.push_back(inner);
     for (const char* name : {"--json", "--csv", "--tables-csv"}) {
       const CLI::Option* option = sub->get_option_no_throw(name);
-      if (option != nullptr && option->count() > 0 && option->as<std::string>() == "-")
+      if (option != nullptr && option->count() > 0 && option->as<std::string>() == "-") {
         result_on_stdout = true;
+        on_stdout.emplace_back(name);
+      }
     }
+  }
+  // Two results on standard output would be one stream of both (JSON and CSV run together).
+  if (on_stdout.size() > 1) {
+    if (primary_process())
+      std::fprintf(stderr,
+                   "commgauge: error: %s and %s both write to standard output ('-'); give one of "
+                   "them a file\n",
+                   on_stdout[0].c_str(), on_stdout[1].c_str());
+    return 2;
   }
   if (result_on_stdout) {
     std::fflush(stdout);

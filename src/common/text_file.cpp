@@ -99,6 +99,11 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   // Allocated before the temporary exists: nothing can throw after it is created.
   buffer_ = std::make_unique<Buffer>();
   stream_ = std::make_unique<std::ostream>(buffer_.get());
+  // "-" is standard output only where a result can go there (write_text_file: --json, --csv,
+  // --tables-csv); anywhere else it would be a file named "-".
+  if (target_ == "-")
+    throw InputError(target_.string(),
+                     "standard output is not supported for this output; give a file name");
   // Renaming over a device or a FIFO would replace it (as root, /dev/null with a regular file):
   // those are written in place, as a shell redirection would.
   struct stat st {};

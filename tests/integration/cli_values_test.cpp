@@ -185,6 +185,18 @@ TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
   EXPECT_EQ(from_pipe["ranks"], 3);
   EXPECT_THAT(piped.err, HasSubstr("commgauge synth: ring"));
   EXPECT_FALSE(fs::exists("-"));
+  // Two results cannot share standard output (JSON and CSV ran together, exit 0), and an output
+  // that cannot go there is refused rather than written to a file named "-".
+  const std::string net = COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json";
+  Outcome o = run({commgauge(), "simulate", (dir / "b").string(), "--profile", net, "--json", "-",
+                   "--tables-csv", "-"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("--json and --tables-csv both write to standard output"));
+  EXPECT_EQ(o.out, "");
+  o = run({commgauge(), "simulate", (dir / "b").string(), "--profile", net, "--timeline", "-"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("--timeline: standard output is not supported"));
+  EXPECT_FALSE(fs::exists("-"));
   fs::remove_all(dir);
 }
 
