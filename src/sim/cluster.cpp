@@ -151,6 +151,9 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
       std::uint64_t node = 0;
       try {
         std::size_t used = 0;
+        // stoull reads "-1" as 2^64 - 1: a node number is digits only.
+        if (word.find_first_not_of("0123456789") != std::string::npos)
+          throw std::invalid_argument("not digits");
         node = std::stoull(word, &used);
         if (used != word.size()) throw std::invalid_argument("trailing");
       } catch (const std::exception&) {

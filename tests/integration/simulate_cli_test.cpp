@@ -149,6 +149,13 @@ TEST_F(SimulateCli, BadInputIsAClearError) {
   o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
            cluster.string(), "--placement", "rrn"});
   EXPECT_EQ(o.exit_code, 0) << o.err;
+  // A placement file's node numbers are digits: "-1" once read as node 18446744073709551615.
+  const fs::path placement = dir_ / "placement.txt";
+  std::ofstream(placement) << "0 1\n-1 1\n";
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
+           cluster.string(), "--placement", placement.string()});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("placement.txt:2: expected a node number, got \"-1\""));
 }
 #endif
 
