@@ -110,10 +110,14 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
   if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw InputError(target_.string(), "is a directory, not a file");
     in_place_ = true;
-    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    // Non-blocking open: a FIFO without a reader is an error (ENXIO), never a hang; the writes
+    // then block as usual.
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd_ < 0)
       throw InputError(target_.string(),
                        fmt::format("cannot write the file: {}", std::strerror(errno)));
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
     buffer_->attach(fd_);
     return;
   }

@@ -228,7 +228,7 @@ TEST_F(OutputFaults, ASymlinkAtAnOutputIsReplacedNotFollowed) {
 // A device at an output's path is written into, never replaced (as root a rename over /dev/null
 // would replace it with a regular file): a node like /dev/null takes the output (exit 0) and
 // stays a device; one like /dev/full is a runtime error naming it (exit 1), still a device. A
-// directory there is an input error (exit 2).
+// directory there, or a FIFO nobody reads, is an input error (exit 2), never a hang.
 TEST_F(OutputFaults, ADeviceAtAnOutputIsWrittenInPlaceNeverReplaced) {
   fs::create_directories(dir_ / "dev");
   std::size_t files = 0;
@@ -254,6 +254,13 @@ TEST_F(OutputFaults, ADeviceAtAnOutputIsWrittenInPlaceNeverReplaced) {
     EXPECT_EQ(dir.exit_code, 2) << c.what << ": " << dir.err;
     EXPECT_THAT(dir.err, HasSubstr(directory.string())) << c.what;
     EXPECT_TRUE(fs::is_directory(directory)) << c.what;
+    // A FIFO with no reader: an error at once (its open would otherwise wait for one forever).
+    const fs::path fifo = dir_ / "dev" / ("fifo-" + c.name);
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0) << fifo;
+    const Outcome no_reader = run(with_output(c, fifo), std::chrono::seconds(60));
+    EXPECT_EQ(no_reader.exit_code, 2) << c.what << ": " << no_reader.err;
+    EXPECT_THAT(no_reader.err, HasSubstr(fifo.string())) << c.what;
+    EXPECT_TRUE(fs::is_fifo(fifo)) << c.what;
   }
   EXPECT_GE(files, 15u);
   for (const auto& e : fs::recursive_directory_iterator(dir_ / "dev"))
