@@ -208,15 +208,11 @@ void add_profile_command(CLI::App& app, Action& action) {
       // Held out: a ping-pong at the sizes the loggp sweep skips, exchanges and, over MPI, small
       // collectives: cells of loggp's first rounds, shuffled with the sweep, never fitted.
       lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
-      if (topts.kind == "mpi") {
-        for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
-          lo.heldout_collective_sizes.push_back(s);
-        if (max_size >= 65536) lo.heldout_collective_sizes.push_back(65536);
-      }
-      // Exchanges at the collectives' sizes, over every transport.
+      // Exchanges over every transport, collectives over MPI: 8 B to 64 KiB in powers of 4.
       for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
         lo.heldout_exchange_sizes.push_back(s);
       if (max_size >= 65536) lo.heldout_exchange_sizes.push_back(65536);
+      if (topts.kind == "mpi") lo.heldout_collective_sizes = lo.heldout_exchange_sizes;
       // Over MPI with ranks on several hosts (--link-class auto): both link classes in one run,
       // each from rank 0 (pairs_to_measure); otherwise the one pair the options name.
       std::vector<std::pair<int, int>> pairs;

@@ -62,14 +62,12 @@ void LoggpOptions::validate() const {
   for (auto h : heldout_sizes) {
     if (h == 0) throw InputError("heldout_sizes", "a held-out size must be at least 1 byte");
   }
-  for (auto h : heldout_collective_sizes) {
-    if (h == 0 || h > (std::uint64_t{1} << 30)) {
-      throw InputError("heldout_collective_sizes", "a held-out size must be 1 B to 1 GiB");
-    }
-  }
-  for (auto h : heldout_exchange_sizes) {
-    if (h == 0 || h > (std::uint64_t{1} << 30)) {
-      throw InputError("heldout_exchange_sizes", "a held-out size must be 1 B to 1 GiB");
+  for (const auto& [name, held_out] :
+       {std::pair{"heldout_collective_sizes", &heldout_collective_sizes},
+        {"heldout_exchange_sizes", &heldout_exchange_sizes}}) {
+    for (auto h : *held_out) {
+      if (h == 0 || h > (std::uint64_t{1} << 30))
+        throw InputError(name, "a held-out size must be 1 B to 1 GiB");
     }
   }
 }
@@ -167,8 +165,7 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
   c.bytes = 8 * c.messages;
   for (const auto& s : plan) {
     const double r = reps;
-    if (s.kind == PrttKind::allreduce || s.kind == PrttKind::alltoall ||
-        s.kind == PrttKind::exchange) {
+    if (runs_calls(s.kind)) {
       c.messages += 2 * r * s.n;  // over the pair: s bytes each way per call
       c.bytes += r * s.n * 2 * static_cast<double>(s.bytes);
     } else if (s.kind == PrttKind::late_receiver) {
@@ -264,9 +261,7 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
 }
 
 PrttSpec heldout_spec(const HeldOutSeries& h) {
-  const bool calls =
-      h.kind == PrttKind::allreduce || h.kind == PrttKind::alltoall || h.kind == PrttKind::exchange;
-  return {h.kind, calls ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
+  return {h.kind, runs_calls(h.kind) ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
 }
 
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,

@@ -19,10 +19,6 @@ constexpr std::uint64_t kPlan = 0xfe;
 constexpr std::uint64_t kDone = 0xff;
 constexpr std::uint64_t kMaxEntries = 0xffffff;
 
-bool collective(PrttKind k) {
-  return k == PrttKind::allreduce || k == PrttKind::alltoall;
-}
-
 // n calls of a collective, or n exchanges, on either end; false where the transport has no
 // collectives.
 bool run_calls(net::Transport& t, const PrttSpec& spec) {
@@ -53,7 +49,7 @@ void check(const PrttSpec& s) {
 // The source's side of one entry, once. The late-receiver probe's time comes from the dest.
 double run_source(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
-  if (collective(spec.kind) || spec.kind == PrttKind::exchange) {
+  if (runs_calls(spec.kind)) {
     t.barrier();  // both enter together; n calls make the barrier's exit skew 1/n of the time
     const double t0 = t.now_us();
     if (!run_calls(t, spec)) throw InputError("PRTT: this transport has no collectives");
@@ -91,7 +87,7 @@ bool dest_reports(const PrttSpec& spec) {
 // its delays overshot d (server delay; taken out of the PRTT by the source).
 double run_dest(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
-  if (collective(spec.kind) || spec.kind == PrttKind::exchange) {
+  if (runs_calls(spec.kind)) {
     t.barrier();
     if (!run_calls(t, spec)) throw TransportError("PRTT: this transport has no collectives");
     return 0;
@@ -170,7 +166,7 @@ net::Counters serve_prtt(net::Transport& t) {
       const std::uint64_t word = t.recv_value();
       const auto kind = static_cast<PrttKind>(word & 0xff);
       if (kind != PrttKind::client_delay && kind != PrttKind::server_delay &&
-          kind != PrttKind::late_receiver && kind != PrttKind::exchange && !collective(kind)) {
+          kind != PrttKind::late_receiver && !runs_calls(kind)) {
         throw TransportError(fmt::format("PRTT: unknown entry kind {:#x}", word));
       }
       spec.kind = kind;

@@ -54,6 +54,12 @@ enum class PrttKind : std::uint8_t {
   exchange = 5,
 };
 
+/// The kinds that run n calls after a barrier, timed per call: the held-out collectives and the
+/// exchange.
+constexpr bool runs_calls(PrttKind k) {
+  return k == PrttKind::allreduce || k == PrttKind::alltoall || k == PrttKind::exchange;
+}
+
 struct PrttSpec {
   PrttKind kind = PrttKind::client_delay;
   std::uint32_t n = 1;  ///< messages in the round, calls of a collective (>= 1; late_receiver: 1)

@@ -8,10 +8,6 @@
 #include <string>
 #include <tuple>
 
-#include <fmt/format.h>
-
-#include "common/error.hpp"
-
 namespace commgauge::sim {
 
 LinkSharing::LinkSharing(std::unique_ptr<model::SharingModel> model)
@@ -238,13 +234,8 @@ void LinkSharing::commit(Picoseconds now, std::vector<Change>& changes) {
     // duration is >= 0, so end >= now.
     // A rate so low that the rest would pass the simulated clock (a GigE beta of 1e15) is a
     // range error, never an llround past 2^63 (undefined: it gave a time in the past).
-    const double rest_ps = s.remaining_ps / r;
-    if (!(rest_ps <= static_cast<double>(model::kMaxSimulatedTimePs.count() - now.count())))
-      throw TimeRangeError(fmt::format(
-          "a shared transfer's remaining {:.3g} ps at the sharing model's rate passes the range "
-          "of the simulated clock",
-          rest_ps));
-    s.end_ps = now + Picoseconds{std::llround(rest_ps)};
+    s.end_ps =
+        now + model::checked_picoseconds(s.remaining_ps / r, "a shared transfer's remaining time");
     s.version = next_version_++;
     changes.push_back({f, s.end_ps, s.version});
   }

@@ -51,12 +51,6 @@ void put_u32(unsigned char* out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i)
     out[i] = static_cast<unsigned char>(v >> (8 * i));
 }
-std::uint32_t get_u32(const unsigned char* in) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
-  return v;
-}
 
 /// Bounds-checked reading of one payload.
 [[noreturn, gnu::cold]] void malformed(std::size_t offset, const char* message) {
@@ -140,6 +134,13 @@ void get_u64_list(Cursor& in, std::vector<std::uint64_t>& values) {
 }
 
 }  // namespace
+
+std::uint32_t get_u32(const unsigned char* in) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
+  return v;
+}
 
 std::uint32_t crc32c(const unsigned char* data, std::size_t n) {
 #if defined(__x86_64__)

@@ -24,6 +24,9 @@
 namespace commgauge::trace {
 
 inline constexpr std::uint32_t kBlockMagic = 0x4b424743;  // "CGBK" read as little-endian u32
+
+/// The little-endian u32 at `in` (the files' integers: magics, block header fields).
+std::uint32_t get_u32(const unsigned char* in);
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kBlockHeaderBytes = 20;
 inline constexpr std::size_t kBlockPayloadTarget = 1000;  ///< blocks stay around 1 KiB

@@ -36,9 +36,7 @@ bool holds_trace_data(const fs::path& path, const std::string& name) {
   in.read(reinterpret_cast<char*>(head.data()), head.size());
   if (in.gcount() == 0) return temporary || name.rfind("rank-", 0) == 0;
   if (in.gcount() != 4) return false;
-  const std::uint32_t magic =
-      static_cast<std::uint32_t>(head[0]) | static_cast<std::uint32_t>(head[1]) << 8 |
-      static_cast<std::uint32_t>(head[2]) << 16 | static_cast<std::uint32_t>(head[3]) << 24;
+  const std::uint32_t magic = get_u32(head.data());
   const std::uint32_t expected = name.rfind("trace.cgtc", 0) == 0 ? kContainerMagic : kBlockMagic;
   return magic == expected || magic == 0;
 }

@@ -19,13 +19,6 @@ namespace commgauge::trace {
 
 namespace {
 
-std::uint32_t get_u32(const unsigned char* in) {
-  std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<std::uint32_t>(in[i]) << (8 * i);
-  return v;
-}
-
 void check_version(const TraceFile& file, std::uint64_t offset,
                    std::optional<std::uint64_t> version) {
   if (!version) file.fail(offset, "the rank header has no version");
