@@ -8,19 +8,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include "null_sink.hpp"
+
 #include "synth/synth.hpp"
 
 namespace {
 
 using namespace commgauge;
 
-class NullSink : public trace::BlockSink {
- public:
-  void write_block(std::uint32_t, std::span<const unsigned char> block) override {
-    bytes += block.size();
-  }
-  std::uint64_t bytes = 0;
-};
+using commgauge::bench::NullSink;
 
 synth::SynthOptions options(const std::string& pattern, std::uint32_t ranks,
                             std::uint32_t iterations) {

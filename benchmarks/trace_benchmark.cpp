@@ -8,6 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "null_sink.hpp"
+
 #include "trace/function_ids.hpp"
 #include "trace/reader.hpp"
 #include "trace/writer.hpp"
@@ -16,13 +18,7 @@ namespace {
 
 using namespace commgauge::trace;
 
-class NullSink : public BlockSink {
- public:
-  void write_block(std::uint32_t, std::span<const unsigned char> block) override {
-    bytes += block.size();
-  }
-  std::uint64_t bytes = 0;
-};
+using commgauge::bench::NullSink;
 
 void fill_send(Event& e, std::int64_t t, int i) {
   e.function = fn::Send;

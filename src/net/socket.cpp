@@ -21,7 +21,7 @@ namespace commgauge::net {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using DeadlineClock = std::chrono::steady_clock;
 
 void set_nonblocking(int fd) {
   const int flags = fcntl(fd, F_GETFL, 0);
@@ -37,13 +37,8 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
-int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
-}
-
 // One nonblocking connect attempt; returns 0 or an errno value.
-int try_connect(const addrinfo* ai, Clock::time_point deadline, Socket& out) {
+int try_connect(const addrinfo* ai, DeadlineClock::time_point deadline, Socket& out) {
   Socket s(socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
   if (!s.valid()) return errno;
   set_nonblocking(s.fd());
@@ -64,6 +59,12 @@ int try_connect(const addrinfo* ai, Clock::time_point deadline, Socket& out) {
 }
 
 }  // namespace
+
+int remaining_ms(DeadlineClock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - DeadlineClock::now());
+  return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+}
 
 Socket::~Socket() {
   if (fd_ >= 0) close(fd_);
@@ -100,7 +101,7 @@ HostPort parse_host_port(const std::string& text, const std::string& option) {
 }
 
 Socket connect_with_timeout(const HostPort& peer, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = DeadlineClock::now() + timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -115,7 +116,7 @@ Socket connect_with_timeout(const HostPort& peer, std::chrono::milliseconds time
     for (const addrinfo* ai = list; ai != nullptr && !result.valid(); ai = ai->ai_next) {
       last_error = try_connect(ai, deadline, result);
     }
-    if (result.valid() || Clock::now() >= deadline) break;
+    if (result.valid() || DeadlineClock::now() >= deadline) break;
     // A peer that is starting up refuses for a moment; retry until the deadline.
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(100, remaining_ms(deadline))));
   }

@@ -49,6 +49,9 @@ Socket listen_on(const std::string& bind_host, std::uint16_t port);
 /// Waits for one connection; timeout < 0 waits forever. Throws TransportError on timeout.
 Socket accept_with_timeout(const Socket& listener, std::chrono::milliseconds timeout);
 
+/// Milliseconds left until `deadline`, at least 0 (a poll(2) timeout).
+int remaining_ms(std::chrono::steady_clock::time_point deadline);
+
 std::uint16_t local_port(const Socket& s);
 /// Numeric address of the connected peer.
 std::string peer_address(const Socket& s);

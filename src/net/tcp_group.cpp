@@ -20,16 +20,11 @@ namespace commgauge::net {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using DeadlineClock = std::chrono::steady_clock;
 constexpr std::uint32_t kDataMagic = 0x44544743;  // "CGTD"
 
-int remaining_ms(Clock::time_point deadline) {
-  return static_cast<int>(std::max<std::int64_t>(
-      0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count()));
-}
-
 // Writes all of `data` before the deadline (the socket is nonblocking).
-void write_all(int fd, const void* data, std::size_t n, Clock::time_point deadline,
+void write_all(int fd, const void* data, std::size_t n, DeadlineClock::time_point deadline,
                const char* what) {
   const auto* p = static_cast<const unsigned char*>(data);
   while (n > 0) {
@@ -50,7 +45,8 @@ void write_all(int fd, const void* data, std::size_t n, Clock::time_point deadli
 }
 
 // Reads exactly n bytes before the deadline.
-void read_all(int fd, void* data, std::size_t n, Clock::time_point deadline, const char* what) {
+void read_all(int fd, void* data, std::size_t n, DeadlineClock::time_point deadline,
+              const char* what) {
   auto* p = static_cast<unsigned char*>(data);
   while (n > 0) {
     const ssize_t r = ::recv(fd, p, n, MSG_DONTWAIT);
@@ -73,13 +69,13 @@ void read_all(int fd, void* data, std::size_t n, Clock::time_point deadline, con
 void send_json(int fd, const nlohmann::json& j, std::chrono::milliseconds timeout) {
   const std::string text = json_text(j);
   const std::uint32_t len = static_cast<std::uint32_t>(text.size());
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = DeadlineClock::now() + timeout;
   write_all(fd, &len, sizeof len, deadline, "control channel");
   write_all(fd, text.data(), text.size(), deadline, "control channel");
 }
 
 nlohmann::json recv_json(int fd, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = DeadlineClock::now() + timeout;
   std::uint32_t len = 0;
   read_all(fd, &len, sizeof len, deadline, "control channel");
   if (len > (64u << 20)) throw TransportError("control channel: oversized message");
@@ -154,7 +150,7 @@ TcpGroupCoordinator::TcpGroupCoordinator(const std::vector<int>& task_nodes,
     members_.push_back(std::move(m));
   }
   // Every task connects and says which rank it is and where it listens for data.
-  const auto deadline = Clock::now() + o.connect_timeout;
+  const auto deadline = DeadlineClock::now() + o.connect_timeout;
   for (std::size_t k = 0; k < members_.size(); ++k) {
     Socket s = accept_with_timeout(listener, std::chrono::milliseconds(remaining_ms(deadline)));
     const auto hello = recv_json(s.fd(), o.io_timeout);
@@ -193,11 +189,11 @@ TcpGroupCoordinator::~TcpGroupCoordinator() {
       kill(m->pid, SIGCONT);
     }
   }
-  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  const auto deadline = DeadlineClock::now() + std::chrono::seconds(1);
   for (auto& m : members_) {
     if (m->pid <= 0) continue;
     while (waitpid(m->pid, nullptr, WNOHANG) == 0) {
-      if (Clock::now() >= deadline) {
+      if (DeadlineClock::now() >= deadline) {
         kill(m->pid, SIGKILL);
         waitpid(m->pid, nullptr, 0);
         break;
@@ -240,7 +236,7 @@ int TcpGroupCoordinator::recv_any(std::size_t) {
 }
 
 double TcpGroupCoordinator::now_us() {
-  return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::micro>(DeadlineClock::now().time_since_epoch()).count();
 }
 
 std::vector<std::vector<double>> TcpGroupCoordinator::gather(const std::vector<double>& mine) {
@@ -263,9 +259,9 @@ bool TcpGroupCoordinator::finish() {
   for (auto& m : members_) {
     if (m->pid <= 0) continue;
     int status = 0;
-    const auto deadline = Clock::now() + options_.io_timeout;
+    const auto deadline = DeadlineClock::now() + options_.io_timeout;
     pid_t r = 0;
-    while ((r = waitpid(m->pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+    while ((r = waitpid(m->pid, &status, WNOHANG)) == 0 && DeadlineClock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     if (r == 0) {
@@ -322,7 +318,7 @@ void TcpGroupMember::barrier() {
 }
 
 double TcpGroupMember::now_us() {
-  return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::micro>(DeadlineClock::now().time_since_epoch()).count();
 }
 
 std::vector<std::vector<double>> TcpGroupMember::gather(const std::vector<double>& mine) {
@@ -337,15 +333,15 @@ void TcpGroupMember::send(int to, std::size_t bytes) {
                              options_.connect_timeout);
   const DataHeader h{kDataMagic, static_cast<std::uint32_t>(rank_), bytes};
   // The I/O timeout bounds each wait without progress, not the whole transfer.
-  write_all(s.fd(), &h, sizeof h, Clock::now() + options_.io_timeout, "data");
+  write_all(s.fd(), &h, sizeof h, DeadlineClock::now() + options_.io_timeout, "data");
   if (buffer_.size() < (1u << 20)) buffer_.assign(1u << 20, 0);
   for (std::size_t left = bytes; left > 0;) {
     const std::size_t chunk = std::min<std::size_t>(left, buffer_.size());
-    write_all(s.fd(), buffer_.data(), chunk, Clock::now() + options_.io_timeout, "data");
+    write_all(s.fd(), buffer_.data(), chunk, DeadlineClock::now() + options_.io_timeout, "data");
     left -= chunk;
   }
   DataHeader ack{};
-  read_all(s.fd(), &ack, sizeof ack, Clock::now() + options_.io_timeout, "acknowledgement");
+  read_all(s.fd(), &ack, sizeof ack, DeadlineClock::now() + options_.io_timeout, "acknowledgement");
   if (ack.magic != kDataMagic || ack.length != bytes)
     throw TransportError("malformed acknowledgement");
 }
@@ -399,7 +395,7 @@ int TcpGroupMember::recv_any(std::size_t bytes) {
         } else {
           // All of it is here: acknowledge, so the sender's blocking send ends now.
           const DataHeader ack{kDataMagic, static_cast<std::uint32_t>(rank_), in.header.length};
-          write_all(in.socket.fd(), &ack, sizeof ack, Clock::now() + options_.io_timeout,
+          write_all(in.socket.fd(), &ack, sizeof ack, DeadlineClock::now() + options_.io_timeout,
                     "acknowledgement");
           in.header_got = 0;
           in.payload_got = 0;

@@ -21,15 +21,14 @@ CallWatchdog::~CallWatchdog() {
 }
 
 void CallWatchdog::watch() {
-  using Clock = std::chrono::steady_clock;
   const auto period =
       std::clamp(limit_ / 20, std::chrono::milliseconds(10), std::chrono::milliseconds(250));
   std::uint64_t seen = 0;
-  auto since = Clock::now();
+  auto since = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, period, [this] { return stop_; })) {
     const std::uint64_t now_calls = calls_.load(std::memory_order_acquire);
-    const auto now = Clock::now();
+    const auto now = std::chrono::steady_clock::now();
     if (now_calls % 2 == 0 || now_calls != seen) {
       seen = now_calls;
       since = now;

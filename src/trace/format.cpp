@@ -47,11 +47,6 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32c_sse42(std::uint32_t c,
 }
 #endif
 
-void put_u32(unsigned char* out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    out[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
 /// Bounds-checked reading of one payload.
 [[noreturn, gnu::cold]] void malformed(std::size_t offset, const char* message) {
   throw FormatError(offset, message);
@@ -134,6 +129,11 @@ void get_u64_list(Cursor& in, std::vector<std::uint64_t>& values) {
 }
 
 }  // namespace
+
+void put_u32(unsigned char* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out[i] = static_cast<unsigned char>(v >> (8 * i));
+}
 
 std::uint32_t get_u32(const unsigned char* in) {
   std::uint32_t v = 0;

@@ -27,6 +27,8 @@ inline constexpr std::uint32_t kBlockMagic = 0x4b424743;  // "CGBK" read as litt
 
 /// The little-endian u32 at `in` (the files' integers: magics, block header fields).
 std::uint32_t get_u32(const unsigned char* in);
+/// Writes `v` little-endian at `out` (the inverse of get_u32).
+void put_u32(unsigned char* out, std::uint32_t v);
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kBlockHeaderBytes = 20;
 inline constexpr std::size_t kBlockPayloadTarget = 1000;  ///< blocks stay around 1 KiB

@@ -18,11 +18,6 @@ namespace {
   throw std::system_error(error, std::generic_category(), std::string(what) + " " + path.string());
 }
 
-void put_u32(unsigned char* out, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    out[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
 void pwrite_all(int fd, const unsigned char* data, std::size_t n, std::uint64_t offset,
                 const std::filesystem::path& path) {
   std::size_t done = 0;

@@ -26,16 +26,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
-
 // Every run must succeed, report npp, and have min <= median <= max.
 void expect_sane_latency(const Outcome& o, const nlohmann::json& j, const std::string& transport) {
   ASSERT_EQ(o.exit_code, 0) << o.err;

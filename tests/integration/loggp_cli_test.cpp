@@ -17,16 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
-
 // What holds under load: completion, a valid document, positive overheads, counters.
 void expect_sane_loggp(const Outcome& o, const std::filesystem::path& json) {
   ASSERT_EQ(o.exit_code, 0) << o.err;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace commgauge::testing {
 
@@ -290,6 +291,16 @@ double cpu_seconds(pid_t pid) {
     if (i == 15) stime = std::stod(field);
   }
   return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
 }
 
 }  // namespace commgauge::testing

@@ -12,6 +12,8 @@
 
 #include <sys/types.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace commgauge::testing {
 
 struct Outcome {
@@ -110,6 +112,11 @@ std::uint64_t tcp_bytes_received(const std::string& port);
 
 /// The CPU seconds a process has used (utime + stime from /proc).
 double cpu_seconds(pid_t pid);
+
+/// The JSON document in the file at `p` (throws nlohmann's parse_error if it is not JSON).
+nlohmann::json read_json(const std::filesystem::path& p);
+/// `base` followed by `more`: a command line with more arguments.
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more);
 
 /// The commgauge binary under test.
 std::string commgauge();

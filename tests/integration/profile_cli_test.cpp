@@ -16,16 +16,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
-
 // Open MPI's TCP BTL: rendezvous from its eager limit (64 KiB by default), driven by the
 // sender's calls (the receiver's Wait absorbs the sender's computation): DCP with RAT.
 TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {

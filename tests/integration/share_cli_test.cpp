@@ -19,18 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
 std::string scheme(const std::string& name) {
   return std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/" + name;
-}
-
-std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
 }
 
 void expect_sane(const nlohmann::json& j, std::size_t comms) {

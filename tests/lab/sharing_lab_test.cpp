@@ -17,11 +17,6 @@
 namespace commgauge::testing {
 namespace {
 
-nlohmann::json read_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
 TEST(SharingLab, GigeModelFittedOnRealSharingPredictsThePenalties) {
   REQUIRE_LAB();
   StarLab lab("cgl" + std::to_string(getpid() % 1000), 4, 100);
