@@ -1,3 +1,7 @@
+#include <fcntl.h>
+
+#include <fmt/format.h>
+
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "measure/registry.hpp"
@@ -35,6 +39,18 @@ void add_serve_command(CLI::App& app, Action& action) {
     action = [f](int&, char**&) {
       if (f->port < 0 || f->port > 65535) throw InputError("--port", "must be 0-65535");
       if (!(f->io_timeout_s > 0)) throw InputError("--io-timeout", "must be positive");
+      // The port is written there only once the server listens: a descriptor that cannot take
+      // it would leave the client that started this server waiting for nothing.
+      if (f->announce_fd != -1) {
+        const int mode = f->announce_fd >= 0 ? ::fcntl(f->announce_fd, F_GETFL) : -1;
+        if (mode == -1)
+          throw InputError("--announce-fd",
+                           fmt::format("file descriptor {} is not open", f->announce_fd));
+        if ((mode & O_ACCMODE) == O_RDONLY)
+          throw InputError("--announce-fd", fmt::format("file descriptor {} is open only for "
+                                                        "reading",
+                                                        f->announce_fd));
+      }
       net::ServeOptions o;
       o.bind_host = f->bind;
       o.port = static_cast<std::uint16_t>(f->port);

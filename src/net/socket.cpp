@@ -138,7 +138,12 @@ Socket listen_on(const std::string& bind_host, std::uint16_t port) {
   const std::string port_text = std::to_string(port);
   const char* host = bind_host.empty() ? nullptr : bind_host.c_str();
   if (const int rc = getaddrinfo(host, port_text.c_str(), &hints, &list); rc != 0) {
-    throw TransportError(fmt::format("cannot resolve {}: {}", bind_host, gai_strerror(rc)));
+    // A name that does not exist (256.1.1.1, a typo) is the user's input; a resolver that
+    // could not answer is the network's failure.
+    const std::string message =
+        fmt::format("cannot resolve the address to listen on, {}: {}", bind_host, gai_strerror(rc));
+    if (rc == EAI_NONAME || rc == EAI_FAMILY || rc == EAI_SERVICE) throw InputError(message);
+    throw TransportError(message);
   }
   int err = 0;
   Socket result;
@@ -158,8 +163,11 @@ Socket listen_on(const std::string& bind_host, std::uint16_t port) {
   }
   freeaddrinfo(list);
   if (!result.valid()) {
-    throw TransportError(fmt::format("cannot listen on {}:{}: {}",
-                                     bind_host.empty() ? "*" : bind_host, port, errno_text(err)));
+    const std::string message = fmt::format(
+        "cannot listen on {}:{}: {}", bind_host.empty() ? "*" : bind_host, port, errno_text(err));
+    // An address that is not this host's is the user's input; a port in use is not.
+    if (err == EADDRNOTAVAIL) throw InputError(message);
+    throw TransportError(message);
   }
   return result;
 }

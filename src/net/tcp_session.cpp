@@ -207,8 +207,13 @@ int serve(const ServeOptions& options, const JobRunner& runner) {
   const std::uint16_t port = local_port(listener);
   if (options.announce_fd >= 0) {
     const std::string line = std::to_string(port) + "\n";
-    [[maybe_unused]] const ssize_t w = write(options.announce_fd, line.data(), line.size());
+    const ssize_t w = write(options.announce_fd, line.data(), line.size());
+    const int error = errno;
     close(options.announce_fd);
+    if (w != static_cast<ssize_t>(line.size()))
+      throw TransportError(fmt::format("cannot announce the port on file descriptor {}: {}",
+                                       options.announce_fd,
+                                       w < 0 ? std::strerror(error) : "short write"));
   } else {
     std::fprintf(stderr, "commgauge serve: listening on %s:%u\n",
                  options.bind_host.empty() ? "*" : options.bind_host.c_str(), port);

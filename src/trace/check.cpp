@@ -118,6 +118,8 @@ struct RankState {
   bool initialized = false;  ///< MPI_Init or MPI_Init_thread seen
   bool finalized = false;    ///< MPI_Finalize or MPI_Abort seen
   bool reported_order = false;
+  /// Per thread (0 without a thread field): the tick the thread's latest call ended.
+  std::unordered_map<std::uint32_t, std::int64_t> thread_end_ticks;
 };
 
 struct CollectiveEntry {
@@ -167,6 +169,7 @@ class Checker {
 
   bool advance(std::uint32_t r);
   void process(std::uint32_t r, const Event& e);
+  void check_thread_order(RankState& rs, const Site& s, const Event& e, double start_ns);
   void post_send(const Site& s, std::uint64_t comm, std::int32_t dest, std::int32_t tag,
                  std::uint64_t bytes, double start_ns);
   void post_recv(const Site& s, std::uint64_t comm, const Completion& c, std::uint64_t posted,
@@ -504,6 +507,22 @@ void Checker::record_comm(std::uint32_t r, const Site& s, const Event& e) {
                          e.comm, it->second.first_rank));
 }
 
+// One thread's calls follow each other: a call that starts before its thread's previous call
+// ended means a clock that stepped back (across cores) or a damaged trace. Threads of one rank
+// overlap freely (MPI_THREAD_MULTIPLE; events are written as calls complete). A warning, not an
+// error: the replay counts no computation before such a call and goes on.
+void Checker::check_thread_order(RankState& rs, const Site& s, const Event& e, double start_ns) {
+  const std::uint32_t thread = e.has(kThread) ? e.thread : 0;
+  const auto [previous, first] = rs.thread_end_ticks.try_emplace(thread, e.end_tick);
+  if (first) return;
+  if (e.start_tick < previous->second)
+    warning(s, fmt::format("starts {:.3f} us before the previous call of its thread (thread {}) "
+                           "ended: a clock that stepped back or a damaged trace; the replay "
+                           "counts no computation before it",
+                           (rs.clock.root_ns(previous->second) - start_ns) / 1000.0, thread));
+  previous->second = std::max(previous->second, e.end_tick);
+}
+
 void Checker::process(std::uint32_t r, const Event& e) {
   RankState& rs = ranks_[r];
   const Site s{r, rs.reader->event_count() - 1, e.function};
@@ -513,6 +532,8 @@ void Checker::process(std::uint32_t r, const Event& e) {
     record_comm(r, s, e);
     return;
   }
+  if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run)
+    check_thread_order(rs, s, e, start_ns);
   if (e.kind != RecordKind::function) return;
   if (e.has(kComm) && !rs.comms.count(e.comm)) {
     const FunctionInfo* info = find_function(e.function);

@@ -3,7 +3,8 @@
 // finished, every point-to-point send matched by a receive under MPI's matching rules
 // (communicator, source, tag, order), sizes that agree, every request completed, collectives
 // called alike by every member of their communicator, communicator ids and member lists that
-// agree; a receive that ends before its send starts (after clock mapping) is a warning.
+// agree; a receive that ends before its send starts (after clock mapping), and a call that
+// starts before the previous call of its thread ended, are warnings.
 //
 // The ranks are read together, merged by time on rank 0's clock, so memory grows with ranks
 // and with messages, requests and collectives in flight, not with the trace's length.

@@ -229,6 +229,28 @@ TEST_F(TraceCheck, AReceiveBeforeItsSendIsAWarning) {
   EXPECT_THAT(messages(r), HasSubstr("ended 10.900 us before its send"));
 }
 
+// One thread's calls follow each other; two threads of a rank may overlap.
+TEST_F(TraceCheck, ACallStartingBeforeItsThreadsPreviousCallEndedIsAWarning) {
+  // Rank 0's receive (ticks 300-400) starts 2.5 us before its send (100-2800) ended.
+  Event long_send = send(100, 1, 5, 8);
+  long_send.end_tick = 2'800;
+  const auto r = check(
+      {{{long_send, recv(300, 1, 6, 1, 8, 8)}}, {{recv(50, 0, 5, 0, 8, 8), send(200, 0, 6, 8)}}});
+  EXPECT_TRUE(r.ok()) << messages(r);
+  EXPECT_EQ(r.warnings, 1u) << messages(r);
+  EXPECT_THAT(messages(r), HasSubstr("rank 0 event 2: warning: starts 2.500 us before the "
+                                     "previous call of its thread (thread 0) ended"));
+  // The same calls on two threads: no warning.
+  Event on_thread = recv(300, 1, 6, 1, 8, 8);
+  on_thread.fields |= kThread;
+  on_thread.thread = 1;
+  on_thread.sequence = 2;
+  const auto threads =
+      check({{{long_send, on_thread}}, {{recv(50, 0, 5, 0, 8, 8), send(200, 0, 6, 8)}}});
+  EXPECT_TRUE(threads.ok()) << messages(threads);
+  EXPECT_EQ(threads.warnings, 0u) << messages(threads);
+}
+
 // What the replay needs of a rank's life: MPI_Init first, MPI_Finalize (or MPI_Abort) last.
 TEST_F(TraceCheck, CallsOutsideInitAndFinalizeAreErrors) {
   const auto r = check({{{send(100, 1, 5, 8)}}, {{recv(200, 0, 5, 0, 8, 8)}}});
