@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/checks.hpp"
+#include "cli/failure.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "common/text_file.hpp"
@@ -248,8 +249,9 @@ void add_share_command(CLI::App& app, Action& action) {
           // The same input on every rank: main reports it once (the primary prints, the others
           // wait for the launcher to end the job).
           throw;
-        } catch (const std::exception& e) {
-          net::abort_mpi_group(e.what());
+        } catch (const std::exception&) {
+          const Failure failure = describe_failure(parsed_command_line(), std::current_exception());
+          net::abort_mpi_group(failure.text.c_str(), failure.status);
           throw;
         }
         if (r) context = group->context();

@@ -1,6 +1,5 @@
 // commgauge: what does communication cost here, and how long will this MPI program take there?
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,15 +10,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "cli/command_line.hpp"
-#include "common/error.hpp"
+#include "cli/failure.hpp"
 #include "common/text_file.hpp"
-#include "net/launch.hpp"
-#include "profile/json_file.hpp"
 #include "report/context.hpp"
-#include "sim/simulator.hpp"
 
 namespace {
 
@@ -36,25 +31,11 @@ bool primary_process() {
 // the primary down before its line is out - but wait for the launcher to end the job once the
 // primary has exited; if that has not happened within 30 s, the error may be one only this rank
 // saw, and it prints it itself.
-int report_error(const char* kind, const std::exception& e, int status) {
-  if (!primary_process() && status == 2) std::this_thread::sleep_for(std::chrono::seconds(30));
-  std::fprintf(stderr, "commgauge: %s%s\n", kind, e.what());
-  return status;
-}
-
-// An error below the CLI names an option by its name in the options (min_rounds, placement
-// recorded); shown as the flag of the command that ran (--min-rounds) where it has one.
-commgauge::InputError as_flag(const CLI::App& app, const commgauge::InputError& e) {
-  const std::string& where = e.where();
-  if (where.empty() || where.front() == '-') return e;
-  const std::size_t space = where.find(' ');
-  std::string flag = "--" + where.substr(0, space);
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  for (const CLI::App* sub : app.get_subcommands()) {
-    if (sub->get_option_no_throw(flag) != nullptr)
-      return {flag + (space == std::string::npos ? "" : where.substr(space)), e.detail()};
-  }
-  return e;
+int report_error(const commgauge::cli::Failure& failure) {
+  if (!primary_process() && failure.status == 2)
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+  std::fprintf(stderr, "commgauge: %s\n", failure.text.c_str());
+  return failure.status;
 }
 
 }  // namespace
@@ -112,23 +93,10 @@ int main(int argc, char** argv) {
     commgauge::set_result_output(::dup(STDOUT_FILENO));
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
   }
+  commgauge::cli::set_parsed_command_line(&app);
   try {
     return action(argc, argv);
-  } catch (const commgauge::InputError& e) {
-    return report_error("error: ", as_flag(app, e), 2);
-  } catch (const commgauge::TransportError& e) {
-    return report_error("transport error: ", e, 3);
-  } catch (const commgauge::sim::DeadlockError& e) {
-    return report_error("deadlock: ", e, 4);
-  } catch (const nlohmann::json::exception& e) {
-    // A document's field of the wrong type that a reader did not name (the readers check
-    // their fields; this is the last guard): bad input.
-    return report_error("error in a JSON document: ", e, 2);
-  } catch (const std::bad_alloc& e) {
-    return report_error("out of memory: ", e, 1);
-  } catch (const std::length_error& e) {
-    return report_error("a size beyond what this machine can hold: ", e, 1);
-  } catch (const std::exception& e) {
-    return report_error("error: ", e, 1);
+  } catch (...) {
+    return report_error(commgauge::cli::describe_failure(&app, std::current_exception()));
   }
 }

@@ -4,6 +4,7 @@
 
 #include <exception>
 
+#include "cli/failure.hpp"
 #include "net/launch.hpp"
 
 namespace commgauge::cli {
@@ -12,8 +13,11 @@ template <class Fn>
 void run_guarded(net::PairRunner& runner, Fn&& fn) {
   try {
     fn();
-  } catch (const std::exception& e) {
-    runner.fail(e.what());  // on MPI: says why, then MPI_Abort; elsewhere main reports it
+  } catch (const std::exception&) {
+    // On MPI: says why, then aborts the job with the status main would return (an input error
+    // is 2 there too); elsewhere main reports it.
+    const Failure failure = describe_failure(parsed_command_line(), std::current_exception());
+    runner.fail(failure.text.c_str(), failure.status);
     throw;
   }
 }

@@ -1204,13 +1204,16 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
     if (!session.affordable({one.messages * rounds, one.bytes * rounds})) {
       finish_prtt(t);
+      // Named by the largest size, which every command that sweeps has (profile has no budget
+      // of its own to raise).
       throw InputError(
-          "max_bytes",
-          fmt::format("the first {} rounds of this sweep need {} messages and {:.3g} GB, above "
-                      "the budget of {} messages and {:.3g} GB: raise max_bytes/max_messages "
-                      "or lower max_size",
-                      o.min_rounds, std::llround(one.messages * rounds), one.bytes * rounds / 1e9,
-                      o.max_messages, static_cast<double>(o.max_bytes) / 1e9));
+          "max_size",
+          fmt::format("the first {} rounds of a sweep up to {} B need {} messages and {:.3g} GB, "
+                      "above the budget of {} messages and {:.3g} GB: lower the largest size, or "
+                      "raise the budget where the command has one",
+                      o.min_rounds, o.max_size, std::llround(one.messages * rounds),
+                      one.bytes * rounds / 1e9, o.max_messages,
+                      static_cast<double>(o.max_bytes) / 1e9));
     }
   }
   // Warm-up: the first rounds of a run are slow (connections, caches, page faults) and would

@@ -40,9 +40,10 @@ class PairRunner {
   /// Runs fn on each end of the pair that lives in this process. `job` names the method and
   /// its parameters for a TCP peer, which runs its own registered code for the dest end.
   virtual void run(const Job& job, const std::function<void(Transport&)>& fn) = 0;
-  /// A fatal error on this process: on MPI it prints `message` and aborts every rank so that
-  /// none hangs; elsewhere it does nothing (the caller reports the error).
-  virtual void fail(const char* /*message*/) noexcept {}
+  /// A fatal error on this process: on MPI it prints `message` and aborts every rank with
+  /// `status` (mpirun exits with it) so that none hangs; elsewhere it does nothing (the caller
+  /// reports the error).
+  virtual void fail(const char* /*message*/, int /*status*/) noexcept {}
   /// Every rank's host name in rank order where the runner has more ranks than its pair (MPI;
   /// collective: every rank calls it), else empty.
   virtual std::vector<std::string> hosts() const { return {}; }
@@ -68,7 +69,7 @@ std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
 /// The MPI library this commgauge was built with (the first line of MPI_Get_library_version,
 /// which MPI allows before MPI_Init), or "no MPI" when built without it.
 std::string mpi_library_built_with();
-/// Aborts every MPI rank (after this rank said why); a no-op without MPI.
-void abort_mpi_group(const char* message) noexcept;
+/// Aborts every MPI rank with `status` (after this rank said why); a no-op without MPI.
+void abort_mpi_group(const char* message, int status) noexcept;
 
 }  // namespace commgauge::net

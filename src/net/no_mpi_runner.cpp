@@ -20,6 +20,6 @@ std::string mpi_library_built_with() {
   return "no MPI";
 }
 
-void abort_mpi_group(const char*) noexcept {}
+void abort_mpi_group(const char*, int) noexcept {}
 
 }  // namespace commgauge::net

@@ -253,6 +253,20 @@ TEST(ProfileCliErrors, InterNodeOnOneHostNeedsARealLink) {
   expect_error(o, "inter_node on one host needs a real link between network namespaces");
 }
 
+// An input error one rank finds mid-run under mpirun (the sweep's first rounds above the byte
+// budget, known only on the source) aborts the job with 2, naming the flag: it exited 1 and
+// named the option's field (max_bytes), which profile has no flag for.
+TEST(ProfileCliErrors, ABudgetBelowTheFirstRoundsIsAnInputErrorUnderMpirun) {
+  const auto o = run(with(mpirun(2), {"profile", "-o", scratch_file("budget.json").string(),
+                                      "--max-size", "1MiB", "--timer-trials", "1000"}),
+                     kMeasuringLimit);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("rank 0: error: --max-size: the first 6 rounds of a sweep up to "
+                               "1048576 B need"));
+  EXPECT_THAT(o.err, HasSubstr("lower the largest size"));
+  EXPECT_FALSE(std::filesystem::exists(scratch_file("budget.json")));
+}
+
 TEST(OverlapCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {
   // Over loopback TCP the default sweep (1 B - 1 MiB) sends about 115 MB, most of it at the
   // largest sizes: the server is stopped (SIGSTOP) once it has received 40 MiB (a count of bytes,

@@ -39,10 +39,10 @@ class MpiRunner final : public PairRunner {
   void run(const Job&, const std::function<void(Transport&)>& fn) override {
     if (transport_->in_pair()) fn(*transport_);
   }
-  void fail(const char* message) noexcept override {
+  void fail(const char* message, int status) noexcept override {
     std::fprintf(stderr, "commgauge: rank %d: %s\n", transport_->rank(), message);
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Abort(MPI_COMM_WORLD, status);
   }
   std::vector<std::string> hosts() const override {
     char name[MPI_MAX_PROCESSOR_NAME] = {};
@@ -132,7 +132,7 @@ std::string mpi_library_built_with() {
   return mpi_library_version();
 }
 
-void abort_mpi_group(const char* message) noexcept {
+void abort_mpi_group(const char* message, int status) noexcept {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) return;
@@ -140,7 +140,7 @@ void abort_mpi_group(const char* message) noexcept {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "commgauge: rank %d: %s\n", rank, message);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(MPI_COMM_WORLD, status);
 }
 
 std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions& options, int& argc,
