@@ -118,8 +118,10 @@ struct RankState {
   bool initialized = false;  ///< MPI_Init or MPI_Init_thread seen
   bool finalized = false;    ///< MPI_Finalize or MPI_Abort seen
   bool reported_order = false;
-  /// Per thread (0 without a thread field): the tick the thread's latest call ended.
-  std::unordered_map<std::uint32_t, std::int64_t> thread_end_ticks;
+  /// The tick the latest call ended: of the thread that called MPI_Init (also every event
+  /// without a thread field), and of each other thread (a map only where there are threads).
+  std::optional<std::int64_t> main_thread_end_tick;
+  std::unordered_map<std::uint32_t, std::int64_t> other_thread_end_ticks;
 };
 
 struct CollectiveEntry {
@@ -513,14 +515,24 @@ void Checker::record_comm(std::uint32_t r, const Site& s, const Event& e) {
 // error: the replay counts no computation before such a call and goes on.
 void Checker::check_thread_order(RankState& rs, const Site& s, const Event& e, double start_ns) {
   const std::uint32_t thread = e.has(kThread) ? e.thread : 0;
-  const auto [previous, first] = rs.thread_end_ticks.try_emplace(thread, e.end_tick);
-  if (first) return;
-  if (e.start_tick < previous->second)
+  std::int64_t* previous = nullptr;
+  if (thread == 0) {  // the common case, on every event of a check: no hashing
+    if (!rs.main_thread_end_tick) {
+      rs.main_thread_end_tick = e.end_tick;
+      return;
+    }
+    previous = &*rs.main_thread_end_tick;
+  } else {
+    const auto [it, first] = rs.other_thread_end_ticks.try_emplace(thread, e.end_tick);
+    if (first) return;
+    previous = &it->second;
+  }
+  if (e.start_tick < *previous)
     warning(s, fmt::format("starts {:.3f} us before the previous call of its thread (thread {}) "
                            "ended: a clock that stepped back or a damaged trace; the replay "
                            "counts no computation before it",
-                           (rs.clock.root_ns(previous->second) - start_ns) / 1000.0, thread));
-  previous->second = std::max(previous->second, e.end_tick);
+                           (rs.clock.root_ns(*previous) - start_ns) / 1000.0, thread));
+  *previous = std::max(*previous, e.end_tick);
 }
 
 void Checker::process(std::uint32_t r, const Event& e) {
