@@ -219,11 +219,12 @@ class Session {
             std::max(0.0, cap_.bytes - spent_.bytes)};
   }
 
-  std::vector<std::vector<double>> run(std::span<const PrttSpec> plan, std::uint32_t reps = 1) {
+  std::vector<std::vector<double>> run(std::span<const PrttSpec> plan, std::uint32_t reps = 1,
+                                       std::vector<std::vector<double>>* send_us = nullptr) {
     const Cost c = cost_of(plan, reps);
     spent_.messages += c.messages;
     spent_.bytes += c.bytes;
-    return prtt_plan(t_, plan, reps);
+    return prtt_plan(t_, plan, reps, send_us);
   }
 
   std::mt19937_64& rng() { return rng_; }
@@ -440,7 +441,8 @@ std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t
       plan.push_back({PrttKind::client_delay, 1, sizes[i], 0});
     }
   }
-  const auto times = session.run(plan);
+  std::vector<std::vector<double>> send_us;
+  const auto times = session.run(plan, 1, &send_us);
   std::vector<ProbeSample> out(sizes.size());
   for (std::size_t c = 0; c < cells.size(); ++c) {
     const std::size_t i = cells[c] % sizes.size();
@@ -451,6 +453,10 @@ std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t
       const double delay = delays_us.empty() ? delay_us : delays_us[i];
       if (times[c][0] < delay) {
         out[i].late.push_back(times[c][0]);
+        // The receiver posted about d after the send began (less a small one-way time, the
+        // reply that started this entry); a send that waited for it lasted about d. A send
+        // bound by the wire alone lasts at most a one-way time, which d exceeds 1.5-fold.
+        if (send_us[c][0] >= delay / 2) ++out[i].sender_waited;
       } else {
         ++out[i].invalid;
       }
@@ -983,10 +989,11 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       sw.found_by += "; the probe was inconclusive (load), the curves' reading stands";
     } else if (rendezvous != sw.rendezvous) {
       sw.found_by += fmt::format(
-          "; the probe {} it (late receive {:.3g} -> {:.3g} us, one-way below {:.3g} us), the "
+          "; the probe {} it (late receive {:.3g} -> {:.3g} us, one-way below {:.3g} us{}), the "
           "probe decides",
           rendezvous ? "finds a hand-shake where the sweep did not see" : "does not confirm",
-          sw.late_recv_below_us, sw.late_recv_above_us, one_way_lo);
+          sw.late_recv_below_us, sw.late_recv_above_us, one_way_lo,
+          found.sender_free ? "; the sends returned before the receive was posted" : "");
     }
     sw.rendezvous = rendezvous;
     if (rendezvous) {

@@ -277,6 +277,12 @@ void ProbeSample::add(const ProbeSample& other) {
   late.insert(late.end(), other.late.begin(), other.late.end());
   one_way.insert(one_way.end(), other.one_way.begin(), other.one_way.end());
   invalid += other.invalid;
+  sender_waited += other.sender_waited;
+}
+
+bool sender_never_waited(const ProbeSample& sample) {
+  return sample.late.size() >= kSenderFreeTrials &&
+         4 * static_cast<std::size_t>(sample.sender_waited) <= sample.late.size();
 }
 
 std::size_t count_above(const std::vector<double>& v, double threshold) {
@@ -306,6 +312,11 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
   // ping-pongs of an attempt were lifted to 60 us once, and a 2.3 -> 16.6 us jump at vader's
   // switch passed for "no hand-shake".)
   s.clearly_not = s.above_us - s.below_us < 0.25 * one_way_below && s.above_us < 2 * s.below_us;
+  if (sender_never_waited(above)) {
+    s.sender_free = true;
+    s.separated = false;
+    s.clearly_not = true;
+  }
   return s;
 }
 
@@ -319,7 +330,8 @@ bool hand_shake_below(const std::vector<LoggpSwitch>& switches, const std::vecto
 }
 
 bool no_hand_shake(const Separation& s, const LoggpPoint& below) {
-  return s.clearly_not && s.below_us <= below.o_r_us + 0.25 * below.prtt1.median_us / 2;
+  return s.sender_free ||
+         (s.clearly_not && s.below_us <= below.o_r_us + 0.25 * below.prtt1.median_us / 2);
 }
 
 Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& mid,
@@ -327,6 +339,7 @@ Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& mid,
   if (eager_end.late.size() < 3 || mid.late.size() < 3 || rendezvous_end.late.size() < 3) {
     return Placement::undecided;
   }
+  if (sender_never_waited(mid)) return Placement::eager;  // no synchronous send there
   const double lo = stats::floor_of(eager_end.late);
   const double at = stats::floor_of(mid.late);
   const double hi = stats::floor_of(rendezvous_end.late);

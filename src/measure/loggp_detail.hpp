@@ -60,6 +60,9 @@ bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_
 struct ProbeSample {
   std::vector<double> late, one_way;
   std::uint32_t invalid = 0;  ///< late receives left out (the sender was late)
+  /// Of the valid late receives, those whose send lasted at least half the receiver's delay:
+  /// the send waited for the receive to be posted.
+  std::uint32_t sender_waited = 0;
   void add(const ProbeSample& other);
 };
 
@@ -77,12 +80,23 @@ struct Separation {
   double p_value = 1;                 ///< stats::precedence_p_value(below, above)
   bool jump = false;                  ///< the low ends differ by a hand-shake (hand_shake_jump)
   bool conclusive = false;            ///< at least 3 valid late receives on each side
+  bool sender_free = false;           ///< `above`'s sends did not wait (sender_never_waited)
 };
+
+/// Whether the sends of a probed size returned before the late receive was posted: at least
+/// kSenderFreeTrials valid trials, and at most a quarter of them with a send that waited. Such a
+/// size pays no hand-shake, whatever its late receive does (a rendezvous send is synchronous).
+/// A quarter leaves room for an eager send descheduled within itself under load; a rendezvous
+/// send cannot return early, so its valid trials are all "waited" but for a reply delayed more
+/// than d/2.
+inline constexpr std::size_t kSenderFreeTrials = 5;
+bool sender_never_waited(const ProbeSample& sample);
 
 /// The probe's verdict on two sides measured alternately: `above` must lie above `below`
 /// (stats::precedence_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
 /// low ends, against the least one-way times). Fewer than 3 valid late receives on a side is
-/// inconclusive (neither separated nor clearly not).
+/// inconclusive (neither separated nor clearly not). Where `above`'s sender never waited, the
+/// sides are clearly not separated.
 Separation separation(const ProbeSample& below, const ProbeSample& above, double alpha);
 
 /// Whether the probe's "no hand-shake" (Separation::clearly_not) stands against the sweep: its

@@ -46,7 +46,8 @@ void check(const PrttSpec& s) {
   }
 }
 
-// The source's side of one entry, once. The late-receiver probe's time comes from the dest.
+// The source's side of one entry, once. The late-receiver probe's time comes from the dest; the
+// source returns how long its send took.
 double run_source(net::Transport& t, const PrttSpec& spec) {
   const std::size_t s = spec.bytes;
   if (runs_calls(spec.kind)) {
@@ -56,9 +57,11 @@ double run_source(net::Transport& t, const PrttSpec& spec) {
     return (t.now_us() - t0) / spec.n;
   }
   if (spec.kind == PrttKind::late_receiver) {
+    const double t0 = t.now_us();
     t.send(s);
+    const double sent = t.now_us() - t0;
     t.recv(1);
-    return 0;
+    return sent;
   }
   // The delay as performed: a busy wait that is descheduled near its end overshoots d by a
   // scheduler slice, which is not the send overhead eq. (6) is after. The overshoot is taken out.
@@ -117,7 +120,8 @@ double run_dest(net::Transport& t, const PrttSpec& spec) {
 }  // namespace
 
 std::vector<std::vector<double>> prtt_plan(net::Transport& t, std::span<const PrttSpec> plan,
-                                           std::uint32_t reps) {
+                                           std::uint32_t reps,
+                                           std::vector<std::vector<double>>* send_us) {
   if (plan.size() > kMaxEntries) throw InputError("PRTT: a plan holds at most 16777215 entries");
   for (const auto& spec : plan)
     check(spec);
@@ -135,6 +139,12 @@ std::vector<std::vector<double>> prtt_plan(net::Transport& t, std::span<const Pr
   for (std::size_t e = 0; e < plan.size(); ++e) {
     for (auto& time : times[e])
       time = run_source(t, plan[e]);
+  }
+  if (send_us) {
+    send_us->assign(plan.size(), {});
+    for (std::size_t e = 0; e < plan.size(); ++e) {
+      if (plan[e].kind == PrttKind::late_receiver) (*send_us)[e] = times[e];
+    }
   }
   // The dest's values, in plan order, after everything was timed.
   for (std::size_t e = 0; e < plan.size(); ++e) {

@@ -10,9 +10,13 @@
 // late_receiver (commgauge's rendezvous probe): the server computes for d before it posts its
 //   receive and times that receive on its own clock; it replies with 1 byte. An eager message
 //   has arrived by then and the receive only copies it out (seed 004's T3); a rendezvous
-//   receive must first answer the request and wait for the data (T5 + T1 + T2 + T3). (The
-//   send's duration is no protocol signal: Open MPI's shared-memory BTL completes even eager
-//   sends above 256 B only when the receiver has taken the fragment.)
+//   receive must first answer the request and wait for the data (T5 + T1 + T2 + T3). The source
+//   also times its send: a send that waits is no proof of a hand-shake (Open MPI's shared-memory
+//   BTL completes even eager sends above 256 B only when the receiver has taken the fragment),
+//   but one that returns before the receive is posted shows there is none (LogGPS's rendezvous
+//   is a synchronous send): over TCP through a rate-limited link the late receive of a message
+//   of two segments took 8-11 us more than one of a single segment, a jump the late receive
+//   alone read as a hand-shake, while the sends returned at once.
 //
 // Busy delays are timed as performed: what a descheduled delay overshoots beyond d (a scheduler
 // slice under load) is taken out of the PRTT, on either side - it is no part of o.
@@ -69,8 +73,11 @@ struct PrttSpec {
 
 /// Source: sends the plan, then runs every entry `repetitions` times in order (entry by entry);
 /// returns per entry its times in microseconds (late_receiver: the dest's receive duration).
+/// `send_us`, if given, receives per entry the source's own send durations (late_receiver
+/// entries; empty for the others).
 std::vector<std::vector<double>> prtt_plan(net::Transport& source, std::span<const PrttSpec> plan,
-                                           std::uint32_t repetitions);
+                                           std::uint32_t repetitions,
+                                           std::vector<std::vector<double>>* send_us = nullptr);
 
 /// Source: one entry, `repetitions` times.
 std::vector<double> prtt_batch(net::Transport& source, const PrttSpec& spec,

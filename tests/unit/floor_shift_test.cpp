@@ -66,8 +66,11 @@ TEST(FloorShift, PrecedenceTestKeepsItsLevel) {
 // Late receives as measured over Open MPI's shared memory with both cores kept busy by other
 // processes (docs/loggp.md, "The probe under load"): each trial is the protocol's cost, lifted
 // with probability `lifted` by an exponentially distributed extra of mean `extra_us`.
+// Over shared memory every send to a late receiver waits for it (vader completes eager sends
+// above 256 B only when the receiver has taken the fragment), so `send_waits` on both sides.
 struct Side {
   double cost_us, one_way_us;
+  bool send_waits = true;
 };
 measure::detail::ProbeSample draw(const Side& side, std::size_t trials, double lifted,
                                   double extra_us, std::mt19937_64& rng) {
@@ -77,6 +80,7 @@ measure::detail::ProbeSample draw(const Side& side, std::size_t trials, double l
   for (std::size_t i = 0; i < trials; ++i) {
     s.late.push_back(side.cost_us + (is_lifted(rng) ? extra(rng) : 0));
     s.one_way.push_back(side.one_way_us + (is_lifted(rng) ? extra(rng) : 0));
+    if (side.send_waits) ++s.sender_waited;
   }
   return s;
 }
@@ -156,10 +160,51 @@ TEST(ProbeBisection, AThirdLevelIsBetween) {
     hi.late.push_back(5 + 0.01 * i);
   }
   lo.one_way = mid.one_way = hi.one_way = {1};
+  lo.sender_waited = mid.sender_waited = hi.sender_waited = 14;  // as over shared memory
   EXPECT_EQ(measure::detail::place_midpoint(lo, mid, hi, 1e-3),
             measure::detail::Placement::between);
   EXPECT_EQ(measure::detail::place_midpoint(lo, lo, hi, 1e-3), measure::detail::Placement::eager);
   EXPECT_EQ(measure::detail::place_midpoint(lo, hi, hi, 1e-3),
+            measure::detail::Placement::rendezvous);
+}
+
+// Over TCP through a 200 Mbit/s tbf link (tests/lab) the late receive of 1540 B (two segments)
+// sat above that of 1448 B (one segment) by 8.5 us against a least one-way time of about 20 us
+// (the low ends of a CI run's probe, 3.88 -> 12.4 us): the share test calls that a hand-shake.
+// The sends had all returned before the receive was posted: no hand-shake, and a midpoint whose
+// sends did not wait is eager.
+TEST(ProbeSeparation, ASendThatDoesNotWaitForTheLateReceivePaysNoHandShake) {
+  const Side one_segment{3.88, 20, false}, two_segments{12.4, 20.5, false};
+  std::mt19937_64 rng(11);
+  measure::detail::ProbeSample b = draw(one_segment, 20, 0.2, 3, rng);
+  measure::detail::ProbeSample a = draw(two_segments, 20, 0.2, 3, rng);
+  measure::LoggpPoint below;
+  below.o_r_us = 3.9;
+  below.prtt1.median_us = 246;
+  const auto s = measure::detail::separation(b, a, 1e-3);
+  EXPECT_FALSE(s.separated);
+  EXPECT_TRUE(s.sender_free);
+  EXPECT_TRUE(measure::detail::no_hand_shake(s, below));
+  // The same late receives with sends that waited (as over shared memory): the share test's
+  // hand-shake, which the sender's side alone vetoes.
+  a.sender_waited = static_cast<std::uint32_t>(a.late.size());
+  EXPECT_TRUE(measure::detail::separation(b, a, 1e-3).separated);
+  // A quarter of the valid trials may wait (an eager send descheduled within itself), not more.
+  a.sender_waited = static_cast<std::uint32_t>(a.late.size() / 4);
+  EXPECT_TRUE(measure::detail::separation(b, a, 1e-3).sender_free);
+  a.sender_waited += 1;
+  EXPECT_FALSE(measure::detail::separation(b, a, 1e-3).sender_free);
+  // Fewer than 5 valid trials say nothing about the sender.
+  a.late.resize(4);
+  a.sender_waited = 0;
+  EXPECT_FALSE(measure::detail::sender_never_waited(a));
+  // Bisection: a midpoint whose sends did not wait joins the eager end.
+  measure::detail::ProbeSample lo = draw({1, 5, true}, 14, 0, 1, rng);
+  measure::detail::ProbeSample mid = draw({5, 5, false}, 14, 0, 1, rng);
+  measure::detail::ProbeSample hi = draw({5, 5, true}, 14, 0, 1, rng);
+  EXPECT_EQ(measure::detail::place_midpoint(lo, mid, hi, 1e-3), measure::detail::Placement::eager);
+  mid.sender_waited = static_cast<std::uint32_t>(mid.late.size());
+  EXPECT_EQ(measure::detail::place_midpoint(lo, mid, hi, 1e-3),
             measure::detail::Placement::rendezvous);
 }
 
@@ -184,6 +229,7 @@ TEST(ProbeSeparation, NoHandShakeNeedsAnEagerSideAsLowAsTheSweeps) {
     a.late.push_back(3.61 + 0.1 * i);
   }
   b.one_way = a.one_way = {4.0};
+  b.sender_waited = a.sender_waited = 10;  // vader's sends wait for the late receiver
   const auto lifted = measure::detail::separation(b, a, 1e-3);
   ASSERT_TRUE(lifted.clearly_not);  // the probe alone says "no hand-shake"
   measure::LoggpPoint below;
