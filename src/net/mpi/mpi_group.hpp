@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "net/group.hpp"
+#include "net/page_aligned.hpp"
 #include "net/watchdog.hpp"
 
 namespace commgauge::net {
@@ -34,7 +35,7 @@ class MpiGroup final : public Group {
   int rank_ = 0;
   int size_ = 1;
   std::vector<std::string> hosts_;
-  std::vector<unsigned char> buffer_;
+  PageAlignedBytes buffer_;
   CallWatchdog* watchdog_;
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "net/page_aligned.hpp"
 #include "net/transport.hpp"
 #include "net/watchdog.hpp"
 
@@ -86,7 +87,7 @@ class MpiTransport final : public Transport {
  private:
   struct Slot {
     MPI_Request request = MPI_REQUEST_NULL;
-    std::vector<unsigned char> buffer;  // receive buffer of this request
+    PageAlignedBytes buffer;  // receive buffer of this request
     bool used = false;
   };
   std::size_t allocate_slot();
@@ -104,8 +105,8 @@ class MpiTransport final : public Transport {
   std::unique_ptr<Clock> clock_;
   Counters counters_;
   nlohmann::json context_;
-  std::vector<unsigned char> send_buffer_;
-  std::vector<unsigned char> recv_buffer_;
+  PageAlignedBytes send_buffer_;
+  PageAlignedBytes recv_buffer_;
   std::vector<Slot> slots_;
   CallWatchdog* watchdog_;
 };
