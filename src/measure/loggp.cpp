@@ -455,7 +455,7 @@ std::vector<ProbeSample> probe(Session& session, const std::vector<std::uint64_t
         out[i].late.push_back(times[c][0]);
         // The receiver posted about d after the send began (less a small one-way time, the
         // reply that started this entry); a send that waited for it lasted about d. A send
-        // bound by the wire alone lasts at most a one-way time, which d exceeds 1.5-fold.
+        // bound by the wire alone lasts at most a one-way time, a third of d (1.5 round trips).
         if (send_us[c][0] >= delay / 2) ++out[i].sender_waited;
       } else {
         ++out[i].invalid;
