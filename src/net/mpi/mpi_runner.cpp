@@ -39,11 +39,7 @@ class MpiRunner final : public PairRunner {
   void run(const Job&, const std::function<void(Transport&)>& fn) override {
     if (transport_->in_pair()) fn(*transport_);
   }
-  void fail(const char* message, int status) noexcept override {
-    std::fprintf(stderr, "commgauge: rank %d: %s\n", transport_->rank(), message);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, status);
-  }
+  void fail(const char* message, int status) noexcept override { abort_mpi_group(message, status); }
   std::vector<std::string> hosts() const override {
     char name[MPI_MAX_PROCESSOR_NAME] = {};
     int len = 0;
