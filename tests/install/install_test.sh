@@ -18,7 +18,7 @@ fail() {
 }
 [ -x "$bin" ] || fail "no $bin"
 for f in share/commgauge/schemas/profile.v1.schema.json share/commgauge/schemas/link-params.v1.schema.json \
-  share/commgauge/examples/networks/loggp-simple.json share/doc/commgauge/README.md \
+  share/commgauge/examples/networks/loggp-simple.json share/doc/commgauge/README.md share/doc/commgauge/docs/reference.md \
   share/man/man1/commgauge.1 share/man/man1/commgauge-loggp.1 share/man/man1/commgauge-simulate.1 \
   share/bash-completion/completions/commgauge; do
   [ -f "$work/moved/$f" ] || fail "not installed: $f"

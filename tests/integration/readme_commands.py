@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Runs the README's quick start as written, in the manner of SimGrid's tesh.
+"""Runs every command of the README's ```console blocks as written, in the manner of SimGrid's tesh.
 
-The section "## Quick start" holds one ```console block: lines starting with "$ " are commands,
-the lines after a command its sample output. Each command runs verbatim (through sh, in a
-scratch directory where `build/release` points at the build tree and `commgauge` is on PATH)
-and must exit 0. Its output must show every sample line in the same order: measured numbers
+In a ```console block, lines starting with "$ " are commands, the lines after a command its
+sample output. The blocks run in the README's order in one scratch directory (a later block uses
+what an earlier one wrote, as a reader following the README would), where `build/release`
+points at the build tree, `examples` at the repository's examples and `commgauge` is on PATH.
+Each command runs verbatim (through sh) and must exit 0. (The ```sh blocks are the set-up
+commands, which CI itself runs, and the install, which tests/install runs.) Its output must show every sample line in the same order: measured numbers
 differ run to run, so lines are compared by shape (every number replaced by "#", runs of
 blanks by one, a table's rule of dashes by any rule); a line "..." in the sample stands for output left out.
 
-usage: readme_quickstart.py README BUILD_DIR
+usage: readme_commands.py README BUILD_DIR
 """
 
 import os
@@ -28,23 +30,23 @@ def shape(line):
     return " ".join(NUMBER.sub("#", line).split())
 
 
-def quick_start_block(readme):
+def console_steps(readme):
     with open(readme, encoding="utf-8") as f:
         text = f.read()
-    section = re.search(r"^## Quick start\n(.*?)^## ", text, re.S | re.M)
-    if not section:
-        sys.exit(f"{readme}: no '## Quick start' section")
-    block = re.search(r"^```console\n(.*?)^```", section.group(1), re.S | re.M)
-    if not block:
-        sys.exit(f"{readme}: the quick start has no ```console block")
+    if not re.search(r"^## Quick start\n.*?^```console\n", text, re.S | re.M):
+        sys.exit(f"{readme}: no '## Quick start' section with a ```console block")
     steps = []
-    for line in block.group(1).splitlines():
-        if line.startswith("$ "):
-            steps.append((line[2:], []))
-        elif not steps:
-            sys.exit(f"{readme}: the quick start's block must start with a command")
-        elif line.strip() and line.strip() != "...":
-            steps[-1][1].append(line)
+    for block in re.finditer(r"^```console\n(.*?)^```", text, re.S | re.M):
+        line_no = text.count("\n", 0, block.start()) + 2
+        first = True
+        for offset, line in enumerate(block.group(1).splitlines()):
+            if line.startswith("$ "):
+                steps.append((line[2:], [], line_no + offset))
+            elif first:
+                sys.exit(f"{readme}:{line_no + offset}: a ```console block must start with a command")
+            elif line.strip() and line.strip() != "...":
+                steps[-1][1].append(line)
+            first = False
     return steps
 
 
@@ -52,20 +54,20 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     readme, build = sys.argv[1], os.path.abspath(sys.argv[2])
-    steps = quick_start_block(readme)
-    if not steps:
-        sys.exit(f"{readme}: the quick start has no command")
+    steps = console_steps(readme)
     env = dict(os.environ)
     env["PATH"] = os.path.join(build, "src", "cli") + os.pathsep + env["PATH"]
     # The README's commands are a user's; as root (CI), Open MPI wants to be told it is meant.
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     failures = 0
-    with tempfile.TemporaryDirectory(prefix="commgauge-quickstart-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="commgauge-readme-") as scratch:
         os.makedirs(os.path.join(scratch, "build"))
         os.symlink(build, os.path.join(scratch, "build", "release"))
-        for command, sample in steps:
-            print(f"$ {command}", flush=True)
+        os.symlink(os.path.join(os.path.dirname(os.path.abspath(readme)), "examples"),
+                   os.path.join(scratch, "examples"))
+        for command, sample, line_no in steps:
+            print(f"$ {command}    (README.md:{line_no})", flush=True)
             # A session of its own, so that a command over its time is ended with everything it
             # started (mpirun and its ranks), not only the shell.
             child = subprocess.Popen(["sh", "-c", command], cwd=scratch, env=env, text=True,
@@ -78,13 +80,13 @@ def main():
                 out, err = child.communicate()
                 print(out, end="", flush=True)
                 print(err, end="", file=sys.stderr)
-                print("FAILED: still running after 900 s, ended", file=sys.stderr)
+                print(f"FAILED (README.md:{line_no}): still running after 900 s, ended", file=sys.stderr)
                 failures += 1
                 break
             print(out, end="", flush=True)
             if child.returncode != 0:
                 print(err, end="", file=sys.stderr)
-                print(f"FAILED: exit status {child.returncode}", file=sys.stderr)
+                print(f"FAILED (README.md:{line_no}): exit status {child.returncode}", file=sys.stderr)
                 failures += 1
                 break
             shapes = [shape(line) for line in out.splitlines()]
@@ -94,14 +96,15 @@ def main():
                 while at < len(shapes) and shapes[at] != want:
                     at += 1
                 if at == len(shapes):
-                    print(f"FAILED: the output has no line shaped like the README's\n  {line}\n"
+                    print(f"FAILED (README.md:{line_no}): the output has no line shaped like the "
+                          f"README's\n  {line}\n"
                           f"(shape: {want}) after the sample lines before it", file=sys.stderr)
                     failures += 1
                     break
                 at += 1
     if failures:
         sys.exit(1)
-    print(f"the quick start's {len(steps)} commands ran as the README shows them")
+    print(f"the README's {len(steps)} commands ran as it shows them")
 
 
 if __name__ == "__main__":
