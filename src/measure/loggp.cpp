@@ -680,6 +680,7 @@ bool split_needed(const LoggpResult& r, std::size_t k, const LoggpOptions& o) {
   }
   model::LinkParams two;
   two.latency_us = r.seed_link.latency_us;
+  two.send_overlap_us = r.seed_link.send_overlap_us;
   two.ranges = {r.seed_link.ranges[k], r.seed_link.ranges[k + 1]};
   two.ranges[0].from_bytes = 1;
   two.ranges[1].from_bytes = pts[c].bytes;

@@ -186,6 +186,7 @@ struct CalibratedSet {
   model::LinkParams link;                          ///< with each range's fitted LogGP view
   std::vector<std::array<Interval, 6>> intervals;  ///< per range, as kParameterNames
   Interval L_interval;
+  Interval overlap_interval;  ///< the send overlap omega (model::LinkParams::send_overlap_us)
   struct Open {
     std::size_t range = 0;  ///< SIZE_MAX: L
     std::string parameter;

@@ -1046,7 +1046,8 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   c.converged = full.converged;
   // A one-way time of zero is no link (the schema refuses it): keep o_r a hair above it.
   for (auto& range : c.link.ranges) {
-    const double one_way = range.send_overhead_us + c.link.latency_us + range.recv_overhead_us;
+    const double one_way =
+        range.send_overhead_us + c.link.effective_latency_us() + range.recv_overhead_us;
     if (!(one_way > 0)) range.recv_overhead_us += 1e-6 - one_way;
   }
   for (std::size_t k = 0; k < c.link.ranges.size(); ++k) {
@@ -1064,7 +1065,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   const std::size_t ranges = c.link.ranges.size();
   const std::uint32_t resamples = std::min<std::uint32_t>(o.bootstrap, 60);
   std::vector<std::array<std::vector<double>, 6>> samples(ranges);
-  std::vector<double> latency;
+  std::vector<double> latency, overlap;
   std::mt19937_64 rng(r.seed ^ 0x5851f42d4c957f2dULL);
   model::CalibrationOptions bo;
   bo.identifiability = false;
@@ -1077,6 +1078,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
     summarise_points(copy, o);
     const auto fit = model::calibrate(c.link, fit_points(copy, o), model::Structure::loggps, bo);
     latency.push_back(fit.link.latency_us);
+    overlap.push_back(fit.link.send_overlap_us);
     for (std::size_t k = 0; k < ranges; ++k) {
       const auto v = parameters_of(fit.link.ranges[k]);
       for (std::size_t j = 0; j < 6; ++j)
@@ -1085,6 +1087,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   }
   c.intervals.assign(ranges, {});
   c.L_interval = percentile_interval(latency);
+  c.overlap_interval = percentile_interval(overlap);
   for (std::size_t k = 0; k < ranges; ++k) {
     for (std::size_t j = 0; j < 6; ++j)
       c.intervals[k][j] = percentile_interval(samples[k][j]);

@@ -31,7 +31,8 @@
 // exchange (held-out, never fitted; every transport): after a barrier, both ends run n
 //   exchanges back to back, each an Isend and an Irecv of s bytes to and from the other end and
 //   a wait for both (what a 2-rank ring or halo step does); the source's time per exchange. The
-//   LogGP family charges an exchange one one-way time; measured here it costs more.
+//   LogGP family charges an exchange o_s + o_r + max(0, L - omega + (s-1)G): one one-way time
+//   plus the send overlap omega (LinkParams::send_overlap_us).
 //
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
 // posts the next entry's first receive as soon as it has sent a reply, as between the

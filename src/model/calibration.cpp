@@ -63,7 +63,11 @@ namespace {
 // terms unless a point is noisier (a precise PRTT(n,d,s) does not outweigh the ping-pong).
 constexpr double kNoiseFloor = 0.05;
 
-// The parameter vector: L, then per range o_s, o_r, O_s, O_r, g, G (LogGP: o_s, o_r, g, G).
+// The parameter vector: lambda, then per range o_s, o_r, O_s, O_r, g, G (LogGP: o_s, o_r, g, G).
+// lambda = L - omega + Omega: the curves see only L - omega (a send's overhead overlapping the
+// transfer acts as a negative latency, seed 000 §3.4), so one coordinate carries both, offset by
+// Omega, the start's least send overhead (a message cannot arrive before its send began); it
+// maps back to L >= 0 with omega = 0, or L = 0 with omega > 0: no parameter is negative.
 // Per-byte parameters are scaled to their time at the range's largest measured size, so every
 // coordinate is a time in microseconds of comparable size.
 class Layout {
@@ -71,6 +75,11 @@ class Layout {
   Layout(const LinkParams& start, std::span<const PrttCurvePoint> points, Structure s)
       : start_(start), structure_(s) {
     per_range_ = s == Structure::loggps ? 6 : 4;
+    omega_ = start.ranges.empty() ? 0.0 : std::numeric_limits<double>::infinity();
+    for (const auto& r : start.ranges)
+      omega_ = std::min(omega_, least_send_overhead(r));
+    omega_ = std::max(omega_, start.send_overlap_us);
+    if (!std::isfinite(omega_) || omega_ < 0) omega_ = 0;
     scale_.assign(start.ranges.size(), 1.0);
     for (const auto& p : points) {
       const std::size_t k = start.range_index(p.bytes);
@@ -81,7 +90,7 @@ class Layout {
 
   std::vector<double> vector_of(const LinkParams& link) const {
     std::vector<double> v(size());
-    v[0] = link.latency_us;
+    v[0] = link.latency_us - link.send_overlap_us + omega_;
     for (std::size_t k = 0; k < link.ranges.size(); ++k) {
       const auto& r = link.ranges[k];
       double* x = v.data() + 1 + per_range_ * k;
@@ -107,7 +116,9 @@ class Layout {
 
   LinkParams link_of(const std::vector<double>& v) const {
     LinkParams link = start_;
-    link.latency_us = v[0];
+    const double effective = v[0] - omega_;
+    link.latency_us = std::max(0.0, effective);
+    link.send_overlap_us = std::max(0.0, -effective);
     for (std::size_t k = 0; k < link.ranges.size(); ++k) {
       auto& r = link.ranges[k];
       const double* x = v.data() + 1 + per_range_ * k;
@@ -127,12 +138,15 @@ class Layout {
         r.control_send_us = r.control_recv_us = -1;
       }
     }
+    // The fitted overheads may fall below Omega: omega stays within every send overhead.
+    for (const auto& r : link.ranges)
+      link.send_overlap_us = std::min(link.send_overlap_us, least_send_overhead(r));
     return link;
   }
 
   /// The value of coordinate j in the link's own units.
   double unscaled(std::size_t j, double x) const {
-    if (j == 0) return x;
+    if (j == 0) return x - omega_;  // L - omega
     const std::size_t k = (j - 1) / per_range_, q = (j - 1) % per_range_;
     const bool per_byte = structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
     return per_byte ? x / scale_[k] : x;
@@ -146,8 +160,14 @@ class Layout {
   }
 
  private:
+  static double least_send_overhead(const LinkRange& r) {
+    return std::min(r.send_overhead_us,
+                    r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us);
+  }
+
   LinkParams start_;
   Structure structure_;
+  double omega_ = 0;  // Omega: lambda's offset
   std::size_t per_range_ = 6;
   std::vector<double> scale_;
 };

@@ -53,7 +53,7 @@ enum class Structure { loggps, loggp };
 
 /// A parameter the curves do not determine, with the interval over which the fit stays as good.
 struct Unidentified {
-  std::size_t range = 0;  ///< index into link.ranges; SIZE_MAX for L
+  std::size_t range = 0;  ///< index into link.ranges; SIZE_MAX for L (its figures are L - omega)
   std::string parameter;  ///< o_s, o_r, O_s, O_r, g, G or L
   double value = 0;       ///< what the link carries (within the interval)
   double lower = 0;
@@ -84,7 +84,8 @@ struct CalibrationOptions {
   std::vector<bool> fixed_gap;
 };
 
-/// Fits the link's parameters (L and, per range, o_s, o_r, O_s, O_r, g, G; LogGP: not O_s, O_r)
+/// Fits the link's parameters (L or the send overlap omega, and per range o_s, o_r, O_s, O_r, g,
+/// G; LogGP: not O_s, O_r)
 /// to the points, keeping the ranges' sizes, rendezvous flags and progress of `start`, which is
 /// also the starting point. Needs at least one point.
 Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> points,

@@ -50,7 +50,7 @@ double to_microseconds(Picoseconds ps) {
 }
 
 CostModel::CostModel(const LinkParams& link)
-    : link_(link), latency_(to_picoseconds(link.latency_us)) {
+    : link_(link), latency_(to_picoseconds(link.effective_latency_us())) {
   ranges_.reserve(link.ranges.size());
   for (const auto& r : link.ranges) {
     ranges_.push_back(

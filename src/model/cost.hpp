@@ -30,10 +30,10 @@ struct MessageCost {
   bool rendezvous = false;
   Progress progress = Progress::independent;
   Picoseconds send_overhead{};  ///< o_s + k*O_s: the sender is busy
-  Picoseconds transfer{};       ///< L + (k-1)*G after the send overhead ends
+  Picoseconds transfer{};       ///< L - omega + (k-1)*G after the send overhead ends
   Picoseconds recv_overhead{};  ///< o_r + k*O_r: the receiver is busy after arrival
   Picoseconds gap{};            ///< g + (k-1)*G: minimum distance between send starts
-  Picoseconds latency{};        ///< L
+  Picoseconds latency{};        ///< L - omega (LinkParams::effective_latency_us)
   Picoseconds control_send{};   ///< o' (default o_s): sending a rendezvous request or ack
   Picoseconds control_recv{};   ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
 };

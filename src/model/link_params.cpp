@@ -81,7 +81,8 @@ void validate(const LinkParams& link, const std::string& where) {
                                       {"comm_create_us", link.comm_create_us},
                                       {"comm_free_us", link.comm_free_us},
                                       {"reduce_us_per_byte", link.reduce_us_per_byte},
-                                      {"copy_us_per_byte", link.copy_us_per_byte}}) {
+                                      {"copy_us_per_byte", link.copy_us_per_byte},
+                                      {"send_overlap_us", link.send_overlap_us}}) {
       if (!(value >= 0 && value <= kLargest))
         throw InputError(where,
                          fmt::format("/{}: must be within [0, {}], got {}", name, kLargest, value));
@@ -98,12 +99,22 @@ void validate(const LinkParams& link, const std::string& where) {
             where, fmt::format("{}{}: must be within [0, {}], got {}", at, name, kLargest, value));
       }
     }
-    const double one_way = r.send_overhead_us + link.latency_us + r.recv_overhead_us;
+    // A message cannot reach its receiver before its send began.
+    const double control_send = r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us;
+    if (link.send_overlap_us > std::min(r.send_overhead_us, control_send)) {
+      throw InputError(where,
+                       fmt::format("/send_overlap_us: {} us exceeds the send overhead {} "
+                                   "us of {}: a message would arrive before its send began",
+                                   link.send_overlap_us, std::min(r.send_overhead_us, control_send),
+                                   at.substr(0, at.size() - 1)));
+    }
+    const double one_way = r.send_overhead_us + link.effective_latency_us() + r.recv_overhead_us;
     if (!(one_way > 0)) {
-      throw InputError(where, fmt::format("{}: the one-way time o_s + L + o_r must be positive, "
-                                          "got {} + {} + {} = {} us",
-                                          at.substr(0, at.size() - 1), r.send_overhead_us,
-                                          link.latency_us, r.recv_overhead_us, one_way));
+      throw InputError(where,
+                       fmt::format("{}: the one-way time o_s + L - omega + o_r must be "
+                                   "positive, got {} + {} - {} + {} = {} us",
+                                   at.substr(0, at.size() - 1), r.send_overhead_us, link.latency_us,
+                                   link.send_overlap_us, r.recv_overhead_us, one_way));
     }
   }
 }

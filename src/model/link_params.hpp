@@ -47,6 +47,13 @@ struct LinkRange {
 /// A link: latency plus its protocol ranges, sorted by from_bytes.
 struct LinkParams {
   double latency_us = 0;  ///< L; may be negative (o and L overlap on real hardware)
+  /// omega: how long a send's overhead goes on after its message is on its way (seed 000 §3.4:
+  /// where eel - o_s - o_r < 0, "o and L overlap"). A message reaches the receiver
+  /// o_s - omega + L + (k-1) G after its send began: an exchange costs o_s + o_r where a one-way
+  /// time costs omega less. Never negative, at most every range's o_s (and o'_s).
+  double send_overlap_us = 0;
+  /// L - omega: the latency of the cost convention (model/cost.hpp).
+  double effective_latency_us() const { return latency_us - send_overlap_us; }
   /// A failed poll (MPI_Test of a pending receive) on this link's node, measured by profile;
   /// 0: not measured (the replay then charges failed polls nothing).
   double poll_us = 0;

@@ -104,6 +104,8 @@ LinkParams loggp_view(LinkParams view) {
     r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
     r.rendezvous = false;
     r.control_send_us = r.control_recv_us = -1;
+    // The view's own o_s may be below the link's send overlap: a message never precedes its send.
+    view.send_overlap_us = std::min(view.send_overlap_us, r.send_overhead_us);
   }
   return view;
 }

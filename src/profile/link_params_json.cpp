@@ -24,6 +24,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   link_params_schema().validate(document, where);
   model::LinkParams link;
   link.latency_us = document["L_us"].get<double>();
+  link.send_overlap_us = document.value("send_overlap_us", 0.0);
   link.poll_us = document.value("poll_us", 0.0);
   link.comm_create_us = document.value("comm_create_us", 0.0);
   link.comm_free_us = document.value("comm_free_us", 0.0);
@@ -78,6 +79,7 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
                         {"version", 1},
                         {"L_us", link.latency_us},
                         {"L_negative", link.latency_negative()}};
+  if (link.send_overlap_us > 0) doc["send_overlap_us"] = link.send_overlap_us;
   if (link.poll_us > 0) doc["poll_us"] = link.poll_us;
   if (link.comm_create_us > 0) doc["comm_create_us"] = link.comm_create_us;
   if (link.comm_free_us > 0) doc["comm_free_us"] = link.comm_free_us;

@@ -117,6 +117,10 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
   if (r.calibrated.L_interval.known) {
     doc["L_ci95_us"] = {r.calibrated.L_interval.lower, r.calibrated.L_interval.upper};
   }
+  if (r.calibrated.overlap_interval.known) {
+    doc["send_overlap_ci95_us"] = {r.calibrated.overlap_interval.lower,
+                                   r.calibrated.overlap_interval.upper};
+  }
   nlohmann::json open = nlohmann::json::array();
   for (const auto& u : r.calibrated.not_identifiable) {
     open.push_back(
@@ -231,8 +235,13 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
   if (calibrated) {
     out += fmt::format(
         "CALIBRATED PARAMETERS (one set per range fitted to all four PRTT curves; predict and "
-        "simulate use these)   L = {}\n",
-        with_ci(r.link.latency_us, cal.L_interval, 4));
+        "simulate use these)   L = {}{}\n",
+        with_ci(r.link.latency_us, cal.L_interval, 4),
+        r.link.send_overlap_us > 0 || (cal.overlap_interval.known && cal.overlap_interval.upper > 0)
+            ? fmt::format("   send overlap omega = {} (o and L overlap, seed 000 §3.4: a send's "
+                          "overhead goes on this long after its message is on its way)",
+                          with_ci(r.link.send_overlap_us, cal.overlap_interval, 4))
+            : std::string());
     TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]", "O_s_us/B",
                  "O_r_us/B", "g_us", "G_us/B [95 % CI]", "verdict"});
     for (std::size_t k = 0; k < r.ranges.size(); ++k) {

@@ -178,11 +178,19 @@ TEST(Calibration, LogGPStructureFitsBetterThanDroppingThePerByteOverheads) {
 }
 
 TEST(Calibration, NoParameterIsNegativeEvenWhenTheDataAskForIt) {
-  // Curves of a link with a negative L (o and L overlap): the fit keeps L >= 0.
+  // Curves of a link with a negative L (o and L overlap, seed 000 §3.4): the fit keeps L >= 0 and
+  // carries the overlap as the send overlap omega = 0.5 us, which reproduces every curve.
   auto truth = loggp_link(-0.5, 2.0, 4.0, 0.001);
   const auto pts = exact_points(truth, 16384);
   const auto c = model::calibrate(loggp_link(0.1, 1.0, 1.0, 0.001), pts, model::Structure::loggps);
-  EXPECT_GE(c.link.latency_us, 0);
+  EXPECT_EQ(c.link.latency_us, 0);
+  EXPECT_NEAR(c.link.send_overlap_us, 0.5, 0.005);
+  EXPECT_LT(c.max_abs_deviation, 0.002);
+  // The same curves written with omega instead of a negative L are the same link.
+  auto same = loggp_link(0.0, 2.0, 4.0, 0.001);
+  same.send_overlap_us = 0.5;
+  const auto again = model::evaluate(same, pts);
+  EXPECT_LT(again.max_abs_deviation, 1e-9);
   for (const auto& r : c.link.ranges) {
     for (double v : {r.send_overhead_us, r.recv_overhead_us, r.gap_us, r.gap_per_byte_us,
                      r.send_overhead_per_byte_us, r.recv_overhead_per_byte_us})

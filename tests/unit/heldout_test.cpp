@@ -108,6 +108,51 @@ TEST(HeldOut, ExchangesOnTheVirtualNetworkAreWhatTheSimulatorPredicts) {
   }
 }
 
+// With a send overlap omega (o and L overlap, seed 000 §3.4) an exchange costs more than a
+// one-way time: each end's receive overhead waits for its own send overhead, which the message
+// from the other end no longer waits for: exchange = o_s + o_r + max(0, L - omega + (s-1)G),
+// one-way = o_s + L - omega + (s-1)G + o_r. The virtual network, the simulator and that closed
+// form agree to the picosecond.
+TEST(HeldOut, ASendOverlapMakesAnExchangeCostMoreThanAOneWayTime) {
+  auto link = commgauge::testing::loggp_link(0.0, 1.5, 0.5, 0.0004);
+  link.ranges[0].send_overhead_per_byte_us = 0.0002;
+  link.ranges[0].recv_overhead_per_byte_us = 0.0001;
+  link.send_overlap_us = 0.6;
+  LoggpOptions o;
+  o.heldout_exchange_sizes = {8, 1024, 4096};
+  o.seed = 3;
+  const HeldOutResult r = heldout_on_virtual_network(link, o);
+  ASSERT_EQ(r.points.size(), 3u);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("commgauge-heldout-overlap-" + std::to_string(::getpid()));
+  const model::CostModel cost(link);
+  for (const auto& p : r.points) {
+    const auto m = cost.message(p.bytes);
+    const double k1 = static_cast<double>(p.bytes - 1);
+    const double closed = model::to_microseconds(m.send_overhead + m.recv_overhead) +
+                          std::max(0.0, -0.6 + k1 * 0.0004);
+    EXPECT_NEAR(p.time.median_us, closed, 1e-6) << p.bytes;
+    const double one_way = model::to_microseconds(cost.blocking_one_way(p.bytes));
+    EXPECT_NEAR(p.time.median_us - one_way, std::max(0.0, 0.6 - k1 * 0.0004), 1e-6) << p.bytes;
+    synth::SynthOptions so;
+    so.pattern = "ring";
+    so.ranks = 2;
+    so.iterations = kHeldOutCollectiveCalls;
+    so.bytes = p.bytes;
+    const auto written = synth::write_synthetic_trace(so, dir, true);
+    const trace::TraceReader trace(written.file);
+    const std::vector<std::uint32_t> nodes = {0, 0};
+    const sim::Network sim_net("loggps", {{"intra_node", link}}, sim::cluster_of_placement(nodes),
+                               nodes);
+    EXPECT_NEAR(model::to_microseconds(sim::simulate(trace, sim_net, sim::Options{}).predicted_ps) /
+                    kHeldOutCollectiveCalls,
+                closed, 1e-6)
+        << p.bytes;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 // The virtual network has no collectives: asking for them is a clear error before anything is
 // measured, on both ends (no hang).
 TEST(HeldOut, CollectivesWhereTheTransportHasNoneAreAnError) {

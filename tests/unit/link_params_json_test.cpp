@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "model/cost.hpp"
 #include "profile/json_file.hpp"
 #include "profile/link_params_json.hpp"
 
@@ -88,7 +89,26 @@ TEST(LinkParamsJson, NegativeLatencyAllowedWhileOneWayIsPositive) {
   doc["L_us"] = -0.5;
   EXPECT_DOUBLE_EQ(link_params_from_json(doc, "net.json").latency_us, -0.5);
   doc["L_us"] = -2.5;  // o_s + L + o_r = 1.0 - 2.5 + 1.4 < 0
-  EXPECT_THAT(error_of(doc), HasSubstr("one-way time o_s + L + o_r must be positive"));
+  EXPECT_THAT(error_of(doc), HasSubstr("one-way time o_s + L - omega + o_r must be positive"));
+}
+
+// The send overlap omega (seed 000 §3.4's overlap of o and L) is read, written, counted in the
+// one-way time and never more than a send overhead (a message cannot precede its send).
+TEST(LinkParamsJson, SendOverlapRoundTripsAndStaysWithinEverySendOverhead) {
+  auto doc = valid_document();
+  doc["L_us"] = 0;
+  doc["send_overlap_us"] = 0.75;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.send_overlap_us, 0.75);
+  EXPECT_DOUBLE_EQ(link.effective_latency_us(), -0.75);
+  EXPECT_EQ(link_params_to_json(link_params_from_json(link_params_to_json(link), "again")),
+            link_params_to_json(link));
+  EXPECT_EQ(model::CostModel(link).blocking_one_way(1).count(),
+            model::to_picoseconds(1.0 - 0.75 + 1.4).count());
+  doc["send_overlap_us"] = 1.5;  // above range 0's o_s = 1.0
+  EXPECT_THAT(error_of(doc), HasSubstr("/send_overlap_us: 1.5 us exceeds the send overhead 1 us"));
+  doc["send_overlap_us"] = -0.1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/send_overlap_us: must be >= 0"));
 }
 
 TEST(LinkParamsJson, RangesMustIncrease) {
