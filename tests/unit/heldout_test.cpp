@@ -60,6 +60,24 @@ TEST(HeldOut, PingPongOnTheVirtualNetworkIsWhatItsLinkPredicts) {
   }
 }
 
+// What the simulator predicts per exchange for synth's 2-rank ring of kHeldOutCollectiveCalls
+// iterations of `bytes` (what profile replays to predict an exchange cell), under loggps.
+double simulated_exchange_us(const model::LinkParams& link, std::uint64_t bytes,
+                             const std::filesystem::path& dir) {
+  synth::SynthOptions so;
+  so.pattern = "ring";
+  so.ranks = 2;
+  so.iterations = kHeldOutCollectiveCalls;
+  so.bytes = bytes;
+  const auto written = synth::write_synthetic_trace(so, dir, true);
+  const trace::TraceReader trace(written.file);
+  const std::vector<std::uint32_t> nodes = {0, 0};
+  const sim::Network sim_net("loggps", {{"intra_node", link}}, sim::cluster_of_placement(nodes),
+                             nodes);
+  return model::to_microseconds(sim::simulate(trace, sim_net, sim::Options{}).predicted_ps) /
+         kHeldOutCollectiveCalls;
+}
+
 // An exchange (both ends Isend and Irecv s bytes, then wait for both), n of them back to back
 // after a barrier, per exchange: on the virtual network exactly what the simulator predicts for
 // synth's 2-rank ring of as many iterations (what profile replays to predict the cell), on both
@@ -81,19 +99,7 @@ TEST(HeldOut, ExchangesOnTheVirtualNetworkAreWhatTheSimulatorPredicts) {
       EXPECT_EQ(to_string(p.kind), "exchange");
       EXPECT_EQ(p.bytes, o.heldout_exchange_sizes[i]);
       EXPECT_EQ(p.rounds_us.size(), o.min_rounds);
-      synth::SynthOptions so;
-      so.pattern = "ring";
-      so.ranks = 2;
-      so.iterations = kHeldOutCollectiveCalls;
-      so.bytes = p.bytes;
-      const auto written = synth::write_synthetic_trace(so, dir, true);
-      const trace::TraceReader trace(written.file);
-      const std::vector<std::uint32_t> nodes = {0, 0};
-      const sim::Network sim_net("loggps", {{"intra_node", link}}, sim::cluster_of_placement(nodes),
-                                 nodes);
-      const double truth =
-          model::to_microseconds(sim::simulate(trace, sim_net, sim::Options{}).predicted_ps) /
-          kHeldOutCollectiveCalls;
+      const double truth = simulated_exchange_us(link, p.bytes, dir);
       // The cost convention charges an exchange exactly one one-way time (the closed form's
       // half round trip) where the gap g + (s-1)G stays below it, as on this link: both
       // messages travel at once. Real links charge more (docs/measurements.md, "The exchange").
@@ -134,20 +140,7 @@ TEST(HeldOut, ASendOverlapMakesAnExchangeCostMoreThanAOneWayTime) {
     EXPECT_NEAR(p.time.median_us, closed, 1e-6) << p.bytes;
     const double one_way = model::to_microseconds(cost.blocking_one_way(p.bytes));
     EXPECT_NEAR(p.time.median_us - one_way, std::max(0.0, 0.6 - k1 * 0.0004), 1e-6) << p.bytes;
-    synth::SynthOptions so;
-    so.pattern = "ring";
-    so.ranks = 2;
-    so.iterations = kHeldOutCollectiveCalls;
-    so.bytes = p.bytes;
-    const auto written = synth::write_synthetic_trace(so, dir, true);
-    const trace::TraceReader trace(written.file);
-    const std::vector<std::uint32_t> nodes = {0, 0};
-    const sim::Network sim_net("loggps", {{"intra_node", link}}, sim::cluster_of_placement(nodes),
-                               nodes);
-    EXPECT_NEAR(model::to_microseconds(sim::simulate(trace, sim_net, sim::Options{}).predicted_ps) /
-                    kHeldOutCollectiveCalls,
-                closed, 1e-6)
-        << p.bytes;
+    EXPECT_NEAR(simulated_exchange_us(link, p.bytes, dir), closed, 1e-6) << p.bytes;
   }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
