@@ -971,6 +971,8 @@ std::string why_open(const std::string& parameter, bool rendezvous) {
                       : "eq. (7)'s slope is hidden by o; the one-way time's slope is O_s + G + O_r";
   }
   if (parameter == "L") return "seed 000 §3.4: L only enters as o_s + L + o_r";
+  if (parameter == "L - omega")
+    return "seed 000 §3.4: L and the send overlap only enter as o_s + L - omega + o_r";
   return "the curves fit as well over this interval";
 }
 

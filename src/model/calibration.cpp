@@ -72,10 +72,11 @@ constexpr double kNoiseFloor = 0.05;
 // coordinate is a time in microseconds of comparable size.
 class Layout {
  public:
-  Layout(const LinkParams& start, std::span<const PrttCurvePoint> points, Structure s)
+  Layout(const LinkParams& start, std::span<const PrttCurvePoint> points, Structure s,
+         bool fit_overlap)
       : start_(start), structure_(s) {
     per_range_ = s == Structure::loggps ? 6 : 4;
-    omega_ = start.ranges.empty() ? 0.0 : std::numeric_limits<double>::infinity();
+    omega_ = start.ranges.empty() || !fit_overlap ? 0.0 : std::numeric_limits<double>::infinity();
     for (const auto& r : start.ranges)
       omega_ = std::min(omega_, least_send_overhead(r));
     omega_ = std::max(omega_, start.send_overlap_us);
@@ -152,7 +153,7 @@ class Layout {
     return per_byte ? x / scale_[k] : x;
   }
   std::pair<std::size_t, std::string> name(std::size_t j) const {
-    if (j == 0) return {std::numeric_limits<std::size_t>::max(), "L"};
+    if (j == 0) return {std::numeric_limits<std::size_t>::max(), omega_ > 0 ? "L - omega" : "L"};
     static const char* const loggps[6] = {"o_s", "o_r", "O_s", "O_r", "g", "G"};
     static const char* const loggp[4] = {"o_s", "o_r", "g", "G"};
     const std::size_t q = (j - 1) % per_range_;
@@ -355,7 +356,7 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
                       Structure structure, const CalibrationOptions& options) {
   if (points.empty()) throw std::invalid_argument("calibrate: no points");
   gsl_set_error_handler_off();
-  const Layout layout(start, points, structure);
+  const Layout layout(start, points, structure, options.fit_overlap);
   const Fit fit(layout, points);
   std::vector<std::size_t> all;
   for (std::size_t j = options.fixed_latency ? 1 : 0; j < layout.size(); ++j) {

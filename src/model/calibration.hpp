@@ -53,8 +53,8 @@ enum class Structure { loggps, loggp };
 
 /// A parameter the curves do not determine, with the interval over which the fit stays as good.
 struct Unidentified {
-  std::size_t range = 0;  ///< index into link.ranges; SIZE_MAX for L (its figures are L - omega)
-  std::string parameter;  ///< o_s, o_r, O_s, O_r, g, G or L
+  std::size_t range = 0;  ///< index into link.ranges; SIZE_MAX for L (or L - omega: may be < 0)
+  std::string parameter;  ///< o_s, o_r, O_s, O_r, g, G, L or L - omega
   double value = 0;       ///< what the link carries (within the interval)
   double lower = 0;
   double upper = 0;  ///< infinity: no upper bound
@@ -78,7 +78,9 @@ Calibration evaluate(const LinkParams& link, std::span<const PrttCurvePoint> poi
 struct CalibrationOptions {
   bool identifiability = true;  ///< search which parameters the curves leave open (profiles)
   bool extra_starts = true;     ///< also start from the start link scaled by 0.5 and 2
-  bool fixed_latency = false;   ///< keep the start's L (fit the ranges only)
+  bool fixed_latency = false;   ///< keep the start's L and send overlap (fit the ranges only)
+  /// Fit the send overlap omega (else L >= 0 alone, omega as the start has it).
+  bool fit_overlap = true;
   std::vector<LinkParams> more_starts;  ///< further starting points (same ranges as the start)
   /// Per range: keep the start's g and G (measured directly elsewhere, e.g. by eq. (7)).
   std::vector<bool> fixed_gap;
