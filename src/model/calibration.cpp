@@ -78,7 +78,7 @@ class Layout {
     per_range_ = s == Structure::loggps ? 6 : 4;
     omega_ = start.ranges.empty() || !fit_overlap ? 0.0 : std::numeric_limits<double>::infinity();
     for (const auto& r : start.ranges)
-      omega_ = std::min(omega_, least_send_overhead(r));
+      omega_ = std::min(omega_, r.least_send_overhead_us());
     omega_ = std::max(omega_, start.send_overlap_us);
     if (!std::isfinite(omega_) || omega_ < 0) omega_ = 0;
     scale_.assign(start.ranges.size(), 1.0);
@@ -141,7 +141,7 @@ class Layout {
     }
     // The fitted overheads may fall below Omega: omega stays within every send overhead.
     for (const auto& r : link.ranges)
-      link.send_overlap_us = std::min(link.send_overlap_us, least_send_overhead(r));
+      link.send_overlap_us = std::min(link.send_overlap_us, r.least_send_overhead_us());
     return link;
   }
 
@@ -161,11 +161,6 @@ class Layout {
   }
 
  private:
-  static double least_send_overhead(const LinkRange& r) {
-    return std::min(r.send_overhead_us,
-                    r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us);
-  }
-
   LinkParams start_;
   Structure structure_;
   double omega_ = 0;  // Omega: lambda's offset

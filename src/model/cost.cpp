@@ -57,8 +57,7 @@ CostModel::CostModel(const LinkParams& link)
         {r.from_bytes, to_picoseconds(r.send_overhead_us), to_picoseconds(r.recv_overhead_us),
          to_picoseconds(r.gap_us), std::llround(r.send_overhead_per_byte_us * 1e9),
          std::llround(r.recv_overhead_per_byte_us * 1e9), std::llround(r.gap_per_byte_us * 1e9),
-         r.rendezvous, r.progress,
-         to_picoseconds(r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us),
+         r.rendezvous, r.progress, to_picoseconds(r.control_send_or_default_us()),
          to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
     Range& c = ranges_.back();
     const std::int64_t largest_fs = std::max({c.O_s_fs, c.O_r_fs, c.G_fs, std::int64_t{1}});

@@ -100,13 +100,11 @@ void validate(const LinkParams& link, const std::string& where) {
       }
     }
     // A message cannot reach its receiver before its send began.
-    const double control_send = r.control_send_us >= 0 ? r.control_send_us : r.send_overhead_us;
-    if (link.send_overlap_us > std::min(r.send_overhead_us, control_send)) {
-      throw InputError(where,
-                       fmt::format("/send_overlap_us: {} us exceeds the send overhead {} "
-                                   "us of {}: a message would arrive before its send began",
-                                   link.send_overlap_us, std::min(r.send_overhead_us, control_send),
-                                   at.substr(0, at.size() - 1)));
+    if (link.send_overlap_us > r.least_send_overhead_us()) {
+      throw InputError(where, fmt::format("/send_overlap_us: {} us exceeds the send overhead {} "
+                                          "us of {}: a message would arrive before its send began",
+                                          link.send_overlap_us, r.least_send_overhead_us(),
+                                          at.substr(0, at.size() - 1)));
     }
     const double one_way = r.send_overhead_us + link.effective_latency_us() + r.recv_overhead_us;
     if (!(one_way > 0)) {

@@ -42,6 +42,16 @@ struct LinkRange {
   /// the cost convention implies (T eager, RAT dependent, RTA independent).
   std::string transfer;
   Progress progress = Progress::independent;
+
+  /// o'_s as the cost model reads it: control_send_us where set, else o_s.
+  double control_send_or_default_us() const {
+    return control_send_us >= 0 ? control_send_us : send_overhead_us;
+  }
+  /// The least a send of this range keeps its processor busy: bounds the send overlap omega.
+  double least_send_overhead_us() const {
+    return send_overhead_us < control_send_or_default_us() ? send_overhead_us
+                                                           : control_send_or_default_us();
+  }
 };
 
 /// A link: latency plus its protocol ranges, sorted by from_bytes.
