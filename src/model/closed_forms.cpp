@@ -36,6 +36,66 @@ Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds c
   return done + (cs + L + cr) + (cs + L + cr) + t1 + t2 + t3;
 }
 
+// PRTT with acknowledged eager messages (Tm = TA), message by message as the virtual network
+// runs it. The server acknowledges a message (o'_s) when it arrives if it is inside a call then,
+// else as its next receive begins (DCP; ICP: at once, off its CPU); it copies message j out (T3)
+// in receive j, after every acknowledgement due by then. The client's send i ends when it has
+// taken its ack (o'_r, L after it left), so the client may run ahead of the server's receives.
+// The server's first receive is posted at the client's first send (seed 000's Listing 1 from a
+// quiet start).
+Picoseconds acknowledged_prtt(const MessageCost& m, std::uint32_t n, Picoseconds client_delay,
+                              Picoseconds server_delay) {
+  const bool dcp = m.progress == Progress::dependent;
+  const Picoseconds cs = dcp ? m.control_send : Picoseconds{}, cr = m.control_recv;
+  const Picoseconds ack_flight = m.control_send + m.latency;  // from handled to arrived
+  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  // The client's side of message `acks` (the next one to be acknowledged).
+  std::uint32_t acks = 0;
+  Picoseconds start{}, arrival = t1 + t2, inj{}, acked{}, done{};
+  const auto acknowledge = [&](Picoseconds handled) {
+    inj = start + t1;
+    acked = handled + ack_flight;
+    done = dcp ? std::max(acked, inj) + cr : std::max(acked + cr, inj);
+    if (++acks < n) {
+      start = std::max(done + client_delay, start + m.gap);
+      arrival = start + t1 + t2;
+    }
+  };
+  Picoseconds clock{};  // the server: its CPU, inside receive j or at its end
+  for (std::uint32_t j = 0; j < n; ++j) {
+    if (j > 0) clock += server_delay;  // receive j begins
+    if (!dcp) {  // the ack leaves at the arrival; the copy waits for the receive
+      const Picoseconds arrived = arrival;
+      acknowledge(arrived);
+      clock = std::max(clock, arrived) + t3;
+      continue;
+    }
+    const auto drain = [&] {  // every arrival by now, in this call
+      while (acks < n && arrival <= clock) {
+        acknowledge(clock);
+        clock += cs;
+      }
+    };
+    drain();
+    if (acks == j) {  // message j is still on its way: the call waits for it
+      clock = arrival;
+      acknowledge(clock);
+      clock += cs;
+    }
+    clock += t3;  // receive j copies message j out
+    drain();
+  }
+  // The reply (acknowledged as well): sent once receive n is done; the client takes its own ack
+  // and the reply's arrival in time order, inside its send and then its receive.
+  const Picoseconds reply = clock + t1 + t2;
+  if (!dcp) return std::max(reply, done) + t3;
+  if (reply < acked) {  // the client acknowledges the reply before its own ack is back
+    const Picoseconds taken = std::max(acked, std::max(reply, inj) + cs) + cr;
+    return taken + t3;
+  }
+  return std::max(reply, done) + cs + t3;
+}
+
 }  // namespace
 
 Picoseconds one_way(const CostModel& c, std::uint64_t k) {
@@ -43,6 +103,8 @@ Picoseconds one_way(const CostModel& c, std::uint64_t k) {
 }
 
 Picoseconds round_trip(const CostModel& c, std::uint64_t k) {
+  // With acknowledgement, a reply's ack can reach the client before its own: PRTT(1,0,s).
+  if (c.message(k).acknowledged) return prtt(c, 1, Picoseconds{}, k);
   return std::max(2 * one_way(c, k), c.message(k).gap);
 }
 
@@ -50,6 +112,7 @@ Picoseconds prtt(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64
   const MessageCost m = c.message(k);
   if (n == 0) return Picoseconds{};
   if (m.rendezvous) return rendezvous_prtt(m, n, d, Picoseconds{});
+  if (m.acknowledged) return acknowledged_prtt(m, n, d, Picoseconds{});
   // seed 000 eq. (5): PRTT(1,0,s) + (n-1) max(o + d, G_all), with o_s, o_r and per-byte terms.
   const Picoseconds cycle = std::max({m.send_overhead + d, m.gap, m.recv_overhead});
   return 2 * eager_one_way(m) + cycle * static_cast<std::int64_t>(n - 1);
@@ -59,6 +122,7 @@ Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d
   const MessageCost m = c.message(k);
   if (n == 0) return Picoseconds{};
   if (m.rendezvous) return rendezvous_prtt(m, n, Picoseconds{}, d);
+  if (m.acknowledged) return acknowledged_prtt(m, n, Picoseconds{}, d);
   const Picoseconds cycle = std::max({m.send_overhead, m.gap, d + m.recv_overhead});
   return 2 * eager_one_way(m) + cycle * static_cast<std::int64_t>(n - 1);
 }
@@ -124,7 +188,7 @@ TransferMechanism transfer_mechanism_from_string(const std::string& s) {
 }
 
 OverlapCase overlap_case(const MessageCost& m) {
-  if (!m.rendezvous) return OverlapCase::eager_T;
+  if (!m.rendezvous) return m.acknowledged ? OverlapCase::eager_TA : OverlapCase::eager_T;
   return m.progress == Progress::dependent ? OverlapCase::dcp_RAT : OverlapCase::icp_RTA;
 }
 
@@ -154,6 +218,30 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
         t_rw = t_r + comp;
         o.receiver_done = std::max(arrival, t_rw) + t3;
       }
+      break;
+    }
+    case OverlapCase::eager_TA: {
+      // As eager, and the receiver acknowledges the data before its copy: under DCP inside
+      // MPI_Irecv if it had arrived, else in its Wait (o'_s on its CPU); under ICP at arrival.
+      // The sender's Wait ends once it has taken the ack (o'_r).
+      const bool dcp = m.progress == Progress::dependent;
+      const Picoseconds ack_cpu = dcp ? cs : Picoseconds{};
+      o.isend = t1;
+      t_sw = t1 + comp;
+      arrival = t1 + t2;
+      Picoseconds handled{};
+      if (arrival <= t_r) {  // acknowledged and copied in MPI_Irecv itself
+        handled = dcp ? t_r : arrival;
+        o.irecv = ack_cpu + t3;
+        t_rw = t_r + o.irecv + comp;
+        o.receiver_done = t_rw;
+      } else {
+        t_rw = t_r + comp;
+        handled = dcp ? std::max(arrival, t_rw) : arrival;
+        o.receiver_done = std::max(dcp ? handled : arrival, t_rw) + ack_cpu + t3;
+      }
+      const Picoseconds acked = handled + cs + L;
+      o.sender_done = dcp ? std::max(acked, t_sw) + cr : std::max(acked + cr, t_sw);
       break;
     }
     case OverlapCase::dcp_RAT: {

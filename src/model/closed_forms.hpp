@@ -74,10 +74,11 @@ enum class TransferMechanism { T, TA, RAT, RTA };
 std::string to_string(TransferMechanism t);
 TransferMechanism transfer_mechanism_from_string(const std::string& s);  ///< throws InputError
 
-/// Which of seed 001's three formula sets applies to a message of k bytes: eager (Tm = T),
-/// rendezvous with DCP (Tm = RAT, the sender pushes the data in its Wait after the ack), or
-/// rendezvous with ICP (Tm = RTA, handled off the CPU). Seed 001 gives no others.
-enum class OverlapCase { eager_T, dcp_RAT, icp_RTA };
+/// Which formula set applies to a message of k bytes: eager (Tm = T), eager with acknowledgement
+/// (Tm = TA: seed 001 names it, gives no formulas; derived in docs/models.md), rendezvous with
+/// DCP (Tm = RAT, the sender pushes the data in its Wait after the ack), or rendezvous with ICP
+/// (Tm = RTA, handled off the CPU).
+enum class OverlapCase { eager_T, eager_TA, dcp_RAT, icp_RTA };
 OverlapCase overlap_case(const MessageCost& m);
 
 /// The scenario of seed 001 Fig. 1: the sender calls MPI_Isend at Ts = 0, computes `comp`, then

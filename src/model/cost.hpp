@@ -28,6 +28,10 @@ double to_microseconds(Picoseconds ps);
 struct MessageCost {
   std::uint64_t bytes = 0;
   bool rendezvous = false;
+  /// Eager with acknowledgement (seed 001 Tm = TA): the receiver acknowledges the data (o'_s)
+  /// once it handles it, and the send completes when the sender has taken the acknowledgement
+  /// (o'_r), L later; see net/virtual_network.hpp for when each side acts.
+  bool acknowledged = false;
   Progress progress = Progress::independent;
   Picoseconds send_overhead{};  ///< o_s + k*O_s: the sender is busy
   Picoseconds transfer{};       ///< L - omega + (k-1)*G after the send overhead ends
@@ -49,7 +53,8 @@ class CostModel {
 
   /// One-way time of a blocking send whose receive was posted before the message (or its
   /// rendezvous request) arrived: eager o_s + kO_s + L + (k-1)G + o_r + kO_r; rendezvous adds
-  /// the request and acknowledgement, 2 (o'_s + L + o'_r) (seed 004's T4 + T5 with t_r <= t_s).
+  /// the request and acknowledgement, 2 (o'_s + L + o'_r) (seed 004's T4 + T5 with t_r <= t_s);
+  /// eager with acknowledgement (TA) under DCP adds the receiver's o'_s for the ack.
   Picoseconds blocking_one_way(std::uint64_t bytes) const;
 
  private:
@@ -58,6 +63,7 @@ class CostModel {
     Picoseconds o_s, o_r, g;
     std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
     bool rendezvous;
+    bool acknowledged;
     Progress progress;
     Picoseconds ctrl_s, ctrl_r;               // o' for sending / receiving a control message
     std::uint64_t unchecked_up_to_bytes = 0;  // every n x fs product fits 63 bits up to here

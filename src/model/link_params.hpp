@@ -47,6 +47,9 @@ struct LinkRange {
   double control_send_or_default_us() const {
     return control_send_us >= 0 ? control_send_us : send_overhead_us;
   }
+  /// Seed 001's Tm = TA: an eager send completes only when the receiver's acknowledgement of
+  /// its data is back (Open MPI's shared memory returns each fragment above its inline size).
+  bool acknowledged() const { return !rendezvous && transfer == "TA"; }
   /// The least a send of this range keeps its processor busy: bounds the send overlap omega.
   double least_send_overhead_us() const {
     return send_overhead_us < control_send_or_default_us() ? send_overhead_us

@@ -103,6 +103,7 @@ LinkParams loggp_view(LinkParams view) {
     if (r.loggp.G_us_per_byte >= 0) r.gap_per_byte_us = r.loggp.G_us_per_byte;
     r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
     r.rendezvous = false;
+    r.transfer.clear();  // no acknowledgement either (Tm = T)
     r.control_send_us = r.control_recv_us = -1;
     // The view's own o_s may be below the link's send overlap: a message never precedes its send.
     view.send_overlap_us = std::min(view.send_overlap_us, r.send_overhead_us);

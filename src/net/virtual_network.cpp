@@ -25,7 +25,7 @@ namespace {
 enum class Tag : int { data = 0, barrier = 1 };
 enum class OpKind { send, recv };
 enum class EventKind { arrival, request_arrival, ack_arrival, completion };
-enum class ActionKind { copy, answer, inject };
+enum class ActionKind { copy, answer, inject, acknowledge, take_acknowledgement };
 enum class State { ready, running, blocked, finished };
 
 constexpr std::int64_t kPolling = -2;  // waiting_on value of a spinning test()
@@ -40,6 +40,7 @@ struct Op {
   model::MessageCost cost;       // sends only
   bool arrived = false;          // send: its data reached the receiver
   bool request_arrived = false;  // rendezvous send: its request reached the receiver
+  bool acknowledged = false;     // eager send with acknowledgement: the receiver sent it
   bool delivered = false;        // send: the receiver's copy ran (the op is no longer needed)
   bool done = false;
   bool consumed = false;  // completed by the user's wait or test
@@ -369,6 +370,15 @@ void VirtualNetwork::Engine::process(const Event& ev) {
     case EventKind::arrival: {
       Op& s = op(ev.op);
       s.arrived = true;
+      if (s.cost.acknowledged && s.cost.progress == model::Progress::independent) {
+        s.acknowledged = true;  // ICP: off the receiver's CPU, at once
+        schedule(EventKind::ack_arrival, ev.op, ev.time + s.cost.control_send + s.cost.latency,
+                 ev.time);
+      }
+      // The receiver handles the data: it acknowledges it first (Tm = TA), then copies it out
+      // if the receive is posted.
+      if (s.cost.acknowledged && !s.acknowledged)
+        trigger(1 - s.owner, {ActionKind::acknowledge, ev.op}, ev.time);
       if (s.match >= 0) trigger(op(s.match).owner, {ActionKind::copy, s.match}, ev.time);
       break;
     }
@@ -380,7 +390,12 @@ void VirtualNetwork::Engine::process(const Event& ev) {
     }
     case EventKind::ack_arrival: {
       Op& s = op(ev.op);
-      if (s.cost.progress == model::Progress::dependent) {
+      if (!s.cost.rendezvous) {  // the acknowledgement of eager data (Tm = TA)
+        if (s.cost.progress == model::Progress::dependent)
+          trigger(s.owner, {ActionKind::take_acknowledgement, ev.op}, ev.time);
+        else
+          schedule(EventKind::completion, ev.op, ev.time + s.cost.control_recv, ev.time);
+      } else if (s.cost.progress == model::Progress::dependent) {
         trigger(s.owner, {ActionKind::inject, ev.op}, ev.time);
       } else {
         // ICP: the acknowledgement is handled and the data sent off the sender's CPU.
@@ -457,6 +472,18 @@ void VirtualNetwork::Engine::run_action(int endpoint, Action action, Picoseconds
       maybe_erase(r.match);
       break;
     }
+    case ActionKind::acknowledge: {  // the data has arrived: the receiver acknowledges it
+      Op& s = op(action.op);
+      s.acknowledged = true;
+      e.clock = start + s.cost.control_send;
+      schedule(EventKind::ack_arrival, action.op, e.clock + s.cost.latency, start);
+      break;
+    }
+    case ActionKind::take_acknowledgement: {
+      e.clock = start + op(action.op).cost.control_recv;
+      schedule(EventKind::completion, action.op, e.clock, start);
+      break;
+    }
     case ActionKind::answer: {
       const Op& s = op(action.op);
       e.clock = start + s.cost.control_recv + s.cost.control_send;
@@ -506,7 +533,7 @@ std::int64_t VirtualNetwork::Engine::isend(int i, Tag tag, std::uint64_t bytes,
   e.next_send = start + s.cost.gap;
   if (!s.cost.rendezvous) {
     e.clock = start + s.cost.send_overhead;
-    schedule(EventKind::completion, id, e.clock, start);
+    if (!s.cost.acknowledged) schedule(EventKind::completion, id, e.clock, start);
     schedule(EventKind::arrival, id, e.clock + s.cost.transfer, start);
   } else {
     e.clock = start + s.cost.control_send;

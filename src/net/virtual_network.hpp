@@ -14,9 +14,15 @@
 // * rendezvous (seed 004 T4, T5): the sender pays o_s for a request that arrives L later; once
 //   the receive is posted the receiver pays o_r + o_s to answer; the acknowledgement arrives L
 //   later and the sender pays o_r, then sends the data as above.
+// * eager with acknowledgement (seed 001 Tm = TA): as eager, but the send completes only when
+//   the receiver's acknowledgement is back. The receiver sends it (o'_s) when it handles the
+//   arrived data, posted receive or not, before it copies the data out; it arrives L later and
+//   the sender takes it (o'_r). Open MPI's shared memory works so above its inline size: the
+//   receiver returns each fragment, and the sender completes the send when it sees it back.
 // * progress "dependent" (seed 001 DCP): answering the request and sending the data happen
 //   only while the acting endpoint is inside a transport call; "independent" (ICP): they
-//   happen at once, off the endpoint's CPU. The receive-side copy always needs a call.
+//   happen at once, off the endpoint's CPU. The same holds for sending and taking the
+//   acknowledgement of eager data. The receive-side copy always needs a call.
 // * a test() that fails twice at the same virtual time waits for the next event (a spin loop
 //   would otherwise never let virtual time advance).
 // * a send's events are created when the send starts, so o_s + L may be negative only down to

@@ -237,6 +237,22 @@ void plot_pingpong(const std::filesystem::path& output,
   run_gnuplot(output, script, files);
 }
 
+namespace {
+std::string case_name(model::OverlapCase c) {
+  switch (c) {
+    case model::OverlapCase::eager_T:
+      return "eager_T";
+    case model::OverlapCase::eager_TA:
+      return "eager_TA";
+    case model::OverlapCase::dcp_RAT:
+      return "DCP_RAT";
+    case model::OverlapCase::icp_RTA:
+      return "ICP_RTA";
+  }
+  return "?";
+}
+}  // namespace
+
 std::string overlap_prediction_table(const std::vector<OverlapPrediction>& preds, double comp_us,
                                      TableSink* sink) {
   std::string out = fmt::format(
@@ -245,9 +261,8 @@ std::string overlap_prediction_table(const std::vector<OverlapPrediction>& preds
     TextTable t({"size_B", "case", "Isend_us", "Osw_us", "Os_us", "Irecv_us", "Orw_us", "Or_us",
                  "Tc_us", "sender_done_us", "receiver_done_us", "Rso", "Rro"});
     for (const auto& [k, c] : p.points) {
-      const char* name = c.mechanism == model::OverlapCase::eager_T   ? "eager T"
-                         : c.mechanism == model::OverlapCase::dcp_RAT ? "DCP RAT"
-                                                                      : "ICP RTA";
+      std::string name = case_name(c.mechanism);
+      std::replace(name.begin(), name.end(), '_', ' ');
       auto us = [](model::Picoseconds ps) { return number(model::to_microseconds(ps)); };
       t.add_row({std::to_string(k), name, us(c.isend), us(c.osw), us(c.os), us(c.irecv), us(c.orw),
                  us(c.orr), us(c.tc), us(c.sender_done), us(c.receiver_done), number(c.rso, 3),
@@ -266,9 +281,7 @@ nlohmann::json overlap_prediction_json(const std::vector<OverlapPrediction>& pre
     for (const auto& [k, c] : p.points) {
       auto us = [](model::Picoseconds ps) { return model::to_microseconds(ps); };
       points.push_back({{"size_bytes", k},
-                        {"case", c.mechanism == model::OverlapCase::eager_T   ? "eager_T"
-                                 : c.mechanism == model::OverlapCase::dcp_RAT ? "DCP_RAT"
-                                                                              : "ICP_RTA"},
+                        {"case", case_name(c.mechanism)},
                         {"isend_us", us(c.isend)},
                         {"osw_us", us(c.osw)},
                         {"os_us", us(c.os)},

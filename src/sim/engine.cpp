@@ -112,7 +112,8 @@ void Engine::release_if_finished(std::uint32_t id) {
   // A cancelled send is kept until its data (or rendezvous request) has left the network: an
   // event still names it.
   const bool cancelled_and_gone =
-      o.cancelled && (o.cost.rendezvous ? o.request_arrived : o.arrived);
+      o.cancelled && (o.cost.rendezvous ? o.request_arrived : o.arrived) &&
+      (!o.acknowledged || o.acknowledgement_back);  // an acknowledgement on its way names it
   const bool finished = o.done && o.consumed && (!o.is_send || o.delivered || cancelled_and_gone);
   if (!finished || o.released) return;
   ops_[id].released = true;
@@ -128,6 +129,14 @@ void Engine::process(const QueuedEvent& e) {
     case EventKind::arrival: {
       Op& s = ops_[e.target];
       s.arrived = true;
+      if (s.cost.acknowledged && !s.cancelled && s.cost.progress == model::Progress::independent) {
+        s.acknowledged = true;  // ICP: off the receiver's CPU, at once
+        schedule(EventKind::ack_arrival, e.target, e.time + s.cost.control_send + s.cost.latency);
+      }
+      // The receiver handles the data: it acknowledges it first (Tm = TA), then copies it out
+      // if the receive is posted.
+      if (s.cost.acknowledged && !s.acknowledged && !s.cancelled)
+        trigger(s.peer, {ActionKind::acknowledge, e.target, e.time});
       if (s.match != kNone)
         trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
       else if (s.cancelled)
@@ -148,8 +157,16 @@ void Engine::process(const QueuedEvent& e) {
       break;
     }
     case EventKind::ack_arrival: {
-      const Op& s = ops_[e.target];
-      if (s.cost.progress == model::Progress::dependent) {
+      Op& s = ops_[e.target];
+      if (!s.cost.rendezvous) {  // the acknowledgement of eager data (Tm = TA)
+        s.acknowledgement_back = true;
+        if (s.cancelled)  // withdrawn after its data was handled: nothing completes
+          release_if_finished(e.target);
+        else if (s.cost.progress == model::Progress::dependent)
+          trigger(s.owner, {ActionKind::take_acknowledgement, e.target, e.time});
+        else
+          complete_at(e.target, e.time + s.cost.control_recv);
+      } else if (s.cost.progress == model::Progress::dependent) {
         trigger(s.owner, {ActionKind::inject, e.target, e.time});
       } else {
         // ICP: the acknowledgement is handled and the data sent off the sender's CPU.

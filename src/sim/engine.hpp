@@ -100,6 +100,8 @@ struct Op {
   bool done : 1 = false;
   bool arrived : 1 = false;
   bool request_arrived : 1 = false;
+  bool acknowledged : 1 = false;          // eager send with acknowledgement: the receiver sent it
+  bool acknowledgement_back : 1 = false;  // ... and it reached the sender
   bool delivered : 1 = false;
   bool consumed : 1 = false;
   bool waited : 1 = false;
@@ -114,7 +116,7 @@ struct FlowState {
   Picoseconds event_time{};   // the time of that event (at or before the flow's end)
 };
 
-enum class ActionKind : std::uint8_t { copy, answer, inject };
+enum class ActionKind : std::uint8_t { copy, answer, inject, acknowledge, take_acknowledgement };
 struct Action {
   ActionKind kind;
   std::uint32_t op;
@@ -316,6 +318,7 @@ class Engine {
   bool try_match_recv(Rank& r, std::uint32_t recv_id);
   void link(std::uint32_t send_id, std::uint32_t recv_id);
   void on_matched(std::uint32_t send_id, Picoseconds t);
+  void acknowledge(Rank& r, std::uint32_t send_id, Picoseconds t);
   void answer_request(std::uint32_t send_id, Picoseconds t);
   void trigger(std::int32_t rank, Action a);
   void run_action(Rank& r, const Action& a);

@@ -37,6 +37,8 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     s.cost = net_.message(me, dest, bytes);
     if (mode == SendMode::synchronous) s.cost.rendezvous = true;
     if (mode == SendMode::ready || mode == SendMode::buffered) s.cost.rendezvous = false;
+    // Buffered sends complete locally; synchronous ones by the rendezvous hand-shake.
+    if (mode == SendMode::buffered || s.cost.rendezvous) s.cost.acknowledged = false;
     const Picoseconds start = std::max(r.clock, r.next_send);
     s.posted_at = start;
     if (paths_) paths_->keep_with(id, me, r.ev.function, start);
@@ -45,8 +47,8 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
       r.clock = start + s.cost.send_overhead;
       r.busy += s.cost.send_overhead;
       // Local completion, at the rank's own clock: nobody else looks at it, and nobody waits
-      // on it yet, so it needs no event.
-      ops_[id].done = true;
+      // on it yet, so it needs no event. With acknowledgement (Tm = TA) the ack completes it.
+      ops_[id].done = !s.cost.acknowledged;
       send_data(id, r.clock);
     } else {
       r.clock = start + s.cost.control_send;
@@ -130,6 +132,16 @@ void Engine::answer_request(std::uint32_t send_id, Picoseconds t) {
   }
 }
 
+// The receiver sends the acknowledgement of eager data (o'_s from `t` on its CPU); it reaches
+// the sender L later (Tm = TA).
+void Engine::acknowledge(Rank& r, std::uint32_t send_id, Picoseconds t) {
+  Op& s = ops_[send_id];
+  s.acknowledged = true;
+  r.clock = t + s.cost.control_send;
+  r.busy += s.cost.control_send;
+  schedule(EventKind::ack_arrival, send_id, r.clock + s.cost.latency);
+}
+
 void Engine::trigger(std::int32_t rank, Action a) {
   Rank& r = ranks_[static_cast<std::size_t>(rank)];
   if (!r.in_call) {
@@ -149,12 +161,23 @@ void Engine::run_action(Rank& r, const Action& a) {
       r.clock = start + s.cost.recv_overhead;
       r.busy += s.cost.recv_overhead;
       s.delivered = true;
+      const Picoseconds copied = r.clock;
       if (policy_.timeline_message)
         policy_.timeline_message({static_cast<std::uint32_t>(s.owner),
                                   static_cast<std::uint32_t>(rv.owner), s.bytes,
                                   static_cast<double>(s.posted_at.count()) * 1e-3,
-                                  static_cast<double>(r.clock.count()) * 1e-3});
+                                  static_cast<double>(copied.count()) * 1e-3});
       release_if_finished(rv.match);
+      complete_at(a.op, copied);
+      break;
+    }
+    case ActionKind::acknowledge:  // the data has arrived: the receiver acknowledges it
+      if (!ops_[a.op].cancelled) acknowledge(r, a.op, start);
+      break;
+    case ActionKind::take_acknowledgement: {
+      const Picoseconds cr = ops_[a.op].cost.control_recv;
+      r.clock = start + cr;
+      r.busy += cr;
       complete_at(a.op, r.clock);
       break;
     }

@@ -159,6 +159,53 @@ TEST(ClosedFormsMatchVirtualNetwork, Prtt) {
   }
 }
 
+// Eager sends that complete on the receiver's acknowledgement (Tm = TA), both progress modes;
+// a small L, a large one (the reply then reaches the client before its own ack does), and a
+// send overlap: every order of the client's and the server's actions.
+TEST(ClosedFormsMatchVirtualNetwork, PrttWithAcknowledgedEagerSends) {
+  using commgauge::testing::acknowledged_link;
+  for (const Progress p : {Progress::dependent, Progress::independent}) {
+    for (const auto& link :
+         {acknowledged_link(p), acknowledged_link(p, 6.0), acknowledged_link(p, 0.0, 0.25)}) {
+      const CostModel c(link);
+      ASSERT_TRUE(c.message(300).acknowledged);
+      for (std::uint64_t k : {257u, 3000u, 12288u}) {
+        for (std::uint32_t n : {1u, 2u, 16u}) {
+          for (double d : {0.0, 0.2, 1.0, 50.0}) {
+            const auto what = ::testing::Message() << to_string(p) << " L=" << link.latency_us
+                                                   << " k=" << k << " n=" << n << " d=" << d;
+            EXPECT_EQ(prtt(c, n, us(d), k), virtual_prtt(link, n, d, k, false)) << what;
+            EXPECT_EQ(prtt_server_delay(c, n, us(d), k), virtual_prtt(link, n, d, k, true))
+                << "server delay " << what;
+          }
+        }
+        EXPECT_EQ(round_trip(c, k), virtual_prtt(link, 1, 0, k, false)) << k;
+      }
+    }
+  }
+}
+
+TEST(ClosedForms, AnAcknowledgedSendCostsOneAckMoreThanAnEagerOne) {
+  // PRTT(n,0,s) of eager sends: the client's cycle is max(T1, g + (s-1)G, T3); acknowledged
+  // (DCP), each send waits for its ack: T1 + T2 + o'_s + L + o'_r per message.
+  auto link = commgauge::testing::acknowledged_link(Progress::dependent, 2.0);
+  const CostModel c(link);
+  const std::uint64_t k = 1001;
+  const MessageCost m = c.message(k);
+  const Picoseconds t1 = us(0.6 + 1001 * 0.0002), t2 = us(2.0 + 1000 * 0.0008),
+                    t3 = us(0.9 + 1001 * 0.0003);
+  ASSERT_EQ(m.send_overhead, t1);
+  ASSERT_EQ(m.transfer, t2);
+  ASSERT_EQ(m.recv_overhead, t3);
+  EXPECT_EQ(one_way(c, k), t1 + t2 + us(0.3) + t3);
+  const Picoseconds cycle = t1 + t2 + us(0.3 + 2.0 + 0.4);
+  EXPECT_EQ(prtt(c, 16, 0_ps, k) - prtt(c, 1, 0_ps, k), 15 * cycle);
+  link.ranges[1].transfer = "";  // the same range, eager without acknowledgement
+  const CostModel eager(link);
+  EXPECT_EQ(prtt(eager, 16, 0_ps, k) - prtt(eager, 1, 0_ps, k),
+            15 * std::max({t1, us(2.0 + 1000 * 0.0008), t3}));
+}
+
 TEST(ClosedFormsMatchVirtualNetwork, LogGPSSendAndRecvTimes) {
   const auto link = loggps_link(Progress::independent);
   const CostModel c(link);
@@ -197,10 +244,15 @@ TEST(ClosedFormsMatchVirtualNetwork, LogGPSSendAndRecvTimes) {
 }
 
 TEST(ClosedFormsMatchVirtualNetwork, IsendComputeWaitAllCasesBothArrivalOrders) {
-  for (Progress p : {Progress::independent, Progress::dependent}) {
-    const auto link = loggps_link(p);
+  for (const auto& [p, link] :
+       {std::pair{Progress::independent, loggps_link(Progress::independent)},
+        std::pair{Progress::dependent, loggps_link(Progress::dependent)},
+        std::pair{Progress::independent,
+                  commgauge::testing::acknowledged_link(Progress::independent, 3.0)},
+        std::pair{Progress::dependent,
+                  commgauge::testing::acknowledged_link(Progress::dependent, 3.0)}}) {
     const CostModel c(link);
-    for (std::uint64_t k : {8u, 20000u, 500000u}) {
+    for (std::uint64_t k : {8u, 2000u, 20000u, 500000u}) {
       for (double comp : {0.0, 5.0, 1000.0}) {
         for (double t_r : {0.0, 2.0, 30.0}) {  // receive posted before and after the request
           net::VirtualNetwork net(link);
@@ -221,6 +273,7 @@ TEST(ClosedFormsMatchVirtualNetwork, IsendComputeWaitAllCasesBothArrivalOrders) 
             times[o + 2] = e;      // done
           });
           const OverlapCosts m = isend_compute_wait(c, k, us(comp), us(t_r));
+          EXPECT_EQ(m.mechanism == OverlapCase::eager_TA, c.message(k).acknowledged);
           const auto what = ::testing::Message() << "progress " << to_string(p) << " k=" << k
                                                  << " comp=" << comp << " t_r=" << t_r;
           EXPECT_EQ(m.isend, to_picoseconds(times[0])) << what;

@@ -47,4 +47,25 @@ inline model::LinkParams loggps_link(model::Progress progress) {
   return link;
 }
 
+/// Open MPI's shared memory in outline: a short eager range (Tm = T), an eager range from
+/// 257 B whose sends complete on the receiver's acknowledgement (Tm = TA, with the given
+/// progress and its own o'_s, o'_r), and a rendezvous range from 12289 B. L and the send
+/// overlap omega as given.
+inline model::LinkParams acknowledged_link(model::Progress progress, double L = 0.5,
+                                           double omega = 0.0) {
+  model::LinkParams link = loggps_link(progress);
+  link.latency_us = L;
+  link.send_overlap_us = omega;
+  model::LinkRange ta = link.ranges[0];
+  ta.from_bytes = 257;
+  ta.send_overhead_us = 0.6;
+  ta.recv_overhead_us = 0.9;
+  ta.transfer = "TA";
+  ta.progress = progress;
+  ta.control_send_us = 0.3;
+  ta.control_recv_us = 0.4;
+  link.ranges.insert(link.ranges.begin() + 1, ta);
+  return link;
+}
+
 }  // namespace commgauge::testing
