@@ -439,6 +439,26 @@ void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& logg
   std::vector<std::uint64_t> starts;
   if (follow_loggp) {
     starts = starts_of(*loggp_link);
+    r.ranges = ranges_over(r, starts);
+    // A range loggp reads eager (no hand-shake before a late receive) whose sends here wait for
+    // the late receiver: eager with acknowledgement (Tm = TA); the data went before the receive
+    // was posted, so the RAT/RTA vote does not apply, only Scp (who must be in a call to ack).
+    for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+      OverlapRange& range = r.ranges[k];
+      if (!range.rendezvous || loggp_link->ranges[k].rendezvous) continue;
+      range.mechanism = model::TransferMechanism::TA;
+      range.resolved = range.icp_votes.decided;
+      range.supported = range.resolved;
+      range.notes.clear();
+      range.notes.push_back(
+          range.resolved
+              ? "eager with acknowledgement (Tm = TA): loggp reads no hand-shake before a late "
+                "receive, yet the sends wait for the receiver"
+              : fmt::format("eager with acknowledgement (Tm = TA), Scp unresolved: ICP in {} of {} "
+                            "trials; the profile keeps no Scp or Tm for it",
+                            range.icp_votes.for_first, range.icp_votes.trials));
+    }
+    return;
   } else {
     for (std::size_t i = 0; i < r.points.size(); ++i) {
       if (i == 0 || r.points[i].synchronizing != r.points[i - 1].synchronizing) {
@@ -459,14 +479,20 @@ void find_switch(OverlapResult& r) {
   }
 }
 
-// Whether loggp's S (0: none) lies between the last eager size overlap measured and its S.
-bool agrees(const OverlapResult& r, std::uint64_t loggp_s) {
-  if (loggp_s == 0 || r.switch_bytes == 0) return (loggp_s == 0) == (r.switch_bytes == 0);
+// Whether the sends that wait for a late receiver (from overlap's S on) begin where one of
+// loggp's ranges begins, between the last non-synchronizing size overlap measured and its S: at
+// loggp's rendezvous switch S, or at an eager range below it whose sends complete on the
+// receiver's acknowledgement (Tm = TA). `starts`: loggp's ranges; `loggp_s`: its S, 0 if none.
+bool agrees(const OverlapResult& r, const std::vector<std::uint64_t>& starts,
+            std::uint64_t loggp_s) {
+  if (r.switch_bytes == 0) return loggp_s == 0;
   std::uint64_t before = 0;
   for (const auto& p : r.points) {
     if (p.bytes < r.switch_bytes) before = p.bytes;
   }
-  return loggp_s > before && loggp_s <= r.switch_bytes;
+  return std::any_of(starts.begin(), starts.end(), [&](std::uint64_t b) {
+    return b > before && b <= r.switch_bytes && (loggp_s == 0 || b <= loggp_s);
+  });
 }
 
 // loggp and overlap disagree on S: the sizes on both sides of either method's S (loggp's S - 1
@@ -475,7 +501,7 @@ bool agrees(const OverlapResult& r, std::uint64_t loggp_s) {
 // the latest), so one trial blurred by load cannot flip it. Either the two agree, or the note
 // reports both figures unresolved.
 void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapResult& r,
-                          ProgressSink* progress) {
+                          const std::vector<std::uint64_t>& starts, ProgressSink* progress) {
   const std::uint64_t loggp_s = *r.loggp_switch_bytes;
   const std::uint64_t first_s = r.switch_bytes;
   std::vector<std::uint64_t> sizes;
@@ -526,7 +552,7 @@ void resolve_disagreement(net::Transport& t, const OverlapOptions& o, OverlapRes
       }
     }
     find_switch(r);
-    r.agrees_with_loggp = agrees(r, loggp_s);
+    r.agrees_with_loggp = agrees(r, starts, loggp_s);
   }
   std::string tally;
   for (std::uint64_t s : sizes) {
@@ -577,7 +603,7 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
   find_switch(r);
   if (loggp_link) {
     r.loggp_switch_bytes = loggp_link->rendezvous_threshold_bytes();
-    r.agrees_with_loggp = agrees(r, *r.loggp_switch_bytes);
+    r.agrees_with_loggp = agrees(r, starts_of(*loggp_link), *r.loggp_switch_bytes);
     // Unresolved when the sweep was cut short or re-measuring failed: both figures, said so.
     const auto unresolved = [&](const char* why) {
       r.resolution =
@@ -589,7 +615,7 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
     } else if (!*r.agrees_with_loggp) {
       OverlapResult before = r;  // what the sweep found, kept if re-measuring fails
       try {
-        resolve_disagreement(t, o, r, progress);
+        resolve_disagreement(t, o, r, starts_of(*loggp_link), progress);
       } catch (const TransportError& e) {
         r = std::move(before);
         r.interrupted = e.what();
@@ -624,7 +650,23 @@ model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResu
   // The sweep read over the link's own ranges (the same as r.ranges where the two agree on S).
   const std::vector<OverlapRange> over_link = ranges_over(r, starts_of(link));
   for (auto& lr : out.ranges) {
-    if (!lr.rendezvous) continue;
+    if (!lr.rendezvous) {
+      // Eager with acknowledgement: the sends wait for the receiver (build_ranges).
+      for (const auto& range : r.ranges) {
+        if (range.from_bytes != lr.from_bytes || range.mechanism != model::TransferMechanism::TA ||
+            !range.progress || !range.resolved)
+          continue;
+        lr.progress = *range.progress;
+        lr.transfer = "TA";
+        // The ack is a control message of a few bytes: the shortest range's overheads (as the
+        // calibrated fit holds it, model/calibration.cpp).
+        if (&lr != &out.ranges.front()) {
+          lr.control_send_us = out.ranges.front().send_overhead_us;
+          lr.control_recv_us = out.ranges.front().recv_overhead_us;
+        }
+      }
+      continue;
+    }
     for (const auto& range : over_link) {
       if (range.from_bytes != lr.from_bytes || !range.rendezvous || !range.progress ||
           !range.resolved)

@@ -111,10 +111,13 @@ LinkParams loggp_view(LinkParams view) {
   return view;
 }
 
-// loggps: the link as it is, progress independent (LogGPS does not model overlap).
+// loggps: the link as it is, its rendezvous progressing independently (LogGPS does not model
+// overlap). An eager range's acknowledgement (Tm = TA, which LogGPS lacks) keeps its measured
+// progress: under DCP the receiver pays o'_s for it on its own CPU, inside a call.
 LinkParams loggps_view(LinkParams view) {
-  for (auto& r : view.ranges)
-    r.progress = Progress::independent;
+  for (auto& r : view.ranges) {
+    if (!r.acknowledged()) r.progress = Progress::independent;
+  }
   return view;
 }
 

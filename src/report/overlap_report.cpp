@@ -14,6 +14,16 @@ namespace commgauge::report {
 
 namespace {
 
+// Where overlap and loggp agree: at S, or from an eager range with acknowledgement below it.
+std::string agreement(const measure::OverlapResult& r) {
+  for (const auto& range : r.ranges) {
+    if (range.mechanism == model::TransferMechanism::TA)
+      return fmt::format("they agree: eager with acknowledgement (Tm = TA) from {} B",
+                         range.from_bytes);
+  }
+  return "they agree";
+}
+
 std::string scp_name(const std::optional<model::Progress>& p) {
   if (!p) return "";
   return *p == model::Progress::dependent ? "DCP" : "ICP";
@@ -135,22 +145,26 @@ std::string overlap_table(const measure::OverlapResult& r, TableSink* sink) {
   TextTable g({"range from (bytes)", "protocol", "Scp", "Tm", "O'_s_us", "O'_r_us", "Rso", "Rro",
                "loggpo"});
   for (const auto& range : r.ranges) {
-    g.add_row({std::to_string(range.from_bytes), range.rendezvous ? "rendezvous" : "eager",
+    // range.rendezvous: the range's sends wait for a late receiver; with Tm = TA the data went
+    // eagerly and only the acknowledgement waited.
+    const bool ta = range.mechanism == model::TransferMechanism::TA;
+    g.add_row({std::to_string(range.from_bytes), range.rendezvous && !ta ? "rendezvous" : "eager",
                range.rendezvous ? verdict_cell(scp_name(range.progress), range.icp_votes) : "",
-               range.rendezvous ? verdict_cell(model::to_string(range.mechanism), range.rat_votes)
-                                : model::to_string(range.mechanism),
+               range.rendezvous && !ta
+                   ? verdict_cell(model::to_string(range.mechanism), range.rat_votes)
+                   : model::to_string(range.mechanism),
                range.control_send_us >= 0 ? number(range.control_send_us) : "",
                range.control_recv_us >= 0 ? number(range.control_recv_us) : "",
                number(range.rso, 3), number(range.rro, 3), range.supported ? "ok" : "rejected"});
   }
   out += "\nLogGPO PARAMETERS PER RANGE (seed 001)\n" + render(g, sink, "overlap_ranges");
-  out += fmt::format("eager/rendezvous switch S seen by overlap: {}",
+  out += fmt::format("sends wait for a late receiver (overlap) from: {}",
                      r.switch_bytes ? std::to_string(r.switch_bytes) + " B" : "none");
   if (r.loggp_switch_bytes) {
     out +=
-        fmt::format("; loggp's S: {}; {}",
+        fmt::format("; loggp's rendezvous switch S: {}; {}",
                     *r.loggp_switch_bytes ? std::to_string(*r.loggp_switch_bytes) + " B" : "none",
-                    r.resolution.empty() ? "they agree" : r.resolution);
+                    r.resolution.empty() ? agreement(r) : r.resolution);
   }
   out += "\n";
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {

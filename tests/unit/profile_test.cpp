@@ -409,6 +409,50 @@ TEST(OverlapInterrupted, BeforeTheFirstSizeKeepsNothing) {
   EXPECT_FALSE(overlap_failing_at(fmt::format("overlap {} B", sizes[0])).has_value());
 }
 
+// Sends that complete on the receiver's acknowledgement from 257 B (Tm = TA, DCP), whose ack
+// costs what a short message costs (the calibrated set's assumption): loggp reads the range
+// eager (its late receive pays no hand-shake), overlap sees its sends wait for the late
+// receiver; the two agree, the range is marked TA with DCP, and the calibrated set reproduces
+// the curves and the virtual network's round trips and exchanges.
+TEST(ProfileRoundTrip, EagerSendsCompletedByTheReceiversAcknowledgement) {
+  auto truth = commgauge::testing::acknowledged_link(model::Progress::dependent, 3.0);
+  truth.ranges[1].control_send_us = truth.ranges[0].send_overhead_us;
+  truth.ranges[1].control_recv_us = truth.ranges[0].recv_overhead_us;
+  net::VirtualNetwork net(truth);
+  measure::LoggpResult loggp;
+  const measure::LoggpOptions lo;
+  net.run([&](net::Transport& t) {
+    if (auto r = measure::measure_loggp(t, lo, nullptr)) loggp = *r;
+  });
+  ASSERT_EQ(loggp.link.ranges.size(), 3u);
+  EXPECT_EQ(loggp.link.ranges[1].from_bytes, 257u);
+  EXPECT_FALSE(loggp.link.ranges[1].rendezvous);
+  EXPECT_EQ(loggp.link.ranges[2].from_bytes, 12289u);
+  measure::OverlapResult overlap;
+  net.run([&](net::Transport& t) {
+    if (auto r = measure::measure_overlap(t, {}, loggp.link, nullptr)) overlap = *r;
+  });
+  EXPECT_TRUE(overlap.agrees_with_loggp.value_or(false)) << overlap.resolution;
+  ASSERT_EQ(overlap.ranges.size(), 3u);
+  EXPECT_EQ(overlap.ranges[1].mechanism, model::TransferMechanism::TA);
+  EXPECT_EQ(overlap.ranges[1].progress, model::Progress::dependent);
+  EXPECT_TRUE(overlap.ranges[1].supported);
+  measure::adopt_overlap(loggp, lo, overlap);
+  const model::LinkParams& profiled = loggp.link;
+  EXPECT_EQ(profiled.ranges[1].transfer, "TA");
+  EXPECT_EQ(profiled.ranges[1].progress, model::Progress::dependent);
+  EXPECT_EQ(profiled.ranges[0].transfer, "");
+  EXPECT_LT(loggp.calibrated_check.max_abs_all, 0.02);
+  const model::CostModel truth_cost(truth);
+  for (const char* name : {"loggps", "loggpo"}) {
+    const model::CommModel m = model::make_model(name, profiled);
+    for (std::uint64_t k : {1u, 64u, 300u, 4096u, 12288u}) {
+      const double want = model::to_microseconds(model::round_trip(truth_cost, k));
+      EXPECT_NEAR(model::to_microseconds(m.round_trip(k)), want, 0.02 * want) << name << " " << k;
+    }
+  }
+}
+
 TEST(ProfileRoundTrip, DependentProgress) {
   round_trip_through_profile(model::Progress::dependent);
 }
