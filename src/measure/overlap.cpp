@@ -447,6 +447,7 @@ void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& logg
       OverlapRange& range = r.ranges[k];
       if (!range.rendezvous || loggp_link->ranges[k].rendezvous) continue;
       range.mechanism = model::TransferMechanism::TA;
+      range.control_send_us = range.control_recv_us = -1;  // no request: Isend is the send
       range.resolved = range.icp_votes.decided;
       range.supported = range.resolved;
       range.notes.clear();

@@ -48,7 +48,12 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
     const auto first = sw["first_bytes"].get<std::uint64_t>();
     if (sw["rendezvous"] == true && first > 32768 && first <= 65536) tcp_limit = true;
   }
-  if (cls["overlap"]["agrees_with_loggp"] == true) {
+  // (An agreement through an eager range with acknowledgement, which TCP does not have, would
+  // be a switch loggp misread; it is reported, not gated, like the agreement itself.)
+  bool acknowledged = false;
+  for (const auto& range : cls["overlap"]["ranges"])
+    acknowledged = acknowledged || range.value("Tm", "") == "TA";
+  if (cls["overlap"]["agrees_with_loggp"] == true && !acknowledged) {
     EXPECT_TRUE(tcp_limit) << cls["loggp"].dump();
   }
   EXPECT_GT(cls["latency"]["results"].size(), 3u);
