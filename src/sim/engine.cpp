@@ -113,7 +113,8 @@ void Engine::release_if_finished(std::uint32_t id) {
   // event still names it.
   const bool cancelled_and_gone =
       o.cancelled && (o.cost.rendezvous ? o.request_arrived : o.arrived) &&
-      (!o.acknowledged || o.acknowledgement_back);  // an acknowledgement on its way names it
+      !o.acknowledgement_due &&  // an acknowledgement pending or on its way names it
+      (!o.acknowledged || o.acknowledgement_back);
   const bool finished = o.done && o.consumed && (!o.is_send || o.delivered || cancelled_and_gone);
   if (!finished || o.released) return;
   ops_[id].released = true;
@@ -135,8 +136,10 @@ void Engine::process(const QueuedEvent& e) {
       }
       // The receiver handles the data: it acknowledges it first (Tm = TA), then copies it out
       // if the receive is posted.
-      if (s.cost.acknowledged && !s.acknowledged && !s.cancelled)
+      if (s.cost.acknowledged && !s.acknowledged && !s.cancelled) {
+        s.acknowledgement_due = true;
         trigger(s.peer, {ActionKind::acknowledge, e.target, e.time});
+      }
       if (s.match != kNone)
         trigger(ops_[s.match].owner, {ActionKind::copy, s.match, e.time});
       else if (s.cancelled)

@@ -102,6 +102,7 @@ struct Op {
   bool request_arrived : 1 = false;
   bool acknowledged : 1 = false;          // eager send with acknowledgement: the receiver sent it
   bool acknowledgement_back : 1 = false;  // ... and it reached the sender
+  bool acknowledgement_due : 1 = false;   // the receiver's acknowledge action is pending
   bool delivered : 1 = false;
   bool consumed : 1 = false;
   bool waited : 1 = false;

@@ -161,19 +161,24 @@ void Engine::run_action(Rank& r, const Action& a) {
       r.clock = start + s.cost.recv_overhead;
       r.busy += s.cost.recv_overhead;
       s.delivered = true;
-      const Picoseconds copied = r.clock;
       if (policy_.timeline_message)
         policy_.timeline_message({static_cast<std::uint32_t>(s.owner),
                                   static_cast<std::uint32_t>(rv.owner), s.bytes,
                                   static_cast<double>(s.posted_at.count()) * 1e-3,
-                                  static_cast<double>(copied.count()) * 1e-3});
+                                  static_cast<double>(r.clock.count()) * 1e-3});
       release_if_finished(rv.match);
-      complete_at(a.op, copied);
+      complete_at(a.op, r.clock);
       break;
     }
-    case ActionKind::acknowledge:  // the data has arrived: the receiver acknowledges it
-      if (!ops_[a.op].cancelled) acknowledge(r, a.op, start);
+    case ActionKind::acknowledge: {  // the data has arrived: the receiver acknowledges it
+      Op& s = ops_[a.op];
+      s.acknowledgement_due = false;
+      if (s.cancelled)  // withdrawn meanwhile: no acknowledgement, and nothing names it now
+        release_if_finished(a.op);
+      else
+        acknowledge(r, a.op, start);
       break;
+    }
     case ActionKind::take_acknowledgement: {
       const Picoseconds cr = ops_[a.op].cost.control_recv;
       r.clock = start + cr;

@@ -641,6 +641,33 @@ TEST(SimSemantics, CancelledWildcardReceiveIsNotRepostedAtItsCompletion) {
   EXPECT_GE(rank_end(run, 0), 2 * one_way);
 }
 
+// A send whose sends complete on the receiver's acknowledgement (Tm = TA, DCP), cancelled after
+// its data arrived at a receiver busy computing: the receiver's acknowledge action stays pending
+// until it enters a call, and the cancelled operation is kept until then (reused earlier, a
+// later send would have taken its pending acknowledgement). The next send's acknowledgement
+// leaves when the receiver enters its receive at 100 us: rank 1 acks (o'_s), then copies (T3);
+// rank 0's send ends when it has taken the ack, L later (o'_r).
+TEST(SimSemantics, CancelledAcknowledgedSendKeepsItsPendingAcknowledgement) {
+  auto l = link();
+  l.ranges[0].transfer = "TA";
+  l.ranges[0].progress = model::Progress::dependent;
+  TraceBuilder b(2);
+  const std::uint64_t s = b.isend(0, 1, 8);
+  b.compute(0, 10'000'000_ps);
+  b.call(0, trace::fn::Cancel, [&](trace::Event& e) {
+    e.set(trace::kRequests);
+    e.requests = {s};
+  });
+  b.waitall(0, {{s, -1, -1, -1, 0, true}});
+  b.send(0, 1, 8);
+  b.compute(1, 100'000'000_ps).recv(1, 0, 8);
+  const auto run = simulate(b.write("cancelled-acknowledged"), l);
+  const auto m = run.cost.message(8);
+  ASSERT_TRUE(m.acknowledged);
+  EXPECT_EQ(rank_end(run, 1), 100'000'000_ps + m.control_send + m.recv_overhead);
+  EXPECT_EQ(rank_end(run, 0), 100'000'000_ps + m.control_send + m.latency + m.control_recv);
+}
+
 // A wildcard receive is matched when its completion is read; a rendezvous send waiting for it
 // is answered then, not at the receive's post (that put the acknowledgement before the
 // simulated present: hpcc's MPIRandomAccess under LogGPS). Rank 0 posts Irecv(ANY_SOURCE) at
