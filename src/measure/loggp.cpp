@@ -971,6 +971,12 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     bool rendezvous = found.separated;
     sw.late_recv_below_us = found.below_us;
     sw.late_recv_above_us = found.above_us;
+    if (pooled.size() == 2) {
+      sw.waited_below = pooled[0].sender_waited;
+      sw.late_below = static_cast<std::uint32_t>(pooled[0].late.size());
+      sw.waited_above = pooled[1].sender_waited;
+      sw.late_above = static_cast<std::uint32_t>(pooled[1].late.size());
+    }
     const bool conclusive =
         rendezvous || (!next_to_it_unclear &&
                        no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]));

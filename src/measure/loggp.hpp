@@ -152,6 +152,10 @@ struct LoggpSwitch {
   /// the trials, us) and how many of the alternating confirmation trials lay on their side of
   /// the threshold between them.
   double late_recv_below_us = 0, late_recv_above_us = 0;
+  /// Of the probe's valid late receives at below_bytes and first_bytes, those whose send waited
+  /// for the receive (ProbeSample::sender_waited): on an eager side, most waiting says its sends
+  /// complete on the receiver's acknowledgement (Tm = TA).
+  std::uint32_t waited_below = 0, late_below = 0, waited_above = 0, late_above = 0;
   std::uint32_t confirmations = 0, confirmation_trials = 0;
   bool confirmed = false;  ///< the last alternating trials still separated the sides
   bool exact = false;      ///< bracketed to one byte

@@ -280,6 +280,10 @@ void ProbeSample::add(const ProbeSample& other) {
   sender_waited += other.sender_waited;
 }
 
+bool sends_wait(std::uint32_t waited, std::uint32_t trials) {
+  return trials >= kSenderFreeTrials && 4 * static_cast<std::size_t>(waited) >= 3 * trials;
+}
+
 bool sender_never_waited(const ProbeSample& sample) {
   return sample.late.size() >= kSenderFreeTrials &&
          4 * static_cast<std::size_t>(sample.sender_waited) <= sample.late.size();
@@ -765,6 +769,27 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     r.ranges[k].to_bytes = k + 1 < r.ranges.size() ? r.ranges[k + 1].from_bytes - 1
                                                    : std::numeric_limits<std::uint64_t>::max();
+  }
+
+  // An eager range whose sends waited for the late receiver in the probe at its switch (either
+  // side of it) completes its sends on the receiver's acknowledgement (Tm = TA), under DCP:
+  // the receiver acknowledged once it entered a call. The ack costs what the shortest range's
+  // message costs (as the calibrated set holds it, model/calibration.cpp).
+  for (std::size_t k = 0; k < r.switches.size() && k + 1 < r.ranges.size(); ++k) {
+    const LoggpSwitch& sw = r.switches[k];
+    const auto mark = [&](LoggpRange& range) {
+      if (range.params.rendezvous) return;
+      range.params.transfer = "TA";
+      range.params.progress = model::Progress::dependent;
+    };
+    if (detail::sends_wait(sw.waited_below, sw.late_below)) mark(r.ranges[k]);
+    if (detail::sends_wait(sw.waited_above, sw.late_above)) mark(r.ranges[k + 1]);
+  }
+  for (std::size_t k = 1; k < r.ranges.size(); ++k) {
+    auto& p = r.ranges[k].params;
+    if (!p.acknowledged()) continue;
+    p.control_send_us = r.ranges[0].params.send_overhead_us;
+    p.control_recv_us = r.ranges[0].params.recv_overhead_us;
   }
 
   model::LinkParams& seeds = r.seed_link;

@@ -92,6 +92,11 @@ struct Separation {
 inline constexpr std::size_t kSenderFreeTrials = 5;
 bool sender_never_waited(const ProbeSample& sample);
 
+/// Whether `waited` of `trials` valid late receives say the sends wait for the receiver: at
+/// least kSenderFreeTrials, three quarters of them or more (a send descheduled within itself
+/// under load may lift a few eager trials; an acknowledged send cannot return early).
+bool sends_wait(std::uint32_t waited, std::uint32_t trials);
+
 /// The probe's verdict on two sides measured alternately: `above` must lie above `below`
 /// (stats::precedence_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
 /// low ends, against the least one-way times). Fewer than 3 valid late receives on a side is

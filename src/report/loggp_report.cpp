@@ -88,6 +88,8 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
                         {"found_by", sw.found_by},
                         {"late_receive_below_us", sw.late_recv_below_us},
                         {"late_receive_above_us", sw.late_recv_above_us},
+                        {"sender_waited_below", {sw.waited_below, sw.late_below}},
+                        {"sender_waited_above", {sw.waited_above, sw.late_above}},
                         {"confirmations", sw.confirmations},
                         {"confirmation_trials", sw.confirmation_trials},
                         {"verdict", sw.verdict},
@@ -297,9 +299,12 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       // The range the switch starts is rendezvous from the first rendezvous switch on (LogGPS,
       // set by the analysis); one that starts no hand-shake itself reads "as below".
       const bool range_rendezvous = k + 1 < r.ranges.size() && r.ranges[k + 1].params.rendezvous;
-      const char* protocol = sw.rendezvous      ? "rendezvous"
-                             : range_rendezvous ? "rendezvous (as below)"
-                                                : "eager";
+      const bool range_acknowledged =
+          k + 1 < r.ranges.size() && r.ranges[k + 1].params.acknowledged();
+      const char* protocol = sw.rendezvous        ? "rendezvous"
+                             : range_rendezvous   ? "rendezvous (as below)"
+                             : range_acknowledged ? "eager TA"
+                                                  : "eager";
       w.add_row({fmt::format("{} B", sw.first_bytes), protocol,
                  fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us, sw.late_recv_above_us),
                  sw.found_by, sw.verdict});

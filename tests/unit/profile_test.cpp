@@ -411,9 +411,9 @@ TEST(OverlapInterrupted, BeforeTheFirstSizeKeepsNothing) {
 
 // Sends that complete on the receiver's acknowledgement from 257 B (Tm = TA, DCP), whose ack
 // costs what a short message costs (the calibrated set's assumption): loggp reads the range
-// eager (its late receive pays no hand-shake), overlap sees its sends wait for the late
-// receiver; the two agree, the range is marked TA with DCP, and the calibrated set reproduces
-// the curves and the virtual network's round trips and exchanges.
+// eager (its late receive pays no hand-shake) whose sends wait for the late receiver, overlap
+// sees them wait too; the two agree, the range is marked TA with DCP, and the calibrated set
+// reproduces the curves and the virtual network's round trips.
 TEST(ProfileRoundTrip, EagerSendsCompletedByTheReceiversAcknowledgement) {
   auto truth = commgauge::testing::acknowledged_link(model::Progress::dependent, 3.0);
   truth.ranges[1].control_send_us = truth.ranges[0].send_overhead_us;
@@ -428,6 +428,13 @@ TEST(ProfileRoundTrip, EagerSendsCompletedByTheReceiversAcknowledgement) {
   EXPECT_EQ(loggp.link.ranges[1].from_bytes, 257u);
   EXPECT_FALSE(loggp.link.ranges[1].rendezvous);
   EXPECT_EQ(loggp.link.ranges[2].from_bytes, 12289u);
+  // loggp alone: its probe's sends waited for the late receiver above 256 B (and below the
+  // rendezvous switch), not at 256 B: that range is TA with DCP, and its calibrated set already
+  // reproduces the curves.
+  EXPECT_EQ(loggp.link.ranges[0].transfer, "");
+  EXPECT_EQ(loggp.link.ranges[1].transfer, "TA");
+  EXPECT_EQ(loggp.link.ranges[1].progress, model::Progress::dependent);
+  EXPECT_LT(loggp.calibrated_check.max_abs_all, 0.02);
   measure::OverlapResult overlap;
   net.run([&](net::Transport& t) {
     if (auto r = measure::measure_overlap(t, {}, loggp.link, nullptr)) overlap = *r;
