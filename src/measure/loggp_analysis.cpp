@@ -773,8 +773,7 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
 
   // An eager range whose sends waited for the late receiver in the probe at its switch (either
   // side of it) completes its sends on the receiver's acknowledgement (Tm = TA), under DCP:
-  // the receiver acknowledged once it entered a call. The ack costs what the shortest range's
-  // message costs (as the calibrated set holds it, model/calibration.cpp).
+  // the receiver acknowledged once it entered a call (its ack priced by price_acknowledgement).
   for (std::size_t k = 0; k < r.switches.size() && k + 1 < r.ranges.size(); ++k) {
     const LoggpSwitch& sw = r.switches[k];
     const auto mark = [&](LoggpRange& range) {
@@ -785,12 +784,8 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
     if (detail::sends_wait(sw.waited_below, sw.late_below)) mark(r.ranges[k]);
     if (detail::sends_wait(sw.waited_above, sw.late_above)) mark(r.ranges[k + 1]);
   }
-  for (std::size_t k = 1; k < r.ranges.size(); ++k) {
-    auto& p = r.ranges[k].params;
-    if (!p.acknowledged()) continue;
-    p.control_send_us = r.ranges[0].params.send_overhead_us;
-    p.control_recv_us = r.ranges[0].params.recv_overhead_us;
-  }
+  for (auto& range : r.ranges)
+    model::price_acknowledgement(range.params, r.ranges.front().params);
 
   model::LinkParams& seeds = r.seed_link;
   seeds.latency_us = latency;

@@ -659,12 +659,7 @@ model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResu
           continue;
         lr.progress = *range.progress;
         lr.transfer = "TA";
-        // The ack is a control message of a few bytes: the shortest range's overheads (as the
-        // calibrated fit holds it, model/calibration.cpp).
-        if (&lr != &out.ranges.front()) {
-          lr.control_send_us = out.ranges.front().send_overhead_us;
-          lr.control_recv_us = out.ranges.front().recv_overhead_us;
-        }
+        model::price_acknowledgement(lr, out.ranges.front());
       }
       continue;
     }

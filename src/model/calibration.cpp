@@ -140,14 +140,8 @@ class Layout {
         r.control_send_us = r.control_recv_us = -1;
       }
     }
-    // An acknowledgement (Tm = TA) is a control message of a few bytes: it costs what the
-    // shortest range's message costs, o_s and o_r (seed 004's o' for control messages). The
-    // curves would not tell o'_s from the same range's o_r: the receiver pays them together.
-    for (std::size_t k = 1; k < link.ranges.size(); ++k) {
-      if (!link.ranges[k].acknowledged()) continue;
-      link.ranges[k].control_send_us = link.ranges[0].send_overhead_us;
-      link.ranges[k].control_recv_us = link.ranges[0].recv_overhead_us;
-    }
+    for (auto& r : link.ranges)
+      price_acknowledgement(r, link.ranges.front());
     // The fitted overheads may fall below Omega: omega stays within every send overhead.
     for (const auto& r : link.ranges)
       link.send_overlap_us = std::min(link.send_overlap_us, r.least_send_overhead_us());

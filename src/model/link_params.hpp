@@ -92,6 +92,16 @@ struct LinkParams {
   bool latency_negative() const { return latency_us < 0; }
 };
 
+/// An acknowledgement (Tm = TA) is a control message of a few bytes: it costs what the shortest
+/// range's message costs, so an acknowledged range takes `shortest`'s o_s and o_r as its o'_s
+/// and o'_r (seed 004's o' for control messages). The curves would not tell o'_s from the same
+/// range's o_r: the receiver pays them together. Other ranges are left as they are.
+inline void price_acknowledgement(LinkRange& range, const LinkRange& shortest) {
+  if (!range.acknowledged() || &range == &shortest) return;
+  range.control_send_us = shortest.send_overhead_us;
+  range.control_recv_us = shortest.recv_overhead_us;
+}
+
 /// Checks what a schema cannot: ranges present and increasing, the first starting at 0 or 1,
 /// no negative overhead or gap, and a positive one-way time o_s + L + o_r in every range.
 /// `where` names the source (a file) for the error; throws InputError naming the field.
