@@ -36,6 +36,31 @@ Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds c
   return done + (cs + L + cr) + (cs + L + cr) + t1 + t2 + t3;
 }
 
+// PRTT over a pulled rendezvous (DCP with Tm = RTA), message by message as the virtual network
+// runs it. Receive j pulls message j once it is posted and the request is there (o'_r + T1 on
+// the server's CPU), the data arrives T2 later, the server sends the FIN (o'_s) and copies (T3);
+// the client's send ends when it has taken the FIN (o'_r, L after it left). Nothing runs ahead:
+// send i ends only after receive i has pulled it.
+Picoseconds pulled_prtt(const MessageCost& m, std::uint32_t n, Picoseconds client_delay,
+                        Picoseconds server_delay) {
+  const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
+  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  Picoseconds start{};   // the client starts send i (its request)
+  Picoseconds posted{};  // the server has posted receive i
+  Picoseconds done{};    // receive i completed at the server
+  Picoseconds sent{};    // send i completed at the client
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Picoseconds arrival = std::max(start + cs + L, posted) + cr + t1 + t2;
+    done = arrival + cs + t3;
+    sent = arrival + cs + L + cr;
+    posted = done + (i + 1 < n ? server_delay : Picoseconds{});
+    if (i + 1 < n) start = std::max(sent + client_delay, start + m.gap);
+  }
+  // The reply: its request reaches the client, whose receive is posted once its last send ended.
+  const Picoseconds pulled = std::max(done + cs + L, sent);
+  return pulled + cr + t1 + t2 + cs + t3;
+}
+
 // PRTT with acknowledged eager messages (Tm = TA), message by message as the virtual network
 // runs it. The server acknowledges a message (o'_s) when it arrives if it is inside a call then,
 // else as its next receive begins (DCP; ICP: at once, off its CPU); it copies message j out (T3)
@@ -111,6 +136,7 @@ Picoseconds round_trip(const CostModel& c, std::uint64_t k) {
 Picoseconds prtt(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
   const MessageCost m = c.message(k);
   if (n == 0) return Picoseconds{};
+  if (m.pulled) return pulled_prtt(m, n, d, Picoseconds{});
   if (m.rendezvous) return rendezvous_prtt(m, n, d, Picoseconds{});
   if (m.acknowledged) return acknowledged_prtt(m, n, d, Picoseconds{});
   // seed 000 eq. (5): PRTT(1,0,s) + (n-1) max(o + d, G_all), with o_s, o_r and per-byte terms.
@@ -121,6 +147,7 @@ Picoseconds prtt(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64
 Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
   const MessageCost m = c.message(k);
   if (n == 0) return Picoseconds{};
+  if (m.pulled) return pulled_prtt(m, n, Picoseconds{}, d);
   if (m.rendezvous) return rendezvous_prtt(m, n, Picoseconds{}, d);
   if (m.acknowledged) return acknowledged_prtt(m, n, Picoseconds{}, d);
   const Picoseconds cycle = std::max({m.send_overhead, m.gap, d + m.recv_overhead});
@@ -189,6 +216,7 @@ TransferMechanism transfer_mechanism_from_string(const std::string& s) {
 
 OverlapCase overlap_case(const MessageCost& m) {
   if (!m.rendezvous) return m.acknowledged ? OverlapCase::eager_TA : OverlapCase::eager_T;
+  if (m.pulled) return OverlapCase::dcp_RTA;
   return m.progress == Progress::dependent ? OverlapCase::dcp_RAT : OverlapCase::icp_RTA;
 }
 
@@ -266,6 +294,27 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       o.sender_done = std::max(ack, t_sw) + cr + t1;
       arrival = o.sender_done + t2;
       o.receiver_done = std::max({arrival, t_rw, receiver_free}) + t3;
+      break;
+    }
+    case OverlapCase::dcp_RTA: {
+      // DCP with RTA (no formulas in seed 001): the receiver pulls the data when it handles the
+      // request, inside MPI_Irecv if it had arrived, else in its Wait (o'_r + T1); the data
+      // arrives T2 later and, inside the Wait, the receiver sends the FIN (o'_s) and copies (T3).
+      // The sender's Wait ends once it has taken the FIN (o'_r).
+      o.isend = cs;
+      t_sw = cs + comp;
+      const Picoseconds request = cs + L;
+      if (request <= t_r) {
+        o.irecv = cr + t1;
+        t_rw = t_r + o.irecv + comp;
+        arrival = t_r + cr + t1 + t2;
+      } else {
+        t_rw = t_r + comp;
+        arrival = std::max(request, t_rw) + cr + t1 + t2;
+      }
+      const Picoseconds handled = std::max(arrival, t_rw);
+      o.receiver_done = handled + cs + t3;
+      o.sender_done = std::max(handled + cs + L, t_sw) + cr;
       break;
     }
     case OverlapCase::icp_RTA: {

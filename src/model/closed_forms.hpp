@@ -78,7 +78,7 @@ TransferMechanism transfer_mechanism_from_string(const std::string& s);  ///< th
 /// (Tm = TA: seed 001 names it, gives no formulas; derived in docs/models.md), rendezvous with
 /// DCP (Tm = RAT, the sender pushes the data in its Wait after the ack), or rendezvous with ICP
 /// (Tm = RTA, handled off the CPU).
-enum class OverlapCase { eager_T, eager_TA, dcp_RAT, icp_RTA };
+enum class OverlapCase { eager_T, eager_TA, dcp_RAT, dcp_RTA, icp_RTA };
 OverlapCase overlap_case(const MessageCost& m);
 
 /// The scenario of seed 001 Fig. 1: the sender calls MPI_Isend at Ts = 0, computes `comp`, then

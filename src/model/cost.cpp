@@ -57,7 +57,8 @@ CostModel::CostModel(const LinkParams& link)
         {r.from_bytes, to_picoseconds(r.send_overhead_us), to_picoseconds(r.recv_overhead_us),
          to_picoseconds(r.gap_us), std::llround(r.send_overhead_per_byte_us * 1e9),
          std::llround(r.recv_overhead_per_byte_us * 1e9), std::llround(r.gap_per_byte_us * 1e9),
-         r.rendezvous, r.acknowledged(), r.progress, to_picoseconds(r.control_send_or_default_us()),
+         r.rendezvous, r.acknowledged() || r.pulled(), r.pulled(), r.progress,
+         to_picoseconds(r.control_send_or_default_us()),
          to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
     Range& c = ranges_.back();
     const std::int64_t largest_fs = std::max({c.O_s_fs, c.O_r_fs, c.G_fs, std::int64_t{1}});
@@ -73,6 +74,7 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   c.bytes = bytes;
   c.rendezvous = r.rendezvous;
   c.acknowledged = r.acknowledged;
+  c.pulled = r.pulled;
   c.progress = r.progress;
   if (bytes <= r.unchecked_up_to_bytes) [[likely]] {
     // Every product below 2^63 fs, so every cost below 2^53 ps: no check needed (one compare
@@ -97,6 +99,7 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
 Picoseconds CostModel::blocking_one_way(std::uint64_t bytes) const {
   const MessageCost c = message(bytes);
   Picoseconds t = c.send_overhead + c.transfer + c.recv_overhead;
+  if (c.pulled) return t + c.control_send + c.latency + c.control_recv + c.control_send;
   if (c.rendezvous) t += 2 * (c.control_send + c.latency + c.control_recv);
   // With acknowledgement the receiver sends the ack before it copies the data out (DCP: on its
   // own CPU, inside the call).

@@ -32,6 +32,10 @@ struct MessageCost {
   /// once it handles it, and the send completes when the sender has taken the acknowledgement
   /// (o'_r), L later; see net/virtual_network.hpp for when each side acts.
   bool acknowledged = false;
+  /// A rendezvous the receiver pulls (DCP with Tm = RTA): when it handles the request (o'_r) it
+  /// starts the transfer itself (T1), the data arrives T2 later, and it acknowledges it with a
+  /// FIN (o'_s) before its copy (T3), as an acknowledged eager message; `acknowledged` is set too.
+  bool pulled = false;
   Progress progress = Progress::independent;
   Picoseconds send_overhead{};  ///< o_s + k*O_s: the sender is busy
   Picoseconds transfer{};       ///< L - omega + (k-1)*G after the send overhead ends
@@ -54,7 +58,8 @@ class CostModel {
   /// One-way time of a blocking send whose receive was posted before the message (or its
   /// rendezvous request) arrived: eager o_s + kO_s + L + (k-1)G + o_r + kO_r; rendezvous adds
   /// the request and acknowledgement, 2 (o'_s + L + o'_r) (seed 004's T4 + T5 with t_r <= t_s);
-  /// eager with acknowledgement (TA) under DCP adds the receiver's o'_s for the ack.
+  /// eager with acknowledgement (TA) under DCP adds the receiver's o'_s for the ack; a pulled
+  /// rendezvous costs the request, the transfer and the FIN: o'_s + L + o'_r + T1 + T2 + o'_s + T3.
   Picoseconds blocking_one_way(std::uint64_t bytes) const;
 
  private:
@@ -64,6 +69,7 @@ class CostModel {
     std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
     bool rendezvous;
     bool acknowledged;
+    bool pulled;
     Progress progress;
     Picoseconds ctrl_s, ctrl_r;               // o' for sending / receiving a control message
     std::uint64_t unchecked_up_to_bytes = 0;  // every n x fs product fits 63 bits up to here

@@ -50,6 +50,10 @@ struct LinkRange {
   /// Seed 001's Tm = TA: an eager send completes only when the receiver's acknowledgement of
   /// its data is back (Open MPI's shared memory returns each fragment above its inline size).
   bool acknowledged() const { return !rendezvous && transfer == "TA"; }
+  /// Seed 001's DCP with Tm = RTA: a rendezvous whose receiver, inside a call with the receive
+  /// posted, pulls the data itself and then sends the sender a FIN (Open MPI's RGET, e.g. vader's
+  /// single copy); the send completes when the sender has taken the FIN.
+  bool pulled() const { return rendezvous && transfer == "RTA" && progress == Progress::dependent; }
   /// The least a send of this range keeps its processor busy: bounds the send overlap omega.
   double least_send_overhead_us() const {
     return send_overhead_us < control_send_or_default_us() ? send_overhead_us

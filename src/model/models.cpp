@@ -52,7 +52,9 @@ LinkParams to_link(const LogGPS& p) {
 }
 
 bool loggpo_combination_supported(Progress scp, TransferMechanism tm) {
+  // Seed 001's two, and DCP with RTA (the receiver pulls, then a FIN: docs/models.md).
   return (scp == Progress::dependent && tm == TransferMechanism::RAT) ||
+         (scp == Progress::dependent && tm == TransferMechanism::RTA) ||
          (scp == Progress::independent && tm == TransferMechanism::RTA);
 }
 
@@ -64,8 +66,8 @@ TransferMechanism implied_mechanism(const LinkRange& r) {
 LinkParams to_link(const LogGPO& p) {
   if (!loggpo_combination_supported(p.progress, p.mechanism)) {
     throw InputError(fmt::format(
-        "LogGPO: Scp = {} with Tm = {} has no formulas in seed 001 (only DCP with RAT and ICP with "
-        "RTA); it is rejected, not guessed",
+        "LogGPO: Scp = {} with Tm = {} has no formulas (seed 001's DCP with RAT and ICP with RTA, "
+        "and DCP with RTA); it is rejected, not guessed",
         p.progress == Progress::dependent ? "DCP" : "ICP", to_string(p.mechanism)));
   }
   LinkParams link;
@@ -83,6 +85,7 @@ LinkParams to_link(const LogGPO& p) {
     rndv.from_bytes = p.rendezvous_bytes;
     rndv.rendezvous = true;
     rndv.progress = p.progress;
+    rndv.transfer = to_string(p.mechanism);
     rndv.control_send_us = rndv.control_recv_us = p.control_us;
     link.ranges.push_back(rndv);
   }
@@ -112,11 +115,12 @@ LinkParams loggp_view(LinkParams view) {
 }
 
 // loggps: the link as it is, its rendezvous progressing independently (LogGPS does not model
-// overlap). An eager range's acknowledgement (Tm = TA, which LogGPS lacks) keeps its measured
-// progress: under DCP the receiver pays o'_s for it on its own CPU, inside a call.
+// overlap). An eager range's acknowledgement (Tm = TA) and a pulled rendezvous (DCP with RTA),
+// which LogGPS lacks, keep their measured progress: their messages are a different sequence
+// (the receiver pays o'_s for the ack or FIN, and starts a pull, on its own CPU inside a call).
 LinkParams loggps_view(LinkParams view) {
   for (auto& r : view.ranges) {
-    if (!r.acknowledged()) r.progress = Progress::independent;
+    if (!r.acknowledged() && !r.pulled()) r.progress = Progress::independent;
   }
   return view;
 }
@@ -131,8 +135,8 @@ LinkParams loggpo_view(LinkParams view) {
       throw InputError(
           "model loggpo",
           fmt::format("the rendezvous range from {} B was measured with Scp = {} and Tm = {}: "
-                      "seed 001 has formulas only for DCP with RAT and ICP with RTA, so LogGPO "
-                      "cannot model it",
+                      "LogGPO has formulas only for DCP with RAT or RTA and ICP with RTA, so it "
+                      "cannot model this range",
                       r.from_bytes, r.progress == Progress::dependent ? "DCP" : "ICP", r.transfer));
     }
   }

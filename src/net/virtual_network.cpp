@@ -390,7 +390,7 @@ void VirtualNetwork::Engine::process(const Event& ev) {
     }
     case EventKind::ack_arrival: {
       Op& s = op(ev.op);
-      if (!s.cost.rendezvous) {  // the acknowledgement of eager data (Tm = TA)
+      if (s.cost.acknowledged) {  // of eager data (Tm = TA), or a pull's FIN
         if (s.cost.progress == model::Progress::dependent)
           trigger(s.owner, {ActionKind::take_acknowledgement, ev.op}, ev.time);
         else
@@ -486,6 +486,11 @@ void VirtualNetwork::Engine::run_action(int endpoint, Action action, Picoseconds
     }
     case ActionKind::answer: {
       const Op& s = op(action.op);
+      if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
+        e.clock = start + s.cost.control_recv + s.cost.send_overhead;
+        schedule(EventKind::arrival, action.op, e.clock + s.cost.transfer, start);
+        break;
+      }
       e.clock = start + s.cost.control_recv + s.cost.control_send;
       schedule(EventKind::ack_arrival, action.op, e.clock + s.cost.latency, start);
       break;

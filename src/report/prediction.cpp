@@ -246,6 +246,8 @@ std::string case_name(model::OverlapCase c) {
       return "eager_TA";
     case model::OverlapCase::dcp_RAT:
       return "DCP_RAT";
+    case model::OverlapCase::dcp_RTA:
+      return "DCP_RTA";
     case model::OverlapCase::icp_RTA:
       return "ICP_RTA";
   }

@@ -161,7 +161,7 @@ void Engine::process(const QueuedEvent& e) {
     }
     case EventKind::ack_arrival: {
       Op& s = ops_[e.target];
-      if (!s.cost.rendezvous) {  // the acknowledgement of eager data (Tm = TA)
+      if (s.cost.acknowledged) {  // of eager data (Tm = TA), or a pull's FIN
         s.acknowledgement_back = true;
         if (s.cancelled)  // withdrawn after its data was handled: nothing completes
           release_if_finished(e.target);

@@ -35,10 +35,13 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     s.comm = comm;
     s.bytes = bytes;
     s.cost = net_.message(me, dest, bytes);
+    const bool range_rendezvous = s.cost.rendezvous;
     if (mode == SendMode::synchronous) s.cost.rendezvous = true;
     if (mode == SendMode::ready || mode == SendMode::buffered) s.cost.rendezvous = false;
-    // Buffered sends complete locally; synchronous ones by the rendezvous hand-shake.
-    if (mode == SendMode::buffered || s.cost.rendezvous) s.cost.acknowledged = false;
+    // Buffered sends complete locally; a send the mode moves to the other protocol takes that
+    // protocol's plain form (a synchronous send of an eager range: the hand-shake, no TA ack).
+    if (mode == SendMode::buffered || s.cost.rendezvous != range_rendezvous)
+      s.cost.acknowledged = s.cost.pulled = false;
     const Picoseconds start = std::max(r.clock, r.next_send);
     s.posted_at = start;
     if (paths_) paths_->keep_with(id, me, r.ev.function, start);
@@ -188,6 +191,12 @@ void Engine::run_action(Rank& r, const Action& a) {
     }
     case ActionKind::answer: {
       const Op& s = ops_[a.op];
+      if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
+        r.clock = start + s.cost.control_recv + s.cost.send_overhead;
+        r.busy += s.cost.control_recv + s.cost.send_overhead;
+        send_data(a.op, r.clock);
+        break;
+      }
       r.clock = start + s.cost.control_recv + s.cost.control_send;
       r.busy += s.cost.control_recv + s.cost.control_send;
       schedule(EventKind::ack_arrival, a.op, r.clock + s.cost.latency);

@@ -260,9 +260,10 @@ TEST(CliValues, AModelListFixesPredictsColumnsOrRefusesAModelThatCannotApply) {
   ASSERT_EQ(doc["models"].size(), 2u);
   EXPECT_EQ(doc["models"][0]["model"], "loggps");
   EXPECT_EQ(doc["models"][1]["model"], "loggp");
-  // The same link with its rendezvous range measured as DCP with RTA: seed 001 has no formulas.
+  // The same link with its rendezvous range measured as ICP with RAT: LogGPO has no formulas.
   auto link = nlohmann::json::parse(std::ifstream(profile));
-  link["ranges"][1]["Tm"] = "RTA";
+  link["ranges"][1]["progress"] = "independent";
+  link["ranges"][1]["Tm"] = "RAT";
   const fs::path file =
       fs::temp_directory_path() / ("cg-model-list-" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << link.dump();
@@ -275,7 +276,7 @@ TEST(CliValues, AModelListFixesPredictsColumnsOrRefusesAModelThatCannotApply) {
                              "--model", "loggp,loggpo", "--sizes", "8"});
   EXPECT_EQ(named.exit_code, 2);
   EXPECT_THAT(named.err, HasSubstr("--model"));
-  EXPECT_THAT(named.err, HasSubstr("DCP"));
+  EXPECT_THAT(named.err, HasSubstr("ICP"));
   EXPECT_EQ(
       run({commgauge(), "predict", "pingpong", "--profile", profile, "--model", "loggp,magic"})
           .exit_code,

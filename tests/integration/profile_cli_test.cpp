@@ -146,7 +146,7 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
 TEST(OverlapCli, SharedMemoryRendezvousIsPulledByTheReceiver) {
   // Open MPI's vader rendezvous is a single copy pulled by the receiver: with no progress
   // thread it is DCP, and the transfer does not wait for the sender (RTA), a combination seed
-  // 001 gives no formulas for.
+  // 001 gives no formulas for (docs/models.md, "DCP with RTA").
   const auto json = scratch_file("vader-overlap.json");
   const auto svg = scratch_file("vader-overlap.svg");
   const auto o = run(with(mpirun(2, {"--mca", "pml", "ob1", "--mca", "btl", "self,vader"}),

@@ -90,10 +90,12 @@ TEST(ClosedForms, LogGPOCombinations) {
   p.progress = Progress::dependent;
   p.mechanism = TransferMechanism::RAT;
   EXPECT_NO_THROW(to_link(p));
-  p.mechanism = TransferMechanism::RTA;
-  EXPECT_THROW(to_link(p), InputError);  // DCP with RTA: no formulas in seed 001
+  p.mechanism = TransferMechanism::RTA;  // the receiver pulls (no formulas in seed 001)
+  EXPECT_TRUE(to_link(p).ranges.back().pulled());
   p.progress = Progress::independent;
-  EXPECT_NO_THROW(to_link(p));
+  EXPECT_FALSE(to_link(p).ranges.back().pulled());
+  p.mechanism = TransferMechanism::RAT;
+  EXPECT_THROW(to_link(p), InputError);  // ICP with RAT: no formulas
   p.mechanism = TransferMechanism::TA;
   EXPECT_THROW(to_link(p), InputError);
 }
@@ -185,6 +187,39 @@ TEST(ClosedFormsMatchVirtualNetwork, PrttWithAcknowledgedEagerSends) {
   }
 }
 
+TEST(ClosedFormsMatchVirtualNetwork, PrttOverAPulledRendezvous) {
+  using commgauge::testing::pulled_link;
+  for (const auto& link : {pulled_link(), pulled_link(6.0), pulled_link(0.0, 0.25)}) {
+    const CostModel c(link);
+    ASSERT_TRUE(c.message(20000).pulled);
+    for (std::uint64_t k : {12289u, 20000u, 500000u}) {
+      for (std::uint32_t n : {1u, 2u, 16u}) {
+        for (double d : {0.0, 0.2, 1.0, 50.0}) {
+          const auto what = ::testing::Message()
+                            << "L=" << link.latency_us << " k=" << k << " n=" << n << " d=" << d;
+          EXPECT_EQ(prtt(c, n, us(d), k), virtual_prtt(link, n, d, k, false)) << what;
+          EXPECT_EQ(prtt_server_delay(c, n, us(d), k), virtual_prtt(link, n, d, k, true))
+              << "server delay " << what;
+        }
+      }
+      EXPECT_EQ(round_trip(c, k), virtual_prtt(link, 1, 0, k, false)) << k;
+    }
+  }
+}
+
+TEST(ClosedForms, APulledRendezvousCostsTheRequestTheTransferAndTheFin) {
+  // By hand (pulled_link, k = 20000): o'_s = 0.35, L = 0.5, o'_r = 0.45; T1 = 2.5 + 2 us,
+  // T2 = 0.5 + 19999 * 0.0008 us, T3 = 2.0 + 2 us. One way: o'_s + L + o'_r + T1 + T2 + o'_s
+  // + T3; the pushed rendezvous of the same range has a second control message, o'_s + L + o'_r,
+  // and no FIN.
+  auto link = commgauge::testing::pulled_link();
+  const std::uint64_t k = 20000;
+  const Picoseconds t1 = us(4.5), t2 = us(0.5 + 19999 * 0.0008), t3 = us(4.0);
+  EXPECT_EQ(one_way(CostModel(link), k), us(0.35 + 0.5 + 0.45) + t1 + t2 + us(0.35) + t3);
+  link.ranges.back().transfer = "RAT";
+  EXPECT_EQ(one_way(CostModel(link), k), 2 * us(0.35 + 0.5 + 0.45) + t1 + t2 + t3);
+}
+
 TEST(ClosedForms, AnAcknowledgedSendCostsOneAckMoreThanAnEagerOne) {
   // PRTT(n,0,s) of eager sends: the client's cycle is max(T1, g + (s-1)G, T3); acknowledged
   // (DCP), each send waits for its ack: T1 + T2 + o'_s + L + o'_r per message.
@@ -250,7 +285,8 @@ TEST(ClosedFormsMatchVirtualNetwork, IsendComputeWaitAllCasesBothArrivalOrders) 
         std::pair{Progress::independent,
                   commgauge::testing::acknowledged_link(Progress::independent, 3.0)},
         std::pair{Progress::dependent,
-                  commgauge::testing::acknowledged_link(Progress::dependent, 3.0)}}) {
+                  commgauge::testing::acknowledged_link(Progress::dependent, 3.0)},
+        std::pair{Progress::dependent, commgauge::testing::pulled_link(3.0)}}) {
     const CostModel c(link);
     for (std::uint64_t k : {8u, 2000u, 20000u, 500000u}) {
       for (double comp : {0.0, 5.0, 1000.0}) {
@@ -273,7 +309,9 @@ TEST(ClosedFormsMatchVirtualNetwork, IsendComputeWaitAllCasesBothArrivalOrders) 
             times[o + 2] = e;      // done
           });
           const OverlapCosts m = isend_compute_wait(c, k, us(comp), us(t_r));
-          EXPECT_EQ(m.mechanism == OverlapCase::eager_TA, c.message(k).acknowledged);
+          EXPECT_EQ(m.mechanism == OverlapCase::eager_TA,
+                    c.message(k).acknowledged && !c.message(k).rendezvous);
+          EXPECT_EQ(m.mechanism == OverlapCase::dcp_RTA, c.message(k).pulled);
           const auto what = ::testing::Message() << "progress " << to_string(p) << " k=" << k
                                                  << " comp=" << comp << " t_r=" << t_r;
           EXPECT_EQ(m.isend, to_picoseconds(times[0])) << what;

@@ -153,39 +153,44 @@ TEST(HeldOut, ASendOverlapMakesAnExchangeCostMoreThanAOneWayTime) {
 // other cells) are what the simulator and the closed form predict, with both progress modes
 // (loggpo keeps the link's progress).
 TEST(HeldOut, AcknowledgedSendsOnTheVirtualNetworkAreWhatTheSimulatorPredicts) {
-  for (const auto progress : {model::Progress::dependent, model::Progress::independent}) {
-    const auto link = commgauge::testing::acknowledged_link(progress);
-    LoggpOptions o;
-    o.heldout_exchange_sizes = {8, 300, 4096, 12289};
-    o.heldout_sizes = {5, 300, 4096};
-    o.seed = 11;
-    const HeldOutResult r = heldout_on_virtual_network(link, o);
-    ASSERT_EQ(r.points.size(), 7u);
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("commgauge-heldout-ack-" + std::to_string(::getpid()));
-    const auto m = model::make_model("loggpo", link);
-    for (const auto& p : r.points) {
-      const auto what = ::testing::Message()
-                        << to_string(p.kind) << " " << p.bytes << " " << model::to_string(progress);
-      const double truth = p.kind == HeldOutKind::exchange
-                               ? simulated_exchange_us(link, p.bytes, dir, "loggpo")
-                               : model::to_microseconds(m.round_trip(p.bytes)) / 2;
-      EXPECT_NEAR(p.time.median_us, truth, 1e-6) << what;
-      EXPECT_NEAR(p.time.lower_us, truth, 1e-6) << what;
-      EXPECT_NEAR(p.time.upper_us, truth, 1e-6) << what;
-      if (p.kind == HeldOutKind::exchange && p.bytes == 300) {
-        // By hand: T1 = 0.66, T2 = 0.7392, T3 = 0.99 us, o'_s = 0.3, L = 0.5, o'_r = 0.4. DCP:
-        // each end acks the other's message (o'_s), copies it out (T3), then takes its own ack,
-        // back during the copy (o'_r): the one-way time T1 + T2 + o'_s + T3 plus o'_r. ICP: the
-        // acks cost no CPU; the own ack, back at T1 + T2 + o'_s + L, ends it after o'_r.
-        const double expected = progress == model::Progress::dependent
-                                    ? 0.66 + 0.7392 + 0.3 + 0.99 + 0.4
-                                    : 0.66 + 0.7392 + 0.3 + 0.5 + 0.4;
-        EXPECT_NEAR(p.time.median_us, expected, 1e-6) << what;
+  for (const bool pulled : {false, true}) {
+    for (const auto progress : {model::Progress::dependent, model::Progress::independent}) {
+      if (pulled && progress == model::Progress::independent) continue;
+      // With `pulled`, the rendezvous range is pulled by the receiver (DCP with RTA).
+      const auto link = pulled ? commgauge::testing::pulled_link()
+                               : commgauge::testing::acknowledged_link(progress);
+      LoggpOptions o;
+      o.heldout_exchange_sizes = {8, 300, 4096, 12289};
+      o.heldout_sizes = {5, 300, 4096 + (pulled ? 16384u : 0u)};
+      o.seed = 11;
+      const HeldOutResult r = heldout_on_virtual_network(link, o);
+      ASSERT_EQ(r.points.size(), 7u);
+      const auto dir = std::filesystem::temp_directory_path() /
+                       ("commgauge-heldout-ack-" + std::to_string(::getpid()));
+      const auto m = model::make_model("loggpo", link);
+      for (const auto& p : r.points) {
+        const auto what = ::testing::Message() << to_string(p.kind) << " " << p.bytes << " "
+                                               << model::to_string(progress);
+        const double truth = p.kind == HeldOutKind::exchange
+                                 ? simulated_exchange_us(link, p.bytes, dir, "loggpo")
+                                 : model::to_microseconds(m.round_trip(p.bytes)) / 2;
+        EXPECT_NEAR(p.time.median_us, truth, 1e-6) << what;
+        EXPECT_NEAR(p.time.lower_us, truth, 1e-6) << what;
+        EXPECT_NEAR(p.time.upper_us, truth, 1e-6) << what;
+        if (p.kind == HeldOutKind::exchange && p.bytes == 300) {
+          // By hand: T1 = 0.66, T2 = 0.7392, T3 = 0.99 us, o'_s = 0.3, L = 0.5, o'_r = 0.4. DCP:
+          // each end acks the other's message (o'_s), copies it out (T3), then takes its own ack,
+          // back during the copy (o'_r): the one-way time T1 + T2 + o'_s + T3 plus o'_r. ICP: the
+          // acks cost no CPU; the own ack, back at T1 + T2 + o'_s + L, ends it after o'_r.
+          const double expected = progress == model::Progress::dependent
+                                      ? 0.66 + 0.7392 + 0.3 + 0.99 + 0.4
+                                      : 0.66 + 0.7392 + 0.3 + 0.5 + 0.4;
+          EXPECT_NEAR(p.time.median_us, expected, 1e-6) << what;
+        }
       }
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
   }
 }
 

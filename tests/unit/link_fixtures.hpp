@@ -68,4 +68,16 @@ inline model::LinkParams acknowledged_link(model::Progress progress, double L = 
   return link;
 }
 
+/// Open MPI's shared memory as `profile` reads it: acknowledged_link(dependent) whose rendezvous
+/// range from 12289 B the receiver pulls (DCP with Tm = RTA, Open MPI's RGET), with its own
+/// o'_s and o'_r.
+inline model::LinkParams pulled_link(double L = 0.5, double omega = 0.0) {
+  model::LinkParams link = acknowledged_link(model::Progress::dependent, L, omega);
+  model::LinkRange& rndv = link.ranges.back();
+  rndv.transfer = "RTA";
+  rndv.control_send_us = 0.35;
+  rndv.control_recv_us = 0.45;
+  return link;
+}
+
 }  // namespace commgauge::testing

@@ -416,10 +416,12 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
   struct Case {
     std::uint64_t k;
     model::Progress progress;
+    const char* transfer = "";
   };
   for (const Case c :
        {Case{100, model::Progress::independent}, Case{10000, model::Progress::dependent},
-        Case{10000, model::Progress::independent}}) {
+        Case{10000, model::Progress::independent},
+        Case{10000, model::Progress::dependent, "RTA"}}) {
     for (const Picoseconds t_r :
          {Picoseconds{0}, Picoseconds{3'000'000}, Picoseconds{90'000'000}}) {
       const Picoseconds comp{50'000'000};
@@ -429,13 +431,17 @@ TEST(SimGolden, IsendComputeWaitEqualsTheLogGPOClosedFormForEveryAcceptedCombina
       b.compute(1, t_r);
       const auto r = b.irecv(1, 0, c.k);
       b.compute(1, comp).waitall(1, {{r, -1, 0, 0, c.k, false}});
-      const auto run = simulate(b.write("overlap"), link(1024, c.progress), "loggpo");
+      model::LinkParams l = link(1024, c.progress);
+      l.ranges.back().transfer = c.transfer;  // RTA under DCP: the receiver pulls
+      const auto run = simulate(b.write("overlap"), l, "loggpo");
       const auto closed = model::isend_compute_wait(run.cost, c.k, comp, t_r);
       std::printf(
           "%s k=%llu t_r=%lld: sender expected %lld simulated %lld, receiver expected "
           "%lld simulated %lld\n",
-          c.k < 1024 ? "eager T"
-                     : (c.progress == model::Progress::dependent ? "DCP/RAT" : "ICP/RTA"),
+          c.k < 1024
+              ? "eager T"
+              : (c.progress == model::Progress::dependent ? (*c.transfer ? "DCP/RTA" : "DCP/RAT")
+                                                          : "ICP/RTA"),
           static_cast<unsigned long long>(c.k), static_cast<long long>(t_r.count()),
           static_cast<long long>(closed.sender_done.count()),
           static_cast<long long>((rank_end(run, 0)).count()),
