@@ -30,6 +30,13 @@ net::TransportOptions TransportFlags::resolve() const {
     throw InputError("--transport virtual", "needs --virtual-net FILE.json (link parameters)");
   if (!mpi && clock != "steady")
     throw InputError("--clock", fmt::format("{} is only available with --transport mpi", clock));
+  if (mpi_thread_level != "single" && mpi_thread_level != "funneled" &&
+      mpi_thread_level != "serialized" && mpi_thread_level != "multiple")
+    throw InputError("--mpi-thread-level",
+                     fmt::format("expected single, funneled, serialized or multiple, got \"{}\"",
+                                 mpi_thread_level));
+  if (!mpi && mpi_thread_level != "single")
+    throw InputError("--mpi-thread-level", "only applies to --transport mpi");
   net::TransportOptions o;
   o.kind = transport;
   o.source = source;
@@ -39,6 +46,7 @@ net::TransportOptions TransportFlags::resolve() const {
   o.connect_timeout = seconds_option(connect_timeout_s, "--connect-timeout");
   o.io_timeout = seconds_option(io_timeout_s, "--io-timeout");
   o.mpi_call_limit = seconds_option(mpi_timeout_s, "--mpi-timeout");
+  o.mpi_thread_level = mpi_thread_level;
   if (virt) o.virtual_link = profile::read_link_params(virtual_net);
   return o;
 }
@@ -81,6 +89,12 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
          "MPI_Finalize and a phase's other collective start) may wait before the run ends with "
          "exit status 3, naming the peer (a stopped or dead rank); "
          "long, as a rank may wait while the other analyses")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--mpi-thread-level", f.mpi_thread_level,
+                 "thread level MPI_Init_thread requests: single (what MPI_Init gives, as most "
+                 "programs run), funneled, serialized or multiple (what a threaded program pays: "
+                 "Open MPI locks every call above single)")
       ->capture_default_str()
       ->group(group);
   app.add_option("--virtual-net", f.virtual_net,

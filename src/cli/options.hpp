@@ -20,6 +20,7 @@ struct TransportFlags {
   double connect_timeout_s = 5;
   double io_timeout_s = 10;
   double mpi_timeout_s = 60;
+  std::string mpi_thread_level = "single";
   std::string virtual_net;
 
   net::TransportOptions resolve() const;  ///< throws InputError

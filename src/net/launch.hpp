@@ -27,6 +27,8 @@ struct TransportOptions {
   std::chrono::milliseconds io_timeout{10000};
   /// MPI: one blocking call of the pair that waits longer ends the run (exit 3); 0: no bound.
   std::chrono::milliseconds mpi_call_limit{60000};
+  /// MPI: the thread level MPI_Init_thread requests (single, funneled, serialized, multiple).
+  std::string mpi_thread_level = "single";
   std::optional<model::LinkParams> virtual_link;  ///< the virtual network's link (kind virtual)
 };
 
@@ -64,8 +66,8 @@ class Group;
 /// All ranks of MPI_COMM_WORLD as a Group, with MPI initialised for as long as it lives
 /// (MPI target; the stub explains MPI is not built). `call_limit`: one blocking call that waits
 /// longer ends the process with exit status 3 (CallWatchdog); 0: no bound.
-std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
-                                      std::chrono::milliseconds call_limit);
+std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv, std::chrono::milliseconds call_limit,
+                                      const std::string& thread_level = "single");
 /// The MPI library this commgauge was built with (the first line of MPI_Get_library_version,
 /// which MPI allows before MPI_Init), or "no MPI" when built without it.
 std::string mpi_library_built_with();

@@ -10,7 +10,8 @@ std::unique_ptr<PairRunner> make_mpi_runner(const TransportOptions&, int&, char*
                    "(scripts/setup) or use --transport tcp");
 }
 
-std::unique_ptr<Group> make_mpi_group(int&, char**&, std::chrono::milliseconds) {
+std::unique_ptr<Group> make_mpi_group(int&, char**&, std::chrono::milliseconds,
+                                      const std::string&) {
   throw InputError("transport mpi",
                    "this commgauge was built without MPI; rebuild with Open MPI installed "
                    "(scripts/setup) or use --transport tcp");

@@ -55,7 +55,21 @@ TEST(LatencyCli, MpiSharedMemory) {
   const auto j = read_json(json);
   expect_sane_latency(o, j, "mpi");
   EXPECT_THAT(j["context"]["mpi_library"].get<std::string>(), HasSubstr("Open MPI"));
+  // What MPI_Init gives, as the programs a profile predicts run (Open MPI locks above it).
+  EXPECT_EQ(j["context"]["mpi_thread_level"], "single");
   EXPECT_EQ(j["results"].size(), 2u);
+}
+
+// The thread level a threaded program runs at can be measured: MPI_Query_thread's answer is
+// in the context (Open MPI 4.1 from Debian provides every level).
+TEST(LatencyCli, MpiThreadLevelAsAsked) {
+  const auto json = scratch_file("mpi-funneled.json");
+  const auto o = run(with(mpirun(2), {"latency", "--sizes", "8", "--trials", "200",
+                                      "--mpi-thread-level", "funneled", "--timer-trials", "20000",
+                                      "--json", json.string()}));
+  const auto j = read_json(json);
+  expect_sane_latency(o, j, "mpi");
+  EXPECT_EQ(j["context"]["mpi_thread_level"], "funneled");
 }
 
 TEST(LatencyCli, MpiTcpBtl) {
@@ -149,6 +163,14 @@ void expect_one_line_error(const Outcome& o, int code, const std::string& mentio
 TEST(LatencyCliErrors, UnknownTransport) {
   expect_one_line_error(run({commgauge(), "latency", "--transport", "carrier-pigeon"}), 2,
                         "--transport: expected mpi, tcp or virtual");
+}
+
+TEST(LatencyCliErrors, UnknownThreadLevel) {
+  expect_one_line_error(run({commgauge(), "latency", "--mpi-thread-level", "many"}), 2,
+                        "--mpi-thread-level: expected single, funneled, serialized or multiple");
+  expect_one_line_error(
+      run({commgauge(), "latency", "--transport", "tcp", "--mpi-thread-level", "multiple"}), 2,
+      "--mpi-thread-level: only applies to --transport mpi");
 }
 
 TEST(LatencyCliErrors, NegativeSize) {

@@ -23,7 +23,7 @@ constexpr int kReleaseTag = 0x6367;
 class MpiRunner final : public PairRunner {
  public:
   MpiRunner(const TransportOptions& options, int& argc, char**& argv)
-      : environment_(argc, argv, options.mpi_call_limit),
+      : environment_(argc, argv, options.mpi_call_limit, options.mpi_thread_level),
         clock_(options.clock),
         transport_(std::make_unique<MpiTransport>(
             options.source, options.dest, make_mpi_clock(options.clock), environment_.watchdog())) {
@@ -98,8 +98,9 @@ class MpiRunner final : public PairRunner {
 // MpiGroup with MPI initialised before it and finalised after it.
 class OwningMpiGroup final : public Group {
  public:
-  OwningMpiGroup(int& argc, char**& argv, std::chrono::milliseconds call_limit)
-      : environment_(argc, argv, call_limit), group_(environment_.watchdog()) {}
+  OwningMpiGroup(int& argc, char**& argv, std::chrono::milliseconds call_limit,
+                 const std::string& thread_level)
+      : environment_(argc, argv, call_limit, thread_level), group_(environment_.watchdog()) {}
   int rank() const override { return group_.rank(); }
   int size() const override { return group_.size(); }
   const std::vector<std::string>& hosts() const override { return group_.hosts(); }
@@ -119,9 +120,9 @@ class OwningMpiGroup final : public Group {
 
 }  // namespace
 
-std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv,
-                                      std::chrono::milliseconds call_limit) {
-  return std::make_unique<OwningMpiGroup>(argc, argv, call_limit);
+std::unique_ptr<Group> make_mpi_group(int& argc, char**& argv, std::chrono::milliseconds call_limit,
+                                      const std::string& thread_level) {
+  return std::make_unique<OwningMpiGroup>(argc, argv, call_limit, thread_level);
 }
 
 std::string mpi_library_built_with() {

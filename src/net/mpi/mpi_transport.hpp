@@ -20,7 +20,10 @@ namespace commgauge::net {
 /// hang every other rank. `call_limit`: see CallWatchdog (0: no bound).
 class MpiEnvironment {
  public:
-  MpiEnvironment(int& argc, char**& argv, std::chrono::milliseconds call_limit);
+  /// `thread_level`: what MPI_Init_thread requests, "single" (what MPI_Init gives), "funneled",
+  /// "serialized" or "multiple"; throws InputError for anything else.
+  MpiEnvironment(int& argc, char**& argv, std::chrono::milliseconds call_limit,
+                 const std::string& thread_level = "single");
   ~MpiEnvironment();
   MpiEnvironment(const MpiEnvironment&) = delete;
   MpiEnvironment& operator=(const MpiEnvironment&) = delete;
@@ -44,6 +47,11 @@ class WtimeClock final : public Clock {
  private:
   double origin_;
 };
+
+/// MPI_THREAD_* for "single", "funneled", "serialized", "multiple"; throws InputError otherwise.
+int mpi_thread_level_from_string(const std::string& name);
+/// The name of an MPI_THREAD_* level (as above).
+std::string mpi_thread_level_name(int level);
 
 /// Makes the clock named by `--clock` ("steady" or "wtime"); throws InputError otherwise.
 std::unique_ptr<Clock> make_mpi_clock(const std::string& name);
