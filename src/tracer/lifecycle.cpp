@@ -100,21 +100,6 @@ std::string host_name() {
   return name;
 }
 
-const char* thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE:
-      return "single";
-    case MPI_THREAD_FUNNELED:
-      return "funneled";
-    case MPI_THREAD_SERIALIZED:
-      return "serialized";
-    case MPI_THREAD_MULTIPLE:
-      return "multiple";
-    default:
-      return "unknown";
-  }
-}
-
 std::vector<std::string> read_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> args;
@@ -267,7 +252,7 @@ std::string Recorder::header_json(int thread_level, Lang lang) const {
        {{"source", g_use_tsc ? "tsc" : "monotonic"},
         {"ticks_per_second", ticks_per_second_},
         {"resolution_ns", g_use_tsc ? ns_per_tick : 1.0}}},
-      {"thread_level", thread_level_name(thread_level)},
+      {"thread_level", net::mpi_thread_level_name(thread_level)},
       {"language", lang == Lang::fortran ? "fortran" : "c"},
       {"tracer",
        {{"overhead_ticks_per_event", overhead_ticks_},
@@ -472,7 +457,7 @@ void Recorder::write_index(const std::vector<std::string>& summaries) {
       {"mpi",
        {{"library", mpi_library_},
         {"standard", std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION)},
-        {"thread_level", thread_level_name(thread_level_)},
+        {"thread_level", net::mpi_thread_level_name(thread_level_)},
         {"collectives", collectives_},
         {"point_to_point", point_to_point_}}},
       {"clock",

@@ -3,7 +3,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
 
 namespace commgauge::net {
 
@@ -60,6 +65,30 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 }  // namespace
+
+int mpi_thread_level_from_string(const std::string& name) {
+  if (name == "single") return MPI_THREAD_SINGLE;
+  if (name == "funneled") return MPI_THREAD_FUNNELED;
+  if (name == "serialized") return MPI_THREAD_SERIALIZED;
+  if (name == "multiple") return MPI_THREAD_MULTIPLE;
+  throw InputError(
+      "thread level",
+      fmt::format("expected single, funneled, serialized or multiple, got \"{}\"", name));
+}
+
+std::string mpi_thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "single";
+    case MPI_THREAD_FUNNELED:
+      return "funneled";
+    case MPI_THREAD_SERIALIZED:
+      return "serialized";
+    case MPI_THREAD_MULTIPLE:
+      return "multiple";
+  }
+  return "unknown";
+}
 
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};

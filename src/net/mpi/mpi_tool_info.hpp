@@ -10,6 +10,11 @@
 
 namespace commgauge::net {
 
+/// MPI_THREAD_* for "single", "funneled", "serialized", "multiple"; throws InputError otherwise.
+int mpi_thread_level_from_string(const std::string& name);
+/// The name of an MPI_THREAD_* level (as above; "unknown" for another value).
+std::string mpi_thread_level_name(int level);
+
 /// The first line of MPI_Get_library_version, without trailing separators.
 std::string mpi_library_version();
 

@@ -53,30 +53,6 @@ MpiEnvironment::~MpiEnvironment() {
   }
 }
 
-int mpi_thread_level_from_string(const std::string& name) {
-  if (name == "single") return MPI_THREAD_SINGLE;
-  if (name == "funneled") return MPI_THREAD_FUNNELED;
-  if (name == "serialized") return MPI_THREAD_SERIALIZED;
-  if (name == "multiple") return MPI_THREAD_MULTIPLE;
-  throw InputError(
-      "thread level",
-      fmt::format("expected single, funneled, serialized or multiple, got \"{}\"", name));
-}
-
-std::string mpi_thread_level_name(int level) {
-  switch (level) {
-    case MPI_THREAD_SINGLE:
-      return "single";
-    case MPI_THREAD_FUNNELED:
-      return "funneled";
-    case MPI_THREAD_SERIALIZED:
-      return "serialized";
-    case MPI_THREAD_MULTIPLE:
-      return "multiple";
-  }
-  return std::to_string(level);
-}
-
 std::unique_ptr<Clock> make_mpi_clock(const std::string& name) {
   if (name == "steady") return std::make_unique<SteadyClock>();
   if (name == "wtime") return std::make_unique<WtimeClock>();

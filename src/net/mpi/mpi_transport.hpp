@@ -48,11 +48,6 @@ class WtimeClock final : public Clock {
   double origin_;
 };
 
-/// MPI_THREAD_* for "single", "funneled", "serialized", "multiple"; throws InputError otherwise.
-int mpi_thread_level_from_string(const std::string& name);
-/// The name of an MPI_THREAD_* level (as above).
-std::string mpi_thread_level_name(int level);
-
 /// Makes the clock named by `--clock` ("steady" or "wtime"); throws InputError otherwise.
 std::unique_ptr<Clock> make_mpi_clock(const std::string& name);
 
