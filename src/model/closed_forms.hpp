@@ -76,8 +76,9 @@ TransferMechanism transfer_mechanism_from_string(const std::string& s);  ///< th
 
 /// Which formula set applies to a message of k bytes: eager (Tm = T), eager with acknowledgement
 /// (Tm = TA: seed 001 names it, gives no formulas; derived in docs/models.md), rendezvous with
-/// DCP (Tm = RAT, the sender pushes the data in its Wait after the ack), or rendezvous with ICP
-/// (Tm = RTA, handled off the CPU).
+/// DCP (Tm = RAT, the sender pushes the data in its Wait after the ack; Tm = RTA, the receiver
+/// pulls it and sends a FIN, derived in docs/models.md), or rendezvous with ICP (Tm = RTA,
+/// handled off the CPU).
 enum class OverlapCase { eager_T, eager_TA, dcp_RAT, dcp_RTA, icp_RTA };
 OverlapCase overlap_case(const MessageCost& m);
 
