@@ -328,9 +328,14 @@ void add_profile_command(CLI::App& app, Action& action) {
         const nlohmann::json doc = profile::profile_to_json(prof);
         profile::profile_from_json(doc, f->output);
         profile::write_json_file(f->output, doc);
-        std::printf("commgauge profile over %s -> %s, link class %s (%s)\n\n",
-                    context.value("transport", "?").c_str(), f->output.c_str(), cls.c_str(),
-                    carried.c_str());
+        // The thread level MPI provided: Open MPI's calls cost more above single.
+        const std::string level = context.value("mpi_thread_level", "");
+        std::fputs(fmt::format("commgauge profile over {}{} -> {}, link class {} ({})\n\n",
+                               context.value("transport", "?"),
+                               level.empty() ? "" : " (thread level " + level + ")", f->output, cls,
+                               carried)
+                       .c_str(),
+                   stdout);
         report::TableSink tables;
         std::fputs(report::loggp_table(*loggp, &tables).c_str(), stdout);
         std::fputs(("\n" + report::overlap_table(*overlap, &tables)).c_str(), stdout);
