@@ -10,6 +10,14 @@ namespace commgauge::model {
 
 namespace {
 
+// One message's terms by the names the recurrences use: o'_s, o'_r, L, T1, T2, T3.
+struct Terms {
+  Picoseconds cs, cr, L, t1, t2, t3;
+};
+Terms terms(const MessageCost& m) {
+  return {m.control_send, m.control_recv, m.latency, m.send_overhead, m.transfer, m.recv_overhead};
+}
+
 Picoseconds eager_one_way(const MessageCost& m) {
   return m.send_overhead + m.transfer + m.recv_overhead;
 }
@@ -19,8 +27,7 @@ Picoseconds eager_one_way(const MessageCost& m) {
 // after the first. Returns the client's time from its first send to the reply received.
 Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds client_delay,
                             Picoseconds server_delay) {
-  const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
-  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  const auto [cs, cr, L, t1, t2, t3] = terms(m);
   Picoseconds start{};   // the client starts send i (its request)
   Picoseconds posted{};  // the server has posted receive i
   Picoseconds done{};    // receive i completed at the server
@@ -43,8 +50,7 @@ Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds c
 // send i ends only after receive i has pulled it.
 Picoseconds pulled_prtt(const MessageCost& m, std::uint32_t n, Picoseconds client_delay,
                         Picoseconds server_delay) {
-  const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
-  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  const auto [cs, cr, L, t1, t2, t3] = terms(m);
   Picoseconds start{};   // the client starts send i (its request)
   Picoseconds posted{};  // the server has posted receive i
   Picoseconds done{};    // receive i completed at the server
@@ -223,8 +229,7 @@ OverlapCase overlap_case(const MessageCost& m) {
 OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds comp,
                                 Picoseconds t_r) {
   const MessageCost m = c.message(k);
-  const Picoseconds cs = m.control_send, cr = m.control_recv, L = m.latency;
-  const Picoseconds t1 = m.send_overhead, t2 = m.transfer, t3 = m.recv_overhead;
+  const auto [cs, cr, L, t1, t2, t3] = terms(m);
   OverlapCosts o;
   o.mechanism = overlap_case(m);
   Picoseconds receiver_free{};  // the receiver's CPU is free (inside MPI) from here

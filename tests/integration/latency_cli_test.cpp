@@ -64,9 +64,9 @@ TEST(LatencyCli, MpiSharedMemory) {
 // in the context (Open MPI 4.1 from Debian provides every level).
 TEST(LatencyCli, MpiThreadLevelAsAsked) {
   const auto json = scratch_file("mpi-funneled.json");
-  const auto o = run(with(mpirun(2), {"latency", "--sizes", "8", "--trials", "200",
-                                      "--mpi-thread-level", "funneled", "--timer-trials", "20000",
-                                      "--json", json.string()}));
+  const auto o =
+      run(with(mpirun(2), {"latency", "--sizes", "8", "--trials", "200", "--mpi-thread-level",
+                           "funneled", "--timer-trials", "20000", "--json", json.string()}));
   const auto j = read_json(json);
   expect_sane_latency(o, j, "mpi");
   EXPECT_EQ(j["context"]["mpi_thread_level"], "funneled");
