@@ -4,7 +4,7 @@
 In a ```console block, lines starting with "$ " are commands, the lines after a command its
 sample output. The blocks run in the README's order in one scratch directory (a later block uses
 what an earlier one wrote, as a reader following the README would), where `build/release`
-points at the build tree, `examples` at the repository's examples and `commgauge` is on PATH.
+points at the build tree, `examples` and `scripts` at the repository's and `commgauge` is on PATH.
 Each command runs verbatim (through sh) and must exit 0. (The ```sh blocks are the set-up
 commands, which CI itself runs, and the install, which tests/install runs.) Its output must show every sample line in the same order: measured numbers
 differ run to run, so lines are compared by shape (every number replaced by "#", runs of
@@ -64,8 +64,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="commgauge-readme-") as scratch:
         os.makedirs(os.path.join(scratch, "build"))
         os.symlink(build, os.path.join(scratch, "build", "release"))
-        os.symlink(os.path.join(os.path.dirname(os.path.abspath(readme)), "examples"),
-                   os.path.join(scratch, "examples"))
+        for name in ("examples", "scripts"):
+            os.symlink(os.path.join(os.path.dirname(os.path.abspath(readme)), name),
+                       os.path.join(scratch, name))
         for command, sample, line_no in steps:
             print(f"$ {command}    (README.md:{line_no})", flush=True)
             # A session of its own, so that a command over its time is ended with everything it

@@ -70,13 +70,13 @@ TEST(ClusterLab, RanksOnTwoNodesShareMemoryInsideAndCrossTheShapedLinkBetween) {
       << hosts.out;
   EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
 
-  // 1 MiB between the nodes cannot beat the shaper: tbf lets its bucket (64 KiB) pass at once,
+  // 1 MiB between the nodes cannot beat the shaper: tbf lets its bucket (4 KB) pass at once,
   // the rest at the rate, and every 1460 bytes of TCP payload at most (MSS at MTU 1500 without
   // options) cost a 1514-byte frame. A lower bound, true however loaded the machine is.
   const std::uint64_t bytes = 1 << 20;
   const auto json = scratch_file(prefix + "-latency.json");
   const double across = one_way_us(prefix, "node", bytes, json.string(), rate_mbit);
-  const double wire_us = (static_cast<double>(bytes) * 1514 / 1460 - 65536) * 8 / rate_mbit;
+  const double wire_us = (static_cast<double>(bytes) * 1514 / 1460 - 4096) * 8 / rate_mbit;
   EXPECT_GE(across, wire_us) << "ranks on different nodes did not cross the shaped link";
   // Inside a node the same message goes through shared memory, far faster than any link here
   // (0.12-0.19 ms quiet, 2.6 ms with both cores busy, against 41 ms).
@@ -90,11 +90,133 @@ TEST(ClusterLab, RanksOnTwoNodesShareMemoryInsideAndCrossTheShapedLinkBetween) {
   std::filesystem::remove(json);
 }
 
+// The rendezvous switch of a profile class: exactly one, confirmed, its first size the BTL's
+// eager limit less ob1's 55-byte match header (Open MPI 4.1) - to the byte, or, where load kept
+// the bisection from its last midpoints and the document says so, bracketed around that byte.
+void expect_rendezvous_at(const nlohmann::json& link_class, double limit, const std::string& what) {
+  std::vector<nlohmann::json> rendezvous;
+  for (const auto& sw : link_class["loggp"]["switches"])
+    if (sw["rendezvous"].get<bool>()) rendezvous.push_back(sw);
+  ASSERT_EQ(rendezvous.size(), 1u) << what << ": " << link_class["loggp"]["switches"].dump();
+  const auto& sw = rendezvous.front();
+  const double first = sw["first_bytes"].get<double>();
+  if (sw["exact"].get<bool>()) {
+    EXPECT_EQ(first, limit - 55) << what << ": " << sw.dump();
+  } else {
+    EXPECT_LT(sw["below_bytes"].get<double>(), limit - 55) << what << ": " << sw.dump();
+    EXPECT_GE(first, limit - 55) << what << ": " << sw.dump();
+    EXPECT_LE(first - sw["below_bytes"].get<double>(), 64) << what << ": " << sw.dump();
+  }
+  EXPECT_TRUE(sw["confirmed"].get<bool>()) << what << ": " << sw.dump();
+}
+
+// The per-byte cost a class charges a one-way message in its widest eager range (O_s + G + O_r,
+// the one-way time's slope), in microseconds per byte.
+double one_way_slope_us_per_byte(const nlohmann::json& link_class) {
+  const auto& ranges = link_class["link"]["ranges"];
+  double widest = -1, slope = 0;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i]["rendezvous"].get<bool>()) continue;
+    const double from = ranges[i]["from_bytes"].get<double>();
+    const double to = i + 1 < ranges.size() ? ranges[i + 1]["from_bytes"].get<double>() : from;
+    if (to - from <= widest) continue;
+    widest = to - from;
+    slope = ranges[i]["O_s_us_per_byte"].get<double>() + ranges[i]["G_us_per_byte"].get<double>() +
+            ranges[i]["O_r_us_per_byte"].get<double>();
+  }
+  return slope;
+}
+
+#ifdef EXAMPLE_RING
+// One MPI job of 2 nodes x 2 ranks: `profile` measures intra_node between the two ranks of the
+// first node (vader) and inter_node between the nodes (Open MPI's TCP BTL over the shaped links),
+// each with its switch at the library's configured eager limit. Then the ring example, traced on
+// the same 4 ranks mapped by node (every message crosses a node link), is placed by `simulate`
+// from the trace's hosts and charged inter_node per message: with the measured inter_node class
+// replaced by intra_node the prediction must drop by at least the shaped wire's time for one
+// rank's messages.
+TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode) {
+  REQUIRE_LAB();
+  const std::string prefix = "cgp" + std::to_string(getpid() % 1000);
+  const int rate_mbit = 500;
+  const auto profile = scratch_file(prefix + "-profile.json");
+  const auto intra_only = scratch_file(prefix + "-intra-only-cluster.json");
+  const auto trace = scratch_file(prefix + "-ring.trace");
+  const auto sim = scratch_file(prefix + "-sim.json");
+  const auto sim_intra = scratch_file(prefix + "-sim-intra.json");
+  const int iterations = 400, bytes = 1024;
+  const std::string cg = commgauge();
+  const std::string script =
+      "set -e; $CLUSTER_LAB_MPIRUN -np 4 --map-by node " + cg + " profile -o " + profile.string() +
+      " --max-size 128KiB --timer-trials 100000 >/dev/null; " + cg + " trace --force -o " +
+      trace.string() + " -- $CLUSTER_LAB_MPIRUN -np 4 --map-by node " + EXAMPLE_RING + " " +
+      std::to_string(iterations) + " " + std::to_string(bytes) + " 20 >/dev/null";
+  const auto o = run_in_cluster_lab({prefix, 2, rate_mbit, 83}, script, 2 * kMeasuringLimit);
+  ASSERT_EQ(o.exit_code, 0) << (o.timed_out ? "timed out; " : "") << o.out << o.err;
+  EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
+
+  const auto doc = read_json(profile);
+  const auto& intra = doc["link_classes"]["intra_node"];
+  const auto& inter = doc["link_classes"]["inter_node"];
+  ASSERT_TRUE(intra.is_object() && inter.is_object()) << doc.dump().substr(0, 400);
+  EXPECT_EQ(intra["source"]["hosts"],
+            nlohmann::json::array({prefix + "-node0", prefix + "-node0"}));
+  EXPECT_EQ(inter["source"]["hosts"],
+            nlohmann::json::array({prefix + "-node0", prefix + "-node1"}));
+  // The truth: the limits the library reports (MPI_T) are Open MPI 4.1's defaults.
+  EXPECT_EQ(intra["source"]["context"]["eager_limits"]["vader"], 4096);
+  EXPECT_EQ(inter["source"]["context"]["eager_limits"]["tcp"], 65536);
+  expect_rendezvous_at(intra, 4096, "intra_node (vader)");
+  expect_rendezvous_at(inter, 65536, "inter_node (tcp)");
+  // The shaper's goodput: R Mbit/s of 1514-byte frames carrying 1448 bytes of TCP payload each
+  // (MSS at MTU 1500 with timestamps). Printed for the notes; under load the kernel's packet
+  // processing, which is this machine's CPUs, shares them with the load, so it is not asserted.
+  const double goodput_mb_s = rate_mbit / 8.0 * 1448 / 1514;
+  const double slope = one_way_slope_us_per_byte(inter);
+  std::printf("inter_node: one-way slope %.5f us/B = %.1f MB/s (goodput %.1f MB/s, %+.1f %%)\n",
+              slope, 1 / slope, goodput_mb_s, 100 * (1 / slope - goodput_mb_s) / goodput_mb_s);
+
+  // The trace's hosts place the ranks: 4 ranks on 2 nodes.
+  const auto s = run({cg, "simulate", trace.string(), "--profile", profile.string(), "--model",
+                      "loggps", "--json", sim.string()},
+                     kMeasuringLimit);
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  EXPECT_NE(s.out.find("4 ranks on 2 nodes"), std::string::npos) << s.out;
+  // The same placement with the intra_node class between the nodes too (a cluster file).
+  {
+    std::ofstream out(intra_only);
+    out << R"({"nodes": 2, "cores_per_node": 2, "link_classes": )"
+        << R"({"same_node": "intra_node", "different_nodes": "intra_node"}})";
+  }
+  const auto t = run({cg, "simulate", trace.string(), "--profile", profile.string(), "--cluster",
+                      intra_only.string(), "--placement", "recorded", "--model", "loggps", "--json",
+                      sim_intra.string()},
+                     kMeasuringLimit);
+  ASSERT_EQ(t.exit_code, 0) << t.out << t.err;
+  const double predicted = read_json(sim)["predicted_seconds"].get<double>();
+  const double if_intra = read_json(sim_intra)["predicted_seconds"].get<double>();
+  const double measured = read_json(sim)["measured_seconds"].get<double>();
+  // Each iteration a rank's message waits for its left neighbour's, sent over a shaped link:
+  // at least the wire's time for `bytes` (frames of 1514 bytes per 1460 of payload at most),
+  // less the 10 % the calibrated set may miss a measured curve by under load (issue 14's target).
+  const double wire_s = iterations * (bytes * 8.0 / (rate_mbit * 1e6)) * 1514 / 1460;
+  EXPECT_GE(predicted - if_intra, 0.9 * wire_s)
+      << "inter_node was not charged per message: " << predicted << " s against " << if_intra
+      << " s with intra_node between the nodes";
+  std::printf(
+      "ring %d x %d B on 2 nodes x 2 ranks: measured %.4f s, loggps %.4f s (%+.1f %%), "
+      "with intra_node between nodes %.4f s; wire %.4f s\n",
+      iterations, bytes, measured, predicted, 100 * (predicted - measured) / measured, if_intra,
+      wire_s);
+}
+#endif  // EXAMPLE_RING
+
 TEST(ClusterLab, BadOptionsAreRefusedBeforeAnythingIsMade) {
   REQUIRE_LAB();
   for (const auto& args : std::vector<std::vector<std::string>>{{"up", "--nodes", "5"},
                                                                 {"up", "--rate", "0"},
                                                                 {"up", "--prefix", "Bad!"},
+                                                                {"up", "--nice", "-21"},
                                                                 {"run", "--nodes", "2"},
                                                                 {"sideways"}}) {
     std::vector<std::string> argv = {kScript};
