@@ -1,5 +1,6 @@
 #include "profile/json_schema.hpp"
 
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -30,8 +31,13 @@ bool has_type(const nlohmann::json& v, const std::string& type) {
   if (type == "number") return v.is_number();
   if (type == "integer") {
     if (v.is_number_integer()) return true;
-    return v.is_number_float() &&
-           v.get<double>() == static_cast<double>(static_cast<long long>(v.get<double>()));
+    // A number written as a float (1e3, or past 2^64 where the parser keeps no integer) counts
+    // as an integer if it is whole and exact in a double (|x| <= 2^53): the readers take integers
+    // as integer types, and a cast past their range is undefined (the fuzzer's from_bytes of
+    // 8.9e29 was cast to long long here).
+    if (!v.is_number_float()) return false;
+    const double x = v.get<double>();
+    return std::isfinite(x) && std::trunc(x) == x && std::abs(x) <= 9007199254740992.0;
   }
   throw std::invalid_argument("unknown JSON Schema type " + type);
 }

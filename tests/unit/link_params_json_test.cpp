@@ -150,6 +150,19 @@ TEST(JsonFile, NumberOutOfRangeIsAnInputError) {
   }
 }
 
+// Found by the readers' fuzzer (UBSan): a whole number past every integer type, where the schema
+// wants an integer, was cast to long long to test it. Now it is no integer (not exact in a
+// double), refused with the field named; a float that is a small whole number still counts.
+TEST(LinkParamsJson, HugeWholeNumberIsNoIntegerWithTheFieldNamed) {
+  auto doc = valid_document();
+  doc["ranges"][0]["from_bytes"] = 8.88888888888888888888888888881e29;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/from_bytes"));
+  doc["ranges"][0]["from_bytes"] = 1.5;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/from_bytes"));
+  doc["ranges"][0]["from_bytes"] = 1.0;
+  EXPECT_EQ(error_of(doc), "no error");
+}
+
 TEST(JsonSchema, RejectsUnsupportedKeywords) {
   EXPECT_THROW(JsonSchema(nlohmann::json{{"type", "object"}, {"oneOf", nlohmann::json::array()}}),
                std::invalid_argument);
