@@ -211,6 +211,25 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
 }
 #endif  // EXAMPLE_RING
 
+// A changed TCP eager limit (--mca btl_tcp_eager_limit) is what profile finds between the nodes.
+TEST(ClusterLab, ProfileFindsAChangedTcpEagerLimitBetweenNodes) {
+  REQUIRE_LAB();
+  const std::string prefix = "cge" + std::to_string(getpid() % 1000);
+  const auto profile = scratch_file(prefix + "-profile.json");
+  const auto o = run_in_cluster_lab(
+      {prefix, 2, 500, 84},
+      "$CLUSTER_LAB_MPIRUN -np 2 --map-by node --mca btl_tcp_eager_limit 32768 " + commgauge() +
+          " profile -o " + profile.string() + " --max-size 256KiB --timer-trials 100000",
+      kMeasuringLimit);
+  ASSERT_EQ(o.exit_code, 0) << (o.timed_out ? "timed out; " : "") << o.out << o.err;
+  const auto doc = read_json(profile);
+  ASSERT_FALSE(doc["link_classes"].contains("intra_node")) << "one rank per node";
+  const auto& inter = doc["link_classes"]["inter_node"];
+  EXPECT_EQ(inter["source"]["context"]["eager_limits"]["tcp"], 32768);
+  expect_rendezvous_at(inter, 32768, "inter_node (tcp, btl_tcp_eager_limit 32768)");
+  EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
+}
+
 TEST(ClusterLab, BadOptionsAreRefusedBeforeAnythingIsMade) {
   REQUIRE_LAB();
   for (const auto& args : std::vector<std::vector<std::string>>{{"up", "--nodes", "5"},
