@@ -89,29 +89,12 @@ void expect_rendezvous_switch(const std::vector<std::string>& mca,
   if (!pml.empty()) {
     EXPECT_EQ(j["context"]["pml"], pml);
   }
-  std::vector<nlohmann::json> rendezvous;
-  for (const auto& sw : j["switches"]) {
-    if (sw["rendezvous"].get<bool>()) rendezvous.push_back(sw);
+  const nlohmann::json sw = expect_one_rendezvous_switch_at(j["switches"], limit, "loggp");
+  if (sw.is_null()) {
+    ADD_FAILURE() << "loggp's output:\n" << o.out;
+    return;
   }
-  ASSERT_EQ(rendezvous.size(), 1u) << j["switches"].dump() << "\n" << o.out;
-  const auto& sw = rendezvous.front();
-  const double first = sw["first_bytes"].get<double>();
-  EXPECT_GT(first, limit - 128) << sw.dump();
-  EXPECT_LE(first, limit) << sw.dump();
-  // To the byte where the probe could place every midpoint; where load kept it from placing the
-  // last ones it says so ("exact": false), and its bracket must still hold the true first
-  // rendezvous size, the limit less ob1's 55-byte match header (Open MPI 4.1).
-  if (!sw["exact"].get<bool>()) {
-    EXPECT_LT(sw["below_bytes"].get<double>(), limit - 55) << sw.dump();
-    EXPECT_GE(first, limit - 55) << sw.dump();
-    EXPECT_LE(first - sw["below_bytes"].get<double>(), 64) << sw.dump();
-    std::printf("note: switch bracketed to (%g, %g], not exact\n", sw["below_bytes"].get<double>(),
-                first);
-  } else {
-    EXPECT_EQ(first, limit - 55) << sw.dump();
-  }
-  EXPECT_TRUE(sw["confirmed"].get<bool>()) << sw.dump();
-  EXPECT_EQ(j["loggps"]["S_bytes"].get<double>(), first);
+  EXPECT_EQ(j["loggps"]["S_bytes"].get<double>(), sw["first_bytes"].get<double>());
 }
 
 TEST(LoggpCli, FindsVaderDefaultRendezvousSwitch) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -296,6 +297,29 @@ double cpu_seconds(pid_t pid) {
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
   return nlohmann::json::parse(in);
+}
+
+nlohmann::json expect_one_rendezvous_switch_at(const nlohmann::json& switches,
+                                               double eager_limit_bytes, const std::string& what) {
+  std::vector<nlohmann::json> rendezvous;
+  for (const auto& sw : switches)
+    if (sw["rendezvous"].get<bool>()) rendezvous.push_back(sw);
+  EXPECT_EQ(rendezvous.size(), 1u) << what << ": " << switches.dump();
+  if (rendezvous.size() != 1) return nullptr;
+  const auto& sw = rendezvous.front();
+  const double first = sw["first_bytes"].get<double>();
+  const double truth = eager_limit_bytes - 55;
+  if (sw["exact"].get<bool>()) {
+    EXPECT_EQ(first, truth) << what << ": " << sw.dump();
+  } else {
+    EXPECT_LT(sw["below_bytes"].get<double>(), truth) << what << ": " << sw.dump();
+    EXPECT_GE(first, truth) << what << ": " << sw.dump();
+    EXPECT_LE(first - sw["below_bytes"].get<double>(), 64) << what << ": " << sw.dump();
+    std::printf("note: %s: switch bracketed to (%g, %g], not exact\n", what.c_str(),
+                sw["below_bytes"].get<double>(), first);
+  }
+  EXPECT_TRUE(sw["confirmed"].get<bool>()) << what << ": " << sw.dump();
+  return sw;
 }
 
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {

@@ -115,6 +115,13 @@ double cpu_seconds(pid_t pid);
 
 /// The JSON document in the file at `p` (throws nlohmann's parse_error if it is not JSON).
 nlohmann::json read_json(const std::filesystem::path& p);
+/// Checks (gtest expectations, `what` in each message) that a loggp document's switches hold
+/// exactly one rendezvous switch, confirmed, whose first size is the BTL's eager limit less ob1's
+/// 55-byte match header (Open MPI 4.1): to the byte, or, where load kept the bisection from its
+/// last midpoints and the document says so ("exact": false), bracketed within 64 B around it.
+/// Returns that switch (null if there was not exactly one).
+nlohmann::json expect_one_rendezvous_switch_at(const nlohmann::json& switches,
+                                               double eager_limit_bytes, const std::string& what);
 /// `base` followed by `more`: a command line with more arguments.
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more);
 

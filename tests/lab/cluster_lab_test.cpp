@@ -90,26 +90,6 @@ TEST(ClusterLab, RanksOnTwoNodesShareMemoryInsideAndCrossTheShapedLinkBetween) {
   std::filesystem::remove(json);
 }
 
-// The rendezvous switch of a profile class: exactly one, confirmed, its first size the BTL's
-// eager limit less ob1's 55-byte match header (Open MPI 4.1) - to the byte, or, where load kept
-// the bisection from its last midpoints and the document says so, bracketed around that byte.
-void expect_rendezvous_at(const nlohmann::json& link_class, double limit, const std::string& what) {
-  std::vector<nlohmann::json> rendezvous;
-  for (const auto& sw : link_class["loggp"]["switches"])
-    if (sw["rendezvous"].get<bool>()) rendezvous.push_back(sw);
-  ASSERT_EQ(rendezvous.size(), 1u) << what << ": " << link_class["loggp"]["switches"].dump();
-  const auto& sw = rendezvous.front();
-  const double first = sw["first_bytes"].get<double>();
-  if (sw["exact"].get<bool>()) {
-    EXPECT_EQ(first, limit - 55) << what << ": " << sw.dump();
-  } else {
-    EXPECT_LT(sw["below_bytes"].get<double>(), limit - 55) << what << ": " << sw.dump();
-    EXPECT_GE(first, limit - 55) << what << ": " << sw.dump();
-    EXPECT_LE(first - sw["below_bytes"].get<double>(), 64) << what << ": " << sw.dump();
-  }
-  EXPECT_TRUE(sw["confirmed"].get<bool>()) << what << ": " << sw.dump();
-}
-
 // The per-byte cost a class charges a one-way message in its widest eager range (O_s + G + O_r,
 // the one-way time's slope), in microseconds per byte.
 double one_way_slope_us_per_byte(const nlohmann::json& link_class) {
@@ -166,8 +146,8 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
   // The truth: the limits the library reports (MPI_T) are Open MPI 4.1's defaults.
   EXPECT_EQ(intra["source"]["context"]["eager_limits"]["vader"], 4096);
   EXPECT_EQ(inter["source"]["context"]["eager_limits"]["tcp"], 65536);
-  expect_rendezvous_at(intra, 4096, "intra_node (vader)");
-  expect_rendezvous_at(inter, 65536, "inter_node (tcp)");
+  expect_one_rendezvous_switch_at(intra["loggp"]["switches"], 4096, "intra_node (vader)");
+  expect_one_rendezvous_switch_at(inter["loggp"]["switches"], 65536, "inter_node (tcp)");
   // The shaper's goodput: R Mbit/s of 1514-byte frames carrying 1448 bytes of TCP payload each
   // (MSS at MTU 1500 with timestamps). Printed for the notes; under load the kernel's packet
   // processing, which is this machine's CPUs, shares them with the load, so it is not asserted.
@@ -226,7 +206,8 @@ TEST(ClusterLab, ProfileFindsAChangedTcpEagerLimitBetweenNodes) {
   ASSERT_FALSE(doc["link_classes"].contains("intra_node")) << "one rank per node";
   const auto& inter = doc["link_classes"]["inter_node"];
   EXPECT_EQ(inter["source"]["context"]["eager_limits"]["tcp"], 32768);
-  expect_rendezvous_at(inter, 32768, "inter_node (tcp, btl_tcp_eager_limit 32768)");
+  expect_one_rendezvous_switch_at(inter["loggp"]["switches"], 32768,
+                                  "inter_node (tcp, btl_tcp_eager_limit 32768)");
   EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
 }
 
