@@ -322,6 +322,27 @@ nlohmann::json expect_one_rendezvous_switch_at(const nlohmann::json& switches,
   return sw;
 }
 
+double gaps_between_calls_s(const std::filesystem::path& trace, int rank,
+                            const std::string& function) {
+  const Outcome o = run({commgauge(), "trace-dump", trace.string()});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  std::istringstream lines(o.out);
+  std::string line;
+  double gaps = 0, previous_end = -1;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    int r = -1;
+    std::string index, duration, name;
+    double start = 0;
+    if (!(fields >> r >> index >> start >> duration >> name) || r != rank || name != function)
+      continue;
+    const double end = start + std::stod(duration) * 1e-6;  // "15.583us"
+    if (previous_end >= 0) gaps += start - previous_end;
+    previous_end = end;
+  }
+  return gaps;
+}
+
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {
   base.insert(base.end(), more.begin(), more.end());
   return base;

@@ -122,6 +122,10 @@ nlohmann::json read_json(const std::filesystem::path& p);
 /// Returns that switch (null if there was not exactly one).
 nlohmann::json expect_one_rendezvous_switch_at(const nlohmann::json& switches,
                                                double eager_limit_bytes, const std::string& what);
+/// The time `rank` spent outside MPI between its consecutive calls of `function` in a trace
+/// (`commgauge trace-dump`'s start and duration of each call), in seconds.
+double gaps_between_calls_s(const std::filesystem::path& trace, int rank,
+                            const std::string& function);
 /// `base` followed by `more`: a command line with more arguments.
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more);
 

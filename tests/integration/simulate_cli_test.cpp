@@ -106,28 +106,6 @@ TEST_F(SimulateCli, ExamplesAreTracedAndSimulatedUnderEveryModel) {
 #endif
 
 #ifdef EXAMPLE_PIPELINE
-// The time a rank spent outside MPI between its consecutive calls of `function` (trace-dump's
-// start and duration of each call), in seconds.
-double gaps_between_calls_s(const fs::path& trace, int rank, const std::string& function) {
-  const Outcome o = run({commgauge(), "trace-dump", trace.string()});
-  EXPECT_EQ(o.exit_code, 0) << o.err;
-  std::istringstream lines(o.out);
-  std::string line;
-  double gaps = 0, previous_end = -1;
-  while (std::getline(lines, line)) {
-    std::istringstream fields(line);
-    int r = -1;
-    std::string index, duration, name;
-    double start = 0;
-    if (!(fields >> r >> index >> start >> duration >> name) || r != rank || name != function)
-      continue;
-    const double end = start + std::stod(duration) * 1e-6;  // "15.583us"
-    if (previous_end >= 0) gaps += start - previous_end;
-    previous_end = end;
-  }
-  return gaps;
-}
-
 // When a send waits for its receiver, in a real program: the pipeline's first stage sends each
 // block while the last stage is still busy with the previous one. Over vader (a profile of this
 // machine) an 8-byte send returns at once (eager, Tm = T); from 257 B the eager send completes

@@ -191,24 +191,65 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
 }
 #endif  // EXAMPLE_RING
 
-// A changed TCP eager limit (--mca btl_tcp_eager_limit) is what profile finds between the nodes.
-TEST(ClusterLab, ProfileFindsAChangedTcpEagerLimitBetweenNodes) {
+// A changed TCP eager limit (--mca btl_tcp_eager_limit) is what profile finds between the nodes,
+// and what a program's sends then do: the pipeline example's blocks of 48 KiB, eager under the
+// default limit (64 KiB), are rendezvous under 32 KiB, so each send waits until the slower last
+// stage posts its receive (LogGPS's synchronisation). The truth comes from the trace: rank 0's
+// waits add up to at least rank 1's time between its receives less rank 0's time between its
+// sends. loggps, with the profile's switch, must charge that; loggp, which charges every send as
+// eager, must miss it.
+TEST(ClusterLab, AChangedTcpEagerLimitIsFoundAndSendsAboveItWait) {
   REQUIRE_LAB();
   const std::string prefix = "cge" + std::to_string(getpid() % 1000);
   const auto profile = scratch_file(prefix + "-profile.json");
-  const auto o = run_in_cluster_lab(
-      {prefix, 2, 500, 84},
-      "$CLUSTER_LAB_MPIRUN -np 2 --map-by node --mca btl_tcp_eager_limit 32768 " + commgauge() +
-          " profile -o " + profile.string() + " --max-size 256KiB --timer-trials 100000",
-      kMeasuringLimit);
+  const auto trace = scratch_file(prefix + "-pipeline.trace");
+  const auto sim = scratch_file(prefix + "-pipeline-sim.json");
+  const std::string mpirun =
+      "$CLUSTER_LAB_MPIRUN -np 2 --map-by node --mca btl_tcp_eager_limit 32768 ";
+  std::string script = "set -e; " + mpirun + commgauge() + " profile -o " + profile.string() +
+                       " --max-size 256KiB --timer-trials 100000";
+#ifdef EXAMPLE_PIPELINE
+  script += "; " + commgauge() + " trace --force -o " + trace.string() + " -- " + mpirun +
+            EXAMPLE_PIPELINE + " 40 49152 1000 4000 >/dev/null";
+#endif
+  const auto o = run_in_cluster_lab({prefix, 2, 500, 84}, script, 2 * kMeasuringLimit);
   ASSERT_EQ(o.exit_code, 0) << (o.timed_out ? "timed out; " : "") << o.out << o.err;
+  EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
   const auto doc = read_json(profile);
   ASSERT_FALSE(doc["link_classes"].contains("intra_node")) << "one rank per node";
   const auto& inter = doc["link_classes"]["inter_node"];
   EXPECT_EQ(inter["source"]["context"]["eager_limits"]["tcp"], 32768);
   expect_one_rendezvous_switch_at(inter["loggp"]["switches"], 32768,
                                   "inter_node (tcp, btl_tcp_eager_limit 32768)");
-  EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
+#ifdef EXAMPLE_PIPELINE
+  const auto s = run({commgauge(), "simulate", trace.string(), "--profile", profile.string(),
+                      "--model", "all", "--json", sim.string()},
+                     kMeasuringLimit);
+  ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
+  const double bound_s =
+      gaps_between_calls_s(trace, 1, "MPI_Recv") - gaps_between_calls_s(trace, 0, "MPI_Send");
+  double measured_s = 0, loggp_s = 0, loggps_s = 0;  // rank 0's time inside MPI
+  const auto result = read_json(sim);
+  for (const auto& m : result["models"]) {
+    const auto& rank0 = m["ranks"][0];
+    measured_s = rank0["measured_in_mpi_seconds"].get<double>();
+    if (m["model"] == "loggp") loggp_s = rank0["predicted_in_mpi_seconds"].get<double>();
+    if (m["model"] == "loggps") loggps_s = rank0["predicted_in_mpi_seconds"].get<double>();
+  }
+  std::printf(
+      "pipeline 40 x 48 KiB between nodes, rank 0 inside MPI: measured %.1f ms, loggp %.1f ms, "
+      "loggps %.1f ms; rank 1 between receives less rank 0 between sends %.1f ms\n",
+      measured_s * 1e3, loggp_s * 1e3, loggps_s * 1e3, bound_s * 1e3);
+  ASSERT_GT(bound_s, 0) << "the last stage must compute longer than the first";
+  EXPECT_GT(measured_s, 0.99 * bound_s);
+  EXPECT_GT(loggps_s, 0.99 * bound_s);
+  // loggp's sends cost only their overhead, which under load the profile reads up to 2.8 ms per
+  // 48 KiB (quiet: 0): it must still fall short of loggps by at least half the wait.
+  EXPECT_GT(loggps_s - loggp_s, 0.5 * bound_s);
+  std::filesystem::remove_all(trace);
+  std::filesystem::remove(sim);
+#endif
+  std::filesystem::remove(profile);
 }
 
 TEST(ClusterLab, BadOptionsAreRefusedBeforeAnythingIsMade) {
