@@ -123,6 +123,7 @@ void add_predict_command(CLI::App& app, Action& action) {
       const auto link = profile::read_link_for_prediction(
           f->profile, f->link_class,
           profile::parameter_set_from_string(f->parameters, "--parameters"));
+      warn_untrusted(f->profile, link.link_class, link.distrust);
       std::vector<bool> extrapolated;
       const auto sizes = checked_sizes(*f, link, extrapolated);
       std::vector<report::Measured> measured;
@@ -161,6 +162,7 @@ void add_predict_command(CLI::App& app, Action& action) {
       const auto link = profile::read_link_for_prediction(
           f->profile, f->link_class,
           profile::parameter_set_from_string(f->parameters, "--parameters"));
+      warn_untrusted(f->profile, link.link_class, link.distrust);
       std::vector<bool> extrapolated;
       const auto sizes = checked_sizes(*f, link, extrapolated);
       std::vector<report::OverlapPrediction> preds;

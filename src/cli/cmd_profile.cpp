@@ -14,6 +14,7 @@
 #include "measure/latency.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
+#include "measure/trust.hpp"
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
@@ -273,20 +274,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         const nlohmann::json context = report::run_context(transport_context, timer);
         const auto [cls, carried] = link_class_of(f->link_class, f->link_label, topts, context);
         measure::adopt_overlap(*loggp, lo, *overlap);
-        if (calls) {
-          loggp->link.poll_us = loggp->seed_link.poll_us = calls->poll.median_us;
-          loggp->link.copy_us_per_byte = loggp->seed_link.copy_us_per_byte =
-              calls->copy_per_byte.median_us;
-          if (calls->reduce_per_byte) {
-            loggp->link.reduce_us_per_byte = loggp->seed_link.reduce_us_per_byte =
-                calls->reduce_per_byte->median_us;
-          }
-          if (calls->comm_create) {
-            loggp->link.comm_create_us = loggp->seed_link.comm_create_us =
-                calls->comm_create->median_us;
-            loggp->link.comm_free_us = loggp->seed_link.comm_free_us = calls->comm_free->median_us;
-          }
-        }
+        if (calls) measure::adopt_call_costs(*loggp, *calls);
         const model::LinkParams& link = loggp->link;
         nlohmann::json source = {{"kind", "measured"},
                                  {"method", "loggp + overlap + latency"},
@@ -315,13 +303,18 @@ void add_profile_command(CLI::App& app, Action& action) {
                               report::overlap_profile_section(*overlap),
                               latency_section,
                               nlohmann::json(),
-                              nlohmann::json()};
+                              nlohmann::json(),
+                              {}};
         const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
         const auto predictions = predict_heldout(heldout, link);
         lc.heldout = report::heldout_json(heldout, predictions);
+        const measure::Trust trust =
+            measure::assess_trust(loggp->calibrated_check, latency->points);
         lc.loggp = {{"switches", report::loggp_switches_json(*loggp)},
                     {"notes", loggp->notes},
-                    {"rounds", loggp->rounds}};
+                    {"rounds", loggp->rounds},
+                    {"trust", report::trust_json(trust)}};
+        lc.distrust = trust.reasons;
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";
         // Validate what is written exactly as a reader will.
@@ -342,6 +335,9 @@ void add_profile_command(CLI::App& app, Action& action) {
         std::fputs(("\n" + report::latency_table(*latency, la, &tables)).c_str(), stdout);
         std::fputs(("\n" + report::heldout_table(heldout, predictions, &tables)).c_str(), stdout);
         if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
+        const std::string verdict = report::trust_line(cls, trust);
+        std::fputs(("\n" + verdict).c_str(), stdout);
+        if (!trust.trusted) std::fputs(("commgauge profile: " + verdict).c_str(), stderr);
         if (calls) {
           std::printf(
               "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "
@@ -369,6 +365,27 @@ void add_profile_command(CLI::App& app, Action& action) {
                         1024 * calls->reduce_per_byte->upper_us);
           }
           std::printf("\n");
+          // A per-byte cost with its interval, printed per KiB.
+          auto per_kib = [](const char* what, const std::optional<measure::PrttStat>& stat) {
+            if (!stat) return;
+            std::printf("%s: %.4g us [%.4g, %.4g]\n", what, 1024 * stat->median_us,
+                        1024 * stat->lower_us, 1024 * stat->upper_us);
+          };
+          per_kib(
+              "a reduction into the buffer a 64 KiB exchange has just sent from, per KiB "
+              "(simulate charges it where a step of recursive doubling combines into what it "
+              "sent from a rendezvous range)",
+              calls->reduce_into_sent_per_byte);
+          per_kib(
+              "a transfer of data its sender has just written, per KiB more than of unchanged "
+              "data (64 KiB exchanges; simulate adds it to pulled transfers of what a "
+              "collective's step copied, combined or received earlier in the call)",
+              calls->written_send_per_byte);
+          per_kib(
+              "a transfer into the buffer its receiver has just sent to the peer from, per KiB "
+              "more than into another (64 KiB; simulate adds it to pulled transfers a ring or "
+              "Rabenseifner allreduce receives into the block it sent)",
+              calls->recv_into_sent_per_byte);
         }
       }
       return 0;

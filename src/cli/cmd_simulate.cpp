@@ -210,12 +210,20 @@ void add_simulate_command(CLI::App& app, Action& action) {
               ? sim::cluster_of_placement(recorded)
               : sim::cluster_from_json(profile::read_json_file(f->cluster), f->cluster);
       const auto nodes = sim::place_ranks(f->placement, trace.ranks(), cluster, recorded);
+      const nlohmann::json profile_doc =
+          needs_profile ? profile::read_json_file(f->profile) : nlohmann::json();
       const auto links =
           needs_profile ? profile::links_of_document(
-                              profile::read_json_file(f->profile), f->profile,
+                              profile_doc, f->profile,
                               {cluster.same_node_class, cluster.different_nodes_class},
                               profile::parameter_set_from_string(f->parameters, "--parameters"))
                         : std::map<std::string, model::LinkParams>{};
+      if (needs_profile) {
+        for (const auto& [name, reasons] : profile::untrusted_classes(profile_doc, f->profile)) {
+          if (name == cluster.same_node_class || name == cluster.different_nodes_class)
+            warn_untrusted(f->profile, name, reasons);
+        }
+      }
       std::printf("commgauge simulate: %s: %u ranks on %u nodes (placement %s, cluster %s)%s\n",
                   f->trace.c_str(), trace.ranks(), cluster.nodes, f->placement.c_str(),
                   cluster.origin.c_str(),

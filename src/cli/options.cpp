@@ -1,6 +1,7 @@
 #include "cli/options.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -100,6 +101,18 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
   app.add_option("--virtual-net", f.virtual_net,
                  "link-parameter JSON (schemas/link-params.v1.schema.json) for --transport virtual")
       ->group(group);
+}
+
+void warn_untrusted(const std::string& profile_file, const std::string& link_class,
+                    const std::vector<std::string>& reasons) {
+  if (reasons.empty()) return;
+  std::string text = fmt::format(
+      "warning: {}: link class {} was measured but is NOT trusted; what it predicts may be far "
+      "off:",
+      profile_file, link_class);
+  for (const auto& r : reasons)
+    text += "\n  " + r;
+  std::fprintf(stderr, "%s\n", text.c_str());
 }
 
 model::GigeParams read_gige_params(const std::string& path) {

@@ -2,6 +2,7 @@
 // Command-line options shared by several subcommands.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +34,11 @@ void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& 
 
 /// A subcommand's work, run after parsing; returns the exit status.
 using Action = std::function<int(int& argc, char**& argv)>;
+
+/// Prints to standard error that `link_class` of `profile_file` is not trusted, with the
+/// reasons; nothing when `reasons` is empty (the class is trusted or says nothing).
+void warn_untrusted(const std::string& profile_file, const std::string& link_class,
+                    const std::vector<std::string>& reasons);
 
 /// GigE sharing parameters from a `share-fit --json` file {"beta", "gamma_o", "gamma_i"};
 /// seed 003's defaults when `path` is empty.

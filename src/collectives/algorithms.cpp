@@ -57,6 +57,13 @@ Distributing::~Distributing() {
   b.reducing = was;
 }
 
+/// Every receive of the steps from `first` on goes into a block this member sent earlier in the
+/// call (an allreduce's allgather phase).
+void receive_into_sent_from(Builder& b, std::size_t first) {
+  for (std::size_t i = first; i < b.steps.size(); ++i)
+    if (b.steps[i].recv_from >= 0 && b.steps[i].recv_bytes > 0) b.steps[i].recv_into_sent = true;
+}
+
 Index highest_power_of_two_at_most(Index n) {
   Index p = 1;
   while (p * 2 <= n)
@@ -175,6 +182,10 @@ void recursive_doubling(Builder& b, std::uint64_t bytes) {
   for (Index mask = 1; mask < pof2; mask <<= 1) {
     const Index partner = real(newrank ^ mask);
     b.exchange(partner, bytes, partner, bytes);
+    // coll/base's allreduce: the lower rank combines into the buffer it received into, the
+    // higher one into the buffer it has just sent from (ompi_coll_base_allreduce_intra_
+    // recursivedoubling, "tmpsend = tmprecv (op) tmpsend").
+    b.steps.back().reduce_into_sent = b.reducing && me > partner;
   }
   if (me < 2 * rem) b.send(me - 1, bytes);
 }
@@ -603,7 +614,8 @@ void rabenseifner_allreduce(Builder& b) {
     return;
   }
   const Halving h = rabenseifner_reduce_scatter(b, total);
-  const Distributing d(b);  // the allgather of the reduced parts
+  const Distributing d(b);  // the allgather of the reduced parts, into the parts it gave away
+  const std::size_t allgather = b.steps.size();
   if (h.vrank >= 0) {
     std::size_t step = h.kept.size();
     for (Index mask = h.pof2 >> 1; mask > 0; mask >>= 1) {
@@ -619,6 +631,7 @@ void rabenseifner_allreduce(Builder& b) {
       b.send(me + 1, total);
     }
   }
+  receive_into_sent_from(b, allgather);
 }
 
 void rabenseifner_reduce(Builder& b) {
@@ -688,7 +701,9 @@ void segmented_ring_allreduce(Builder& b, std::uint64_t segment) {
   std::vector<std::uint64_t> shifted(blocks.size());
   for (Index i = 0; i < n; ++i)
     shifted[static_cast<std::size_t>(i)] = blocks[static_cast<std::size_t>((i + 1) % n)];
+  const std::size_t allgather = b.steps.size();
   ring_allgather(b, shifted);
+  receive_into_sent_from(b, allgather);  // each block into the one it sent in the first phase
 }
 
 /// ompi_coll_base_allgather(v)_intra_bruck: at distance d, send the blocks gathered so far to
@@ -1232,8 +1247,10 @@ std::vector<Step> schedule(const Collective& c, Algorithm a) {
         std::vector<std::uint64_t> shifted(chunks.size());
         for (Index i = 0; i < n; ++i)
           shifted[static_cast<std::size_t>(i)] = chunks[static_cast<std::size_t>((i + 1) % n)];
+        const std::size_t allgather = b.steps.size();
         ring_allgather(b, shifted);
-      } else if (a == Algorithm::binomial) {  // reduce to the first member, then bcast
+        receive_into_sent_from(b, allgather);  // each block into the one it sent before
+      } else if (a == Algorithm::binomial) {   // reduce to the first member, then bcast
         Collective to_root = c;
         to_root.root = 0;
         Builder up{to_root, {}};
@@ -1353,7 +1370,21 @@ std::vector<Step> schedule(const Collective& c, Algorithm a) {
       break;
   }
   if (!b.steps.empty()) b.steps.front().copy_bytes = copied;
+  const bool alltoall_family =
+      c.op == Operation::alltoall || c.op == Operation::alltoallv || c.op == Operation::alltoallw;
+  mark_written_sends(b.steps,
+                     alltoall_family && (a == Algorithm::pairwise || a == Algorithm::linear));
   return b.steps;
+}
+
+void mark_written_sends(std::vector<Step>& steps, bool from_callers_buffer) {
+  if (from_callers_buffer) return;
+  bool written = false;  // anything copied, received or combined so far in the call
+  for (Step& st : steps) {
+    written = written || st.copy_bytes > 0;
+    if (st.send_to >= 0 && st.send_bytes > 0 && written) st.send_written = true;
+    written = written || (st.recv_from >= 0 && st.recv_bytes > 0) || st.reduce_bytes > 0;
+  }
 }
 
 }  // namespace commgauge::collectives

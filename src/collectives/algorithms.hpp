@@ -108,7 +108,14 @@ struct Collective {
 /// Local work, where Open MPI's coll/base does it (the caller's buffers not MPI_IN_PLACE):
 /// `copy_bytes` copied before the step (the caller's own data into the result: allreduce's
 /// vector, the own block of alltoall(v,w) and allgather(v)), `reduce_bytes` combined with the
-/// operation after it (what a reduction step receives).
+/// operation after it (what a reduction step receives); `reduce_into_sent`: the combination
+/// is written into the buffer this step has just sent from (Open MPI's recursive doubling, on
+/// the higher rank of each pair), which a peer that pulled it has just read. `send_written`:
+/// the data sent is what this member copied, combined or received earlier in the call (a
+/// forwarded block, a partial result, the result vector after its copy), written in its cache,
+/// not the caller's send buffer as it was passed. `recv_into_sent`: the step receives into the
+/// block this member sent earlier in the call (the allgather phase of Open MPI's ring,
+/// segmented ring and Rabenseifner allreduce), whose lines a peer that pulled it has read.
 struct Step {
   std::int32_t send_to = -1;
   std::uint64_t send_bytes = 0;
@@ -116,8 +123,18 @@ struct Step {
   std::uint64_t recv_bytes = 0;
   std::uint64_t reduce_bytes = 0;
   std::uint64_t copy_bytes = 0;
+  bool reduce_into_sent = false;
+  bool send_written = false;
+  bool recv_into_sent = false;
   bool operator==(const Step&) const = default;
 };
+
+/// Sets send_written on every step that sends after this member has copied (in the step or
+/// before), received or combined anything in the call; `from_callers_buffer`: the algorithm
+/// sends every block straight from the caller's send buffer whatever it received (Open MPI's
+/// pairwise and linear alltoall(v,w)), so no step is marked. schedule() calls it; a caller that
+/// concatenates schedules (a composed algorithm) calls it again on the whole.
+void mark_written_sends(std::vector<Step>& steps, bool from_callers_buffer);
 
 /// The algorithms implemented for an operation, the first being the default.
 std::vector<Algorithm> algorithms_for(Operation op);

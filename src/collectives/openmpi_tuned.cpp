@@ -609,6 +609,7 @@ std::vector<Step> openmpi_tuned_schedule(const Collective& c, bool commutative,
       if (d.algorithm_id == 2) {  // ompi_coll_base_allreduce_intra_nonoverlapping
         steps = tuned(part(Operation::reduce, call.bytes, false));
         append(steps, tuned(part(Operation::bcast, call.bytes, false)));
+        mark_written_sends(steps, false);
         report(true);
         return steps;
       }
@@ -634,6 +635,7 @@ std::vector<Step> openmpi_tuned_schedule(const Collective& c, bool commutative,
         steps = tuned(part(Operation::reduce, total, false));
         append(steps, schedule(part(Operation::scatterv, block(call.me), true),
                                Algorithm::linear));  // coll/basic's scatterv
+        mark_written_sends(steps, false);
         report(true);
         return steps;
       }
@@ -642,6 +644,7 @@ std::vector<Step> openmpi_tuned_schedule(const Collective& c, bool commutative,
       if (d.algorithm_id == 1) {  // ompi_coll_base_reduce_scatter_block_basic_linear
         steps = tuned(part(Operation::reduce, call.bytes * n, false));
         append(steps, tuned(part(Operation::scatter, call.bytes, false)));
+        mark_written_sends(steps, false);
         report(true);
         return steps;
       }
@@ -660,6 +663,7 @@ std::vector<Step> openmpi_tuned_schedule(const Collective& c, bool commutative,
         bcast.segment_bytes = bd.segment_bytes;
         bcast.fanout = bd.fanout;
         append(steps, schedule(bcast, ba));
+        mark_written_sends(steps, false);
         report(true);
         return steps;
       }

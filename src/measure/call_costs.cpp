@@ -32,28 +32,38 @@ void from_json(const nlohmann::json& j, CallCostOptions& o) {
 
 namespace {
 
-// Per byte: `calls` operations of kLarge bytes less `calls` of kSmall, in rounds alternating
-// which size goes first.
+// The sizes the per-byte costs are timed at.
 constexpr std::size_t kLarge = 65536, kSmall = 4096;
 
+// Per byte of `bytes`: `timed(true)` less `timed(false)` (each a time per call) in every round,
+// which variant goes first alternating by round (drift falls on both alike); a round whose
+// difference is negative counts 0.
+template <class Timed>
+PrttStat alternating_per_byte(std::uint32_t rounds, std::size_t bytes, Timed&& timed) {
+  std::vector<double> per_byte;
+  for (std::uint32_t round = 0; round < rounds; ++round) {
+    const bool with_first = round % 2 == 0;
+    const double first = timed(with_first);
+    const double second = timed(!with_first);
+    const double with = with_first ? first : second, without = with_first ? second : first;
+    per_byte.push_back(std::max(0.0, with - without) / static_cast<double>(bytes));
+  }
+  return detail::stat_of(per_byte, 1);
+}
+
+// Per byte: `calls` operations of kLarge bytes less `calls` of kSmall, in rounds alternating
+// which size goes first.
 template <class Operation>
 PrttStat per_byte(net::Transport& t, const CallCostOptions& o, Operation&& op) {
-  std::vector<double> slopes;
-  auto timed = [&](std::size_t bytes) {
+  auto timed = [&](bool large) {
+    const std::size_t bytes = large ? kLarge : kSmall;
     const double t0 = t.now_us();
     for (std::uint32_t i = 0; i < o.local_calls; ++i)
       op(bytes);
     return (t.now_us() - t0) / o.local_calls;
   };
   op(kLarge);  // warm: the buffers are touched once before anything is timed
-  for (std::uint32_t round = 0; round < o.rounds; ++round) {
-    const bool large_first = round % 2 == 0;
-    const double first = timed(large_first ? kLarge : kSmall);
-    const double second = timed(large_first ? kSmall : kLarge);
-    const double large = large_first ? first : second, small = large_first ? second : first;
-    slopes.push_back(std::max(0.0, large - small) / static_cast<double>(kLarge - kSmall));
-  }
-  return detail::stat_of(slopes, 1);
+  return alternating_per_byte(o.rounds, kLarge - kSmall, timed);
 }
 
 }  // namespace
@@ -123,6 +133,80 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     create.push_back(std::max(0.0, dup - allreduce));
     free.push_back(freed);
   }
+  // A reduction into the buffer just sent: both ends exchange kLarge bytes, the source times the
+  // reduction that follows each exchange.
+  if (t.reduce_local_into_send_buffer(0)) {
+    constexpr std::uint32_t kCalls = 10;  // exchanges of 64 KiB: about 1 ms per round on vader
+    std::vector<double> per_byte;
+    for (std::uint32_t round = 0; round < o.rounds; ++round) {
+      t.barrier();
+      double reducing = 0;
+      for (std::uint32_t i = 0; i < kCalls; ++i) {
+        net::Request out = t.isend(kLarge);
+        net::Request in = t.irecv(kLarge);
+        t.wait(out);
+        t.wait(in);
+        if (source) {
+          const double t0 = t.now_us();
+          t.reduce_local_into_send_buffer(kLarge);
+          reducing += t.now_us() - t0;
+        }
+      }
+      per_byte.push_back(reducing / kCalls / static_cast<double>(kLarge));
+    }
+    if (source) r.reduce_into_sent_per_byte = detail::stat_of(per_byte, 1);
+  }
+  // A transfer of data its sender has just written: exchanges of kLarge bytes, in each round
+  // kCalls with the send buffers as they are and kCalls with each end writing its send buffer
+  // first (untimed, then a barrier), which goes first alternating by round; the source times
+  // each exchange, and the difference per byte is the parameter.
+  if (t.write_send_buffer(0)) {
+    constexpr std::uint32_t kCalls = 8;
+    auto exchanges = [&](bool written) {
+      double total = 0;
+      for (std::uint32_t i = 0; i < kCalls; ++i) {
+        if (written) t.write_send_buffer(kLarge);
+        t.barrier();
+        const double t0 = t.now_us();
+        net::Request in = t.irecv(kLarge);
+        net::Request out = t.isend(kLarge);
+        t.wait(out);
+        t.wait(in);
+        total += t.now_us() - t0;
+      }
+      return total / kCalls;
+    };
+    const PrttStat written = alternating_per_byte(o.rounds, kLarge, exchanges);  // both ends run it
+    if (source) r.written_send_per_byte = written;
+  }
+  // A transfer into the buffer the receiver has just sent from: the dest sends kLarge bytes to
+  // the source (which reads that buffer), then receives kLarge bytes from it, in each round
+  // kCalls times into that buffer and kCalls times into its receive buffer, which goes first
+  // alternating by round; the source times its second send (it completes once the dest has
+  // taken the data), and the difference per byte is the parameter.
+  if (t.receives_into_send_buffer()) {
+    constexpr std::uint32_t kCalls = 8;
+    auto transfers = [&](bool into_sent) {
+      double total = 0;
+      for (std::uint32_t i = 0; i < kCalls; ++i) {
+        if (source) {
+          t.recv(kLarge);
+          t.barrier();  // the dest has posted its receive
+          const double t0 = t.now_us();
+          t.send(kLarge);
+          total += t.now_us() - t0;
+        } else {
+          t.send(kLarge);
+          net::Request in = into_sent ? t.irecv_into_send_buffer(kLarge) : t.irecv(kLarge);
+          t.barrier();
+          t.wait(in);
+        }
+      }
+      return total / kCalls;
+    };
+    const PrttStat into_sent = alternating_per_byte(o.rounds, kLarge, transfers);
+    if (source) r.recv_into_sent_per_byte = into_sent;
+  }
   if (!source) return std::nullopt;
   if (have) {
     r.comm_create = detail::stat_of(create, 1);
@@ -130,6 +214,22 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
   }
   measure_local_work(t, o, r);
   return r;
+}
+
+void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
+  auto adopt = [&](double model::LinkParams::*field, const std::optional<PrttStat>& stat) {
+    if (stat) result.link.*field = result.seed_link.*field = stat->median_us;
+  };
+  adopt(&model::LinkParams::poll_us, costs.poll);
+  adopt(&model::LinkParams::copy_us_per_byte, costs.copy_per_byte);
+  adopt(&model::LinkParams::reduce_us_per_byte, costs.reduce_per_byte);
+  adopt(&model::LinkParams::reduce_into_sent_us_per_byte, costs.reduce_into_sent_per_byte);
+  adopt(&model::LinkParams::written_send_us_per_byte, costs.written_send_per_byte);
+  adopt(&model::LinkParams::recv_into_sent_us_per_byte, costs.recv_into_sent_per_byte);
+  if (costs.comm_create) {  // measured together with comm_free
+    adopt(&model::LinkParams::comm_create_us, costs.comm_create);
+    adopt(&model::LinkParams::comm_free_us, costs.comm_free);
+  }
 }
 
 }  // namespace commgauge::measure

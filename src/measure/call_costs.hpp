@@ -13,6 +13,25 @@
 //   and a memory copy, each timed at 64 KiB and at 4 KiB in the same rounds (which goes first
 //   alternates), the difference per byte: the per-call cost drops out. Measured in a tight loop
 //   (warm caches), on the source only.
+// * a reduction into the buffer a 64 KiB exchange has just sent from, per byte (where the
+//   transport reduces: MPI): what Open MPI's recursive doubling does on the higher rank of each
+//   pair. Where the peer pulls the data with a single copy (vader's rendezvous) it has just read
+//   those lines, and writing them costs an invalidation each (docs/measurements.md: 6-13 times
+//   the warm rate over vader on a 2-core VM). Both ends exchange; the source times only the
+//   reduction after each exchange.
+// * a transfer of data its sender has just written, per byte (where the transport can write its
+//   send buffer: MPI): exchanges of 64 KiB whose send buffers each end writes first, less the
+//   same exchanges of buffers left as they are. Where the receiver pulls the data with a single
+//   copy (vader's rendezvous) it reads lines modified in the sender's cache, not lines it may
+//   hold itself from the last pull of an unchanged buffer, as a ping-pong's are: about 0.06-0.07
+//   us per KiB more over vader on a 2-core VM, nearly doubling a 64 KiB transfer
+//   (docs/measurements.md, "Data its sender has just written"). A collective's steps send such
+//   data (what they copied, combined or received earlier in the call).
+// * a transfer into the buffer its receiver has just sent from, per byte (MPI): the dest sends
+//   64 KiB to the source, then receives 64 KiB from it into that same buffer, against into its
+//   receive buffer. Where the receiver pulls, its copy then writes lines the peer has just read
+//   (0.05-0.06 us per KiB more over vader on a 2-core VM); the ring allreduce's allgather phase
+//   receives every block into the one it sent during its reduce-scatter.
 // Each: the median per call (per byte) over the rounds with its distribution-free 95 % interval.
 
 #include <cstdint>
@@ -44,6 +63,15 @@ struct CallCosts {
   std::optional<PrttStat> reduce_per_byte;  ///< microseconds per byte (where the transport
                                             ///< reduces: MPI)
   PrttStat copy_per_byte;                   ///< microseconds per byte
+  /// Microseconds per byte of a reduction into the buffer an exchange of 64 KiB has just sent
+  /// from (where the transport reduces: MPI).
+  std::optional<PrttStat> reduce_into_sent_per_byte;
+  /// Microseconds per byte a 64 KiB exchange costs more when each end has just written the data
+  /// it sends (where the transport can write its send buffer: MPI).
+  std::optional<PrttStat> written_send_per_byte;
+  /// Microseconds per byte a 64 KiB transfer costs more when the receiver takes it into the
+  /// buffer it has just sent from to the same peer (where the transport can: MPI).
+  std::optional<PrttStat> recv_into_sent_per_byte;
 };
 
 /// Runs on either end; returns the result on the source. Not on the virtual network, whose
@@ -51,6 +79,10 @@ struct CallCosts {
 /// InputError.
 std::optional<CallCosts> measure_call_costs(net::Transport& transport,
                                             const CallCostOptions& options);
+
+/// Carries the costs into both of the result's parameter sets (the calibrated link and the seeds'
+/// estimators), each as its median; a cost not measured leaves its field as it was.
+void adopt_call_costs(LoggpResult& result, const CallCosts& costs);
 
 /// The local-work part alone, on this end (measure_call_costs runs it on the source).
 void measure_local_work(net::Transport& transport, const CallCostOptions& options,

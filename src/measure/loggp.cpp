@@ -523,7 +523,8 @@ const char* placement_name(detail::Placement p) {
 // then lo and hi alternately for the verdict. A step whose ends no longer separate, or a
 // verdict that does not confirm, means an earlier step went wrong (load can lift every trial
 // of one size in an attempt): the bisection goes back to the bracket before and measures again,
-// within kBisectBudget attempts in all.
+// within kBisectBudget attempts in all, of which the last kConfirmAttempts are the verdict's
+// (a bisection that spent them all once left a switch with no verdict: 0 of 0 trials).
 void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
                        double delay_us) {
   const LoggpOptions& o = session.options();
@@ -575,7 +576,7 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
       sw.confirmations = static_cast<std::uint32_t>(pooled[0].late.size() -
                                                     count_above(pooled[0].late, s.threshold) +
                                                     count_above(pooled[1].late, s.threshold));
-      if (s.separated || !stop.empty() || budget <= 0 ||
+      if (s.separated || !stop.empty() || budget <= kConfirmAttempts ||
           !back(fmt::format("({}, {}] B did not separate", lo, hi))) {
         break;
       }
@@ -600,13 +601,15 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
     };
     for (int pool = 0; pool < 2 && stops(placement) && stop.empty(); ++pool) {
       if (pool > 0) {
-        if (budget < kBisectAttempts || !detail::ends_apart(pooled[0], pooled[2], kConfirmAlpha)) {
+        if (budget - kConfirmAttempts < kBisectAttempts ||
+            !detail::ends_apart(pooled[0], pooled[2], kConfirmAlpha)) {
           break;
         }
         pooled.assign(3, ProbeSample{});
         placement = detail::Placement::undecided;
       }
-      for (int attempt = 0; attempt < kBisectAttempts && budget > 0; ++attempt, --budget) {
+      for (int attempt = 0; attempt < kBisectAttempts && budget > kConfirmAttempts;
+           ++attempt, --budget) {
         const std::vector<std::uint64_t> sizes = {lo, mid, hi};
         if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
           stop = "the budget ran out";
@@ -634,17 +637,19 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
       lo = mid;
     } else if (placement == detail::Placement::rendezvous) {
       hi = mid;
-    } else if (placement == detail::Placement::undecided && stop.empty() && budget > 0 &&
+    } else if (placement == detail::Placement::undecided && stop.empty() &&
+               budget > kConfirmAttempts &&
                !detail::ends_apart(pooled[0], pooled[2], kConfirmAlpha) &&
                back(fmt::format("({}, {}] B did not separate", lo, hi))) {
       continue;
     } else {
       if (stop.empty()) {
-        stop = placement == detail::Placement::between
-                   ? fmt::format("the late receive at {} B lies between both sides", mid)
-               : budget <= 0 ? fmt::format("{} probe attempts spent", kBisectBudget)
-                             : fmt::format("the probe did not place the midpoint in {} attempts",
-                                           step.attempts);
+        stop =
+            placement == detail::Placement::between
+                ? fmt::format("the late receive at {} B lies between both sides", mid)
+            : budget <= kConfirmAttempts
+                ? fmt::format("{} probe attempts spent", kBisectBudget - kConfirmAttempts)
+                : fmt::format("the probe did not place the midpoint in {} attempts", step.attempts);
       }
       continue;  // the verdict on the bracket reached
     }
@@ -969,6 +974,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     const double one_way_lo = pts[c - 1].prtt1.median_us / 2;
     const double delay = probe_delay_us(pts[c]);
     bool rendezvous = found.separated;
+    const bool curves_saw_it = sw.curves_saw_hand_shake;
     sw.late_recv_below_us = found.below_us;
     sw.late_recv_above_us = found.above_us;
     if (pooled.size() == 2) {
@@ -995,7 +1001,8 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       // curves' reading stands. (A candidate only the scan's single probe saw needs the
       // probe's yes.)
       rendezvous = sw.rendezvous;
-      sw.found_by += "; the probe was inconclusive (load), the curves' reading stands";
+      sw.found_by += fmt::format("; the probe was inconclusive (load), the {} reading stands",
+                                 sw.rendezvous && !curves_saw_it ? "probe scan's" : "curves'");
     } else if (rendezvous != sw.rendezvous) {
       sw.found_by += fmt::format(
           "; the probe {} it (late receive {:.3g} -> {:.3g} us, one-way below {:.3g} us{}), the "
@@ -1007,7 +1014,8 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     sw.rendezvous = rendezvous;
     if (rendezvous) {
       bisect_rendezvous(session, sw, lo, hi, delay);
-      const std::string why = detail::hand_shake_unsupported(sw, lo, hi, found.separated);
+      const std::string why =
+          detail::hand_shake_unsupported(sw, lo, hi, found.separated, curves_saw_it);
       if (!why.empty() && probing == 0) {
         first_try[k] = why;
         return false;  // asked once more, with fresh trials

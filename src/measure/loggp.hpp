@@ -148,6 +148,9 @@ struct LoggpSwitch {
   bool rendezvous = false;        ///< a hand-shake starts here: the late receive pays one from
                                   ///< here on and not below
   std::string found_by;           ///< "late-receive jump", "joint segmentation" or both
+  /// The sweep's late-receive jump read a hand-shake here (not the probe, nor its scan): where it
+  /// did not, a hand-shake needs the probe's verdict (detail::hand_shake_unsupported).
+  bool curves_saw_hand_shake = false;
   /// Late-receive probe at below_bytes and first_bytes (undisturbed: a low order statistic of
   /// the trials, us) and how many of the alternating confirmation trials lay on their side of
   /// the threshold between them.

@@ -38,9 +38,11 @@ bool late_receive_step(const std::vector<LoggpPoint>& points, std::size_t first,
 
 /// Why the bisection of a switch the probe called rendezvous between lo (eager) and hi does not
 /// support a hand-shake there, or "" if it does. `first_probe_separated`: the probe's first
-/// series (not only the curves) saw the sides apart.
+/// series (not only the curves) saw the sides apart; `curves_saw_it`: the sweep's curves read
+/// a hand-shake there too (two methods agree); otherwise a verdict that ran trials must confirm
+/// it.
 std::string hand_shake_unsupported(const LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
-                                   bool first_probe_separated);
+                                   bool first_probe_separated, bool curves_saw_it);
 
 /// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
 bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);

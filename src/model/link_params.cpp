@@ -77,12 +77,16 @@ void validate(const LinkParams& link, const std::string& where) {
             where, fmt::format("{}{}: must be at most {}, got {}", at, name, kLargest, value));
       }
     }
-    for (const auto& [name, value] : {std::pair<const char*, double>{"poll_us", link.poll_us},
-                                      {"comm_create_us", link.comm_create_us},
-                                      {"comm_free_us", link.comm_free_us},
-                                      {"reduce_us_per_byte", link.reduce_us_per_byte},
-                                      {"copy_us_per_byte", link.copy_us_per_byte},
-                                      {"send_overlap_us", link.send_overlap_us}}) {
+    for (const auto& [name, value] :
+         {std::pair<const char*, double>{"poll_us", link.poll_us},
+          {"comm_create_us", link.comm_create_us},
+          {"comm_free_us", link.comm_free_us},
+          {"reduce_us_per_byte", link.reduce_us_per_byte},
+          {"copy_us_per_byte", link.copy_us_per_byte},
+          {"reduce_into_sent_us_per_byte", link.reduce_into_sent_us_per_byte},
+          {"written_send_us_per_byte", link.written_send_us_per_byte},
+          {"recv_into_sent_us_per_byte", link.recv_into_sent_us_per_byte},
+          {"send_overlap_us", link.send_overlap_us}}) {
       if (!(value >= 0 && value <= kLargest))
         throw InputError(where,
                          fmt::format("/{}: must be within [0, {}], got {}", name, kLargest, value));

@@ -82,6 +82,21 @@ struct LinkParams {
   /// MPI_SUM, and a memory copy, per byte); 0: not measured (the replay charges nothing).
   double reduce_us_per_byte = 0;
   double copy_us_per_byte = 0;
+  /// A reduction into the buffer a rendezvous message has just been sent from (profile: after
+  /// an exchange of 64 KiB): where the peer pulled it, writing it back costs more than warm.
+  /// 0: not measured (reduce_us_per_byte is charged).
+  double reduce_into_sent_us_per_byte = 0;
+  /// What a pulled transfer (DCP with Tm = RTA) of data its sender has just written costs more
+  /// per byte than one of data left unchanged since its last transfer (profile: exchanges of
+  /// 64 KiB, each end writing its send buffer first): the receiver's copy reads lines modified
+  /// in the sender's cache. The replay adds it to the transfer of a collective's steps that send
+  /// what they copied, combined or received earlier in the call. 0: not measured (nothing added).
+  double written_send_us_per_byte = 0;
+  /// What a pulled transfer costs more per byte when its receiver takes it into the buffer it
+  /// has just sent to that peer from (profile: 64 KiB each way, into that buffer against into
+  /// another): the receiver's copy writes lines the peer has just read. The replay adds it to the
+  /// transfers a collective's step receives so (Step::recv_into_sent). 0: not measured.
+  double recv_into_sent_us_per_byte = 0;
   std::vector<LinkRange> ranges;
 
   /// The range a message of `bytes` uses; size 0 uses the first range.

@@ -78,6 +78,26 @@ class Transport {
     (void)bytes;
     return false;
   }
+  /// The same reduction written into the buffer isend sends from (what a reduction step that
+  /// combines into the data it has just sent does); false where there are no reductions.
+  virtual bool reduce_local_into_send_buffer(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
+  /// Writes the first `bytes` of the buffer isend sends from, on this end (what a program does
+  /// when it computes the data it then sends: the lines are then modified in this core's
+  /// cache); false where the transport cannot.
+  virtual bool write_send_buffer(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
+  /// Whether irecv_into_send_buffer is available.
+  virtual bool receives_into_send_buffer() const { return false; }
+  /// A receive into the buffer isend sends from (what a collective's step does when it
+  /// receives a block into the one it sent earlier in the call); completed by wait. No isend
+  /// from that buffer may be pending. Throws TransportError where receives_into_send_buffer()
+  /// is false.
+  virtual Request irecv_into_send_buffer(std::size_t bytes);
 
   /// Time on this transport's clock, microseconds.
   virtual double now_us() = 0;

@@ -30,6 +30,9 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   link.comm_free_us = document.value("comm_free_us", 0.0);
   link.reduce_us_per_byte = document.value("reduce_us_per_byte", 0.0);
   link.copy_us_per_byte = document.value("copy_us_per_byte", 0.0);
+  link.reduce_into_sent_us_per_byte = document.value("reduce_into_sent_us_per_byte", 0.0);
+  link.written_send_us_per_byte = document.value("written_send_us_per_byte", 0.0);
+  link.recv_into_sent_us_per_byte = document.value("recv_into_sent_us_per_byte", 0.0);
   const auto& ranges = document["ranges"];
   for (const auto& r : ranges) {
     model::LinkRange range;
@@ -85,6 +88,12 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
   if (link.comm_free_us > 0) doc["comm_free_us"] = link.comm_free_us;
   if (link.reduce_us_per_byte > 0) doc["reduce_us_per_byte"] = link.reduce_us_per_byte;
   if (link.copy_us_per_byte > 0) doc["copy_us_per_byte"] = link.copy_us_per_byte;
+  if (link.reduce_into_sent_us_per_byte > 0)
+    doc["reduce_into_sent_us_per_byte"] = link.reduce_into_sent_us_per_byte;
+  if (link.written_send_us_per_byte > 0)
+    doc["written_send_us_per_byte"] = link.written_send_us_per_byte;
+  if (link.recv_into_sent_us_per_byte > 0)
+    doc["recv_into_sent_us_per_byte"] = link.recv_into_sent_us_per_byte;
   nlohmann::json ranges = nlohmann::json::array();
   for (std::size_t i = 0; i < link.ranges.size(); ++i) {
     const auto& r = link.ranges[i];

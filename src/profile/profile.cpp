@@ -38,6 +38,10 @@ Profile profile_from_json(const nlohmann::json& document, const std::string& whe
     lc.latency = cls.value("latency", nlohmann::json());
     lc.heldout = cls.value("heldout", nlohmann::json());
     lc.loggp = cls.value("loggp", nlohmann::json());
+    if (lc.loggp.contains("trust") && !lc.loggp["trust"]["trusted"].get<bool>()) {
+      lc.distrust = lc.loggp["trust"]["reasons"].get<std::vector<std::string>>();
+      if (lc.distrust.empty()) lc.distrust.push_back("not trusted (no reason given)");
+    }
     if (name == "inter_node" && lc.source["kind"] == "measured") {
       const std::string link = lc.source.value("link", "");
       if (link != "network" && link != "namespaces") {
@@ -120,6 +124,15 @@ model::LinkParams class_link(const LinkClass& lc, const std::string& where, Para
 
 }  // namespace
 
+std::map<std::string, std::vector<std::string>> untrusted_classes(const nlohmann::json& doc,
+                                                                  const std::string& where) {
+  std::map<std::string, std::vector<std::string>> out;
+  if (!doc.is_object() || doc.value("format", "") != "commgauge-profile") return out;
+  for (const auto& [name, cls] : profile_from_json(doc, where).classes)
+    if (!cls.distrust.empty()) out[name] = cls.distrust;
+  return out;
+}
+
 std::map<std::string, model::LinkParams> links_of_document(
     const nlohmann::json& doc, const std::string& where, const std::vector<std::string>& single_as,
     ParameterSet set) {
@@ -178,6 +191,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
   }
   out.link = class_link(it->second, fmt::format("{}: /link_classes/{}", path.string(), name), set);
   out.link_class = name;
+  out.distrust = it->second.distrust;
   const auto& src = it->second.source;
   if (src.contains("measured_min_bytes") && src.contains("measured_max_bytes")) {
     out.measured_bytes = std::make_pair(src["measured_min_bytes"].get<std::uint64_t>(),

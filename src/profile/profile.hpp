@@ -34,6 +34,9 @@ struct LinkClass {
   nlohmann::json latency;  ///< null or the latency section
   nlohmann::json heldout;  ///< null or the held-out validation (measured against predicted)
   nlohmann::json loggp;    ///< null or how loggp read the switches: switches, notes, rounds
+  /// Why the measured class is not trusted (loggp.trust.reasons); empty when it is, or when the
+  /// class says nothing (written by hand or by an older commgauge).
+  std::vector<std::string> distrust;
 };
 
 struct Profile {
@@ -56,6 +59,7 @@ struct LinkForPrediction {
   std::string link_class;  ///< the class taken from a profile; "" for a single link document
   /// The smallest and largest size the link was measured at, when known.
   std::optional<std::pair<std::uint64_t, std::uint64_t>> measured_bytes;
+  std::vector<std::string> distrust;  ///< the class's, as LinkClass::distrust
 };
 
 /// The link of `path`, which is either a profile (the class `link_class`, or intra_node, or the
@@ -64,6 +68,11 @@ struct LinkForPrediction {
 LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
                                            const std::string& link_class,
                                            ParameterSet set = ParameterSet::calibrated);
+
+/// The measured classes of `document` (a profile; nothing for a single link document) that are
+/// not trusted, each with its reasons.
+std::map<std::string, std::vector<std::string>> untrusted_classes(const nlohmann::json& document,
+                                                                  const std::string& where);
 
 /// Every link class of `document` (a profile, or a single link document under both class names
 /// `single_as`), in the parameter set asked for; `where` names the file in errors.

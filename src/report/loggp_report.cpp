@@ -65,6 +65,28 @@ std::string bound_text(double v) {
 
 }  // namespace
 
+nlohmann::json trust_json(const measure::Trust& t) {
+  return {{"trusted", t.trusted},
+          {"rms_deviation", t.rms_deviation},
+          {"stalled_latency_trials", t.stalled_trials},
+          {"latency_trials", t.latency_trials},
+          {"worst_stall_us", t.worst_stall_us},
+          {"reasons", t.reasons}};
+}
+
+std::string trust_line(const std::string& link_class, const measure::Trust& t) {
+  if (t.trusted) {
+    return fmt::format(
+        "trust: {} is trusted (the calibrated set is within {:.1f} % rms of its "
+        "curves)\n",
+        link_class, 100 * t.rms_deviation);
+  }
+  std::string out = fmt::format("warning: {} is NOT trusted:", link_class);
+  for (const auto& r : t.reasons)
+    out += "\n  " + r;
+  return out + "\n";
+}
+
 nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
   nlohmann::json switches = nlohmann::json::array();
   for (const auto& sw : r.switches) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/loggp.hpp"
+#include "measure/trust.hpp"
 #include "report/text_table.hpp"
 
 namespace commgauge::report {
@@ -20,6 +21,13 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 /// The switches as loggp read them: each one's sizes, protocol, how it was found, its
 /// confirmation and bisection, and its verdict (in loggp_json and in a profile's loggp section).
 nlohmann::json loggp_switches_json(const measure::LoggpResult& r);
+
+/// A profile class's trust verdict: trusted, the calibrated set's rms deviation, the latency
+/// trials that stalled, and the reasons when it is not trusted.
+nlohmann::json trust_json(const measure::Trust& t);
+
+/// One line saying whether `link_class` is trusted, with the reasons when it is not.
+std::string trust_line(const std::string& link_class, const measure::Trust& t);
 
 /// Table 2 (interval, L, o(1), g, G) and the LogGPS view, notes, self-check and cost.
 std::string loggp_table(const measure::LoggpResult& r, TableSink* sink = nullptr);

@@ -224,15 +224,21 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
       if (st.copy_bytes > 0) charge_local(r, net_.local_work(0, st.copy_bytes));
       const std::uint64_t ctx = r.step_comms[r.step] | kCollectiveContext;
       if (st.recv_from >= 0)
-        r.temps.push_back(post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true));
+        r.temps.push_back(
+            post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true, st.recv_into_sent));
       if (st.send_to >= 0)
-        r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard));
+        r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard,
+                                    st.send_written));
       r.step_posted = true;
     }
     if (!wait_all(r, r.temps)) return false;
     consume(r, r.temps);
-    if (const auto reduce = r.steps[r.step].reduce_bytes; reduce > 0)
-      charge_local(r, net_.local_work(reduce, 0));
+    if (const collectives::Step& st = r.steps[r.step]; st.reduce_bytes > 0) {
+      const bool into_sent_rendezvous =
+          st.reduce_into_sent && st.send_to >= 0 &&
+          net_.message(static_cast<std::int32_t>(me), st.send_to, st.send_bytes).rendezvous;
+      charge_local(r, net_.local_work(st.reduce_bytes, 0, into_sent_rendezvous));
+    }
     ++r.step;
     r.step_posted = false;
   }

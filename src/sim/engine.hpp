@@ -108,6 +108,7 @@ struct Op {
   bool waited : 1 = false;
   bool cancelled : 1 = false;
   bool released : 1 = false;
+  bool into_sent : 1 = false;  // receive: into the block the rank sent earlier in the call
 };
 
 // --contention: an operation's flow, kept apart from the operation (most replays have none).
@@ -312,10 +313,16 @@ class Engine {
   // operations
   std::uint32_t alloc_op();
   void release_if_finished(std::uint32_t id);
+  /// `written`: the data is what the rank wrote earlier in the same collective call
+  /// (collectives::Step::send_written); a pulled transfer of it costs Network::written_data.
   std::uint32_t post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
-                          std::uint64_t comm, std::uint64_t bytes, SendMode mode);
+                          std::uint64_t comm, std::uint64_t bytes, SendMode mode,
+                          bool written = false);
+  /// `into_sent`: into the block the rank sent earlier in the same collective call
+  /// (collectives::Step::recv_into_sent); a pulled transfer into it costs Network::into_sent.
   std::uint32_t post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
-                          std::uint64_t comm, std::uint64_t bytes, bool resolved);
+                          std::uint64_t comm, std::uint64_t bytes, bool resolved,
+                          bool into_sent = false);
   bool try_match_recv(Rank& r, std::uint32_t recv_id);
   void link(std::uint32_t send_id, std::uint32_t recv_id);
   void on_matched(std::uint32_t send_id, Picoseconds t);

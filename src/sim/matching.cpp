@@ -23,7 +23,8 @@ void Engine::check_peer(const Rank& r, std::int32_t me, std::int32_t peer) const
 }
 
 std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
-                                std::uint64_t comm, std::uint64_t bytes, SendMode mode) {
+                                std::uint64_t comm, std::uint64_t bytes, SendMode mode,
+                                bool written) {
   check_peer(r, me, dest);
   const std::uint32_t id = alloc_op();
   {
@@ -42,6 +43,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     // protocol's plain form (a synchronous send of an eager range: the hand-shake, no TA ack).
     if (mode == SendMode::buffered || s.cost.rendezvous != range_rendezvous)
       s.cost.acknowledged = s.cost.pulled = false;
+    if (written && s.cost.pulled) s.cost.transfer += net_.written_data(me, dest, bytes);
     const Picoseconds start = std::max(r.clock, r.next_send);
     s.posted_at = start;
     if (paths_) paths_->keep_with(id, me, r.ev.function, start);
@@ -75,7 +77,8 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
 }
 
 std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
-                                std::uint64_t comm, std::uint64_t bytes, bool resolved) {
+                                std::uint64_t comm, std::uint64_t bytes, bool resolved,
+                                bool into_sent) {
   if (resolved) check_peer(r, me, source);
   const std::uint32_t id = alloc_op();
   Op& o = ops_[id];
@@ -86,6 +89,7 @@ std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, s
   o.bytes = bytes;
   o.posted_at = r.clock;
   o.resolved = resolved;
+  o.into_sent = into_sent;
   if (paths_) paths_->keep_with(id, me, r.ev.function, r.clock);
   if (!resolved || !try_match_recv(r, id)) push(r.posted, id);
   return id;
@@ -190,8 +194,10 @@ void Engine::run_action(Rank& r, const Action& a) {
       break;
     }
     case ActionKind::answer: {
-      const Op& s = ops_[a.op];
+      Op& s = ops_[a.op];
       if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
+        if (s.match != kNone && ops_[s.match].into_sent)
+          s.cost.transfer += net_.into_sent(s.owner, s.peer, s.bytes);
         r.clock = start + s.cost.control_recv + s.cost.send_overhead;
         r.busy += s.cost.control_recv + s.cost.send_overhead;
         send_data(a.op, r.clock);

@@ -47,6 +47,7 @@ Network::Network(const std::string& model_name,
     if (m && (m->link().reduce_us_per_byte > 0 || m->link().copy_us_per_byte > 0)) {
       reduce_ps_per_byte_ = m->link().reduce_us_per_byte * 1e6;
       copy_ps_per_byte_ = m->link().copy_us_per_byte * 1e6;
+      reduce_into_sent_ps_per_byte_ = m->link().reduce_into_sent_us_per_byte * 1e6;
       break;
     }
   }
@@ -59,8 +60,12 @@ Network::Network(const std::string& model_name,
   }
 }
 
-model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes) const {
-  const double ps = static_cast<double>(reduce_bytes) * reduce_ps_per_byte_ +
+model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes,
+                                       bool into_sent_rendezvous) const {
+  const double reduce_rate = into_sent_rendezvous && reduce_into_sent_ps_per_byte_ > 0
+                                 ? reduce_into_sent_ps_per_byte_
+                                 : reduce_ps_per_byte_;
+  const double ps = static_cast<double>(reduce_bytes) * reduce_rate +
                     static_cast<double>(copy_bytes) * copy_ps_per_byte_;
   if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
     throw TimeRangeError(
@@ -68,6 +73,30 @@ model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t
                     "exceeds the simulated time range",
                     reduce_bytes, copy_bytes));
   return model::Picoseconds{std::llround(ps)};
+}
+
+model::Picoseconds Network::per_byte_extra(std::int32_t source, std::int32_t destination,
+                                           std::uint64_t bytes, double model::LinkParams::*rate,
+                                           const char* what) const {
+  if (!models_[0] && !models_[1]) return {};
+  const double ps =
+      static_cast<double>(bytes) * (model_for(source, destination).link().*rate) * 1e6;
+  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
+    throw TimeRangeError(fmt::format(
+        "a collective step's transfer of {} B {} exceeds the simulated time range", bytes, what));
+  return model::Picoseconds{std::llround(ps)};
+}
+
+model::Picoseconds Network::written_data(std::int32_t source, std::int32_t destination,
+                                         std::uint64_t bytes) const {
+  return per_byte_extra(source, destination, bytes, &model::LinkParams::written_send_us_per_byte,
+                        "of written data");
+}
+
+model::Picoseconds Network::into_sent(std::int32_t source, std::int32_t destination,
+                                      std::uint64_t bytes) const {
+  return per_byte_extra(source, destination, bytes, &model::LinkParams::recv_into_sent_us_per_byte,
+                        "into the block its receiver sent");
 }
 
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {

@@ -48,8 +48,19 @@ class Network {
   model::Picoseconds comm_release() const { return comm_release_; }
   /// A collective step's local work (reduce_us_per_byte, copy_us_per_byte of the same class as
   /// the poll cost): combining `reduce_bytes` and copying `copy_bytes`; 0 if not measured or
-  /// under model none.
-  model::Picoseconds local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes) const;
+  /// under model none. `into_sent_rendezvous`: the combination is written into the buffer the
+  /// step has just sent as a rendezvous message (reduce_into_sent_us_per_byte, where measured).
+  model::Picoseconds local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes,
+                                bool into_sent_rendezvous = false) const;
+  /// What a pulled transfer of `bytes` its sender has just written costs beyond the model's
+  /// (k-1)G: bytes x written_send_us_per_byte of the pair's link class (0 if not measured or
+  /// under model none).
+  model::Picoseconds written_data(std::int32_t source, std::int32_t destination,
+                                  std::uint64_t bytes) const;
+  /// What a pulled transfer of `bytes` into the block its receiver sent earlier in the call
+  /// costs beyond the model's: bytes x recv_into_sent_us_per_byte of the pair's class.
+  model::Picoseconds into_sent(std::int32_t source, std::int32_t destination,
+                               std::uint64_t bytes) const;
   /// The link class name used between the two ranks.
   const std::string& link_class(std::int32_t source, std::int32_t destination) const;
   /// The model of a class (nullptr for model none).
@@ -64,6 +75,10 @@ class Network {
     return m;
   }
   const model::CommModel& model_for(std::int32_t source, std::int32_t destination) const;
+  /// bytes x the pair's class's `rate` (us per byte), checked; `what` names it in the error.
+  model::Picoseconds per_byte_extra(std::int32_t source, std::int32_t destination,
+                                    std::uint64_t bytes, double model::LinkParams::*rate,
+                                    const char* what) const;
 
   std::string model_name_;
   Cluster cluster_;
@@ -73,7 +88,7 @@ class Network {
   model::Picoseconds failed_poll_{};
   model::Picoseconds comm_creation_{};
   model::Picoseconds comm_release_{};
-  double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0;
+  double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
 };
 
 }  // namespace commgauge::sim

@@ -1,5 +1,6 @@
 // commgauge overlap, profile and predict for real, and their bad input.
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -67,10 +68,12 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   ASSERT_TRUE(cls["link"].contains("comm_create_us")) << cls["link"].dump();
   EXPECT_GT(cls["link"]["comm_create_us"].get<double>(), 0);
   // A collective's local work per byte: copying and combining a byte costs something, and far
-  // less than moving it through TCP (the one-way time of 256 KiB over its bytes).
+  // less than moving it through TCP (the one-way time of 256 KiB over its bytes); so does
+  // combining into the buffer a 64 KiB exchange has just sent.
   const double one_way_per_byte = cls["latency"]["results"].back()["median_us"].get<double>() /
                                   cls["latency"]["results"].back()["size_bytes"].get<double>();
-  for (const char* field : {"copy_us_per_byte", "reduce_us_per_byte"}) {
+  for (const char* field :
+       {"copy_us_per_byte", "reduce_us_per_byte", "reduce_into_sent_us_per_byte"}) {
     ASSERT_TRUE(cls["link"].contains(field)) << field;
     EXPECT_GT(cls["link"][field].get<double>(), 0) << field;
     EXPECT_LT(cls["link"][field].get<double>(), one_way_per_byte) << field;
@@ -111,6 +114,16 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
                        "--plot", plot.string()});
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
   EXPECT_THAT(pr.out, HasSubstr("loggp: E_abs"));
+  // The class's trust verdict: trusted exactly when its calibrated set is within 20 % rms of its
+  // curves, with the reasons when not; predict warns on standard error exactly then.
+  const auto& trust = cls["loggp"]["trust"];
+  ASSERT_TRUE(trust.is_object()) << cls["loggp"].dump();
+  EXPECT_EQ(trust["trusted"].get<bool>(), trust["rms_deviation"].get<double>() <= 0.20)
+      << trust.dump();
+  EXPECT_EQ(trust["reasons"].empty(), trust["trusted"].get<bool>()) << trust.dump();
+  EXPECT_EQ(pr.err.find("is NOT trusted") == std::string::npos, trust["trusted"].get<bool>())
+      << pr.err;
+  std::printf("tcp profile's trust: %s\n", trust.dump().c_str());
   EXPECT_THAT(pr.out, HasSubstr("loggpo: E_abs"));
   const auto j = read_json(json);
   ASSERT_EQ(j["models"].size(), 3u);

@@ -112,9 +112,10 @@ double one_way_slope_us_per_byte(const nlohmann::json& link_class) {
 // first node (vader) and inter_node between the nodes (Open MPI's TCP BTL over the shaped links),
 // each with its switch at the library's configured eager limit. Then the ring example, traced on
 // the same 4 ranks mapped by node (every message crosses a node link), is placed by `simulate`
-// from the trace's hosts and charged inter_node per message: with the measured inter_node class
-// replaced by intra_node the prediction must drop by about the shaped wire's time for one rank's
-// messages (at least 90 % of it).
+// from the trace's hosts and charged inter_node per message: exactly what inter_node on every
+// link predicts, at least the shaped wire's time per message, and, with intra_node in its place,
+// less: by at least 90 % of the wire's time when both classes are trusted. A class the profile
+// does not trust (the lab's yielding ranks under load) must say why.
 TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode) {
   REQUIRE_LAB();
   const std::string prefix = "cgp" + std::to_string(getpid() % 1000);
@@ -124,6 +125,8 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
   const auto trace = scratch_file(prefix + "-ring.trace");
   const auto sim = scratch_file(prefix + "-sim.json");
   const auto sim_intra = scratch_file(prefix + "-sim-intra.json");
+  const auto inter_only = scratch_file(prefix + "-inter-only-cluster.json");
+  const auto sim_inter = scratch_file(prefix + "-sim-inter.json");
   const int iterations = 400, bytes = 1024;
   const std::string cg = commgauge();
   const std::string script =
@@ -146,7 +149,22 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
   // The truth: the limits the library reports (MPI_T) are Open MPI 4.1's defaults.
   EXPECT_EQ(intra["source"]["context"]["eager_limits"]["vader"], 4096);
   EXPECT_EQ(inter["source"]["context"]["eager_limits"]["tcp"], 65536);
-  expect_one_rendezvous_switch_at(intra["loggp"]["switches"], 4096, "intra_node (vader)");
+  // Inside a node the lab's ranks yield when idle (cluster-lab), so with the machine busy they
+  // lose their cores for time slices: vader's microseconds then come with stalls of milliseconds,
+  // and the calibrated set can miss the curves by half (54-67 % rms in 6 of 6 loaded runs,
+  // 2026-12-02; 12 % quiet). The profile must then say so rather than pass
+  // such numbers off as vader's; a trusted class must have found the switch.
+  const auto& intra_trust = intra["loggp"]["trust"];
+  if (intra_trust["trusted"].get<bool>()) {
+    expect_one_rendezvous_switch_at(intra["loggp"]["switches"], 4096, "intra_node (vader)");
+  } else {
+    // The verdict says why; the stalls behind it (6 of 6 loaded runs had them) are printed.
+    const auto reasons = intra_trust["reasons"].dump();
+    EXPECT_NE(reasons.find("misses the measured curves"), std::string::npos) << reasons;
+    std::printf("note: intra_node (vader) not trusted, its switch not judged: %s\n",
+                reasons.c_str());
+  }
+  // Between the nodes the shaped link's switch is found however the profile's fit went.
   expect_one_rendezvous_switch_at(inter["loggp"]["switches"], 65536, "inter_node (tcp)");
   // The shaper's goodput: R Mbit/s of 1514-byte frames carrying 1448 bytes of TCP payload each
   // (MSS at MTU 1500 with timestamps). Printed for the notes; under load the kernel's packet
@@ -162,6 +180,11 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
                      kMeasuringLimit);
   ASSERT_EQ(s.exit_code, 0) << s.out << s.err;
   EXPECT_NE(s.out.find("4 ranks on 2 nodes"), std::string::npos) << s.out;
+  // simulate repeats the profile's warning for a class it was told to charge.
+  EXPECT_EQ(
+      s.err.find("link class intra_node was measured but is NOT trusted") == std::string::npos,
+      intra_trust["trusted"].get<bool>())
+      << s.err;
   // The same placement with the intra_node class between the nodes too (a cluster file).
   {
     std::ofstream out(intra_only);
@@ -173,16 +196,42 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
                       sim_intra.string()},
                      kMeasuringLimit);
   ASSERT_EQ(t.exit_code, 0) << t.out << t.err;
+  // Every message of the ring crosses a node link: with inter_node on node too, the prediction
+  // is the same to the last bit.
+  {
+    std::ofstream out(inter_only);
+    out << R"({"nodes": 2, "cores_per_node": 2, "link_classes": )"
+        << R"({"same_node": "inter_node", "different_nodes": "inter_node"}})";
+  }
+  const auto u = run({cg, "simulate", trace.string(), "--profile", profile.string(), "--cluster",
+                      inter_only.string(), "--placement", "recorded", "--model", "loggps", "--json",
+                      sim_inter.string()},
+                     kMeasuringLimit);
+  ASSERT_EQ(u.exit_code, 0) << u.out << u.err;
   const double predicted = read_json(sim)["predicted_seconds"].get<double>();
   const double if_intra = read_json(sim_intra)["predicted_seconds"].get<double>();
+  const double if_inter = read_json(sim_inter)["predicted_seconds"].get<double>();
   const double measured = read_json(sim)["measured_seconds"].get<double>();
-  // Each iteration a rank's message waits for its left neighbour's, sent over a shaped link:
-  // at least the wire's time for `bytes` (frames of 1514 bytes per 1460 of payload at most),
-  // less the 10 % the calibrated set may miss a measured curve by under load (issue 14's target).
+  EXPECT_EQ(predicted, if_inter) << "a message between the nodes was not charged inter_node";
+  // Each iteration a rank computes, then waits for its left neighbour's message, sent over a
+  // shaped link: at least the wire's time for `bytes` (frames of 1514 bytes per 1460 of payload
+  // at most). The calibrated inter_node set must charge that, less 10 %: under load it may miss
+  // its curves, which load only makes slower than the wire.
   const double wire_s = iterations * (bytes * 8.0 / (rate_mbit * 1e6)) * 1514 / 1460;
-  EXPECT_GE(predicted - if_intra, 0.9 * wire_s)
-      << "inter_node was not charged per message: " << predicted << " s against " << if_intra
-      << " s with intra_node between the nodes";
+  const double compute_s = iterations * 20e-6;
+  EXPECT_GE(predicted, compute_s + 0.9 * wire_s) << "inter_node charges less than the wire";
+  // Replaced by a trusted intra_node (vader is far faster than the link), the prediction drops;
+  // by 90 % of the wire's time at least when inter_node is trusted too. An untrusted class may
+  // charge anything: a quiet run of 2026-12-02 whose inter_node missed its curves by 22 % rms
+  // (L fitted at -3.8 us, reported 0) charged 13.5 us per message for a 17 us wire.
+  if (intra_trust["trusted"].get<bool>()) {
+    EXPECT_GT(predicted, if_intra) << "intra_node charges more than inter_node";
+  }
+  if (intra_trust["trusted"].get<bool>() && inter["loggp"]["trust"]["trusted"].get<bool>()) {
+    EXPECT_GE(predicted - if_intra, 0.9 * wire_s)
+        << "inter_node was not charged per message: " << predicted << " s against " << if_intra
+        << " s with intra_node between the nodes";
+  }
   std::printf(
       "ring %d x %d B on 2 nodes x 2 ranks: measured %.4f s, loggps %.4f s (%+.1f %%), "
       "with intra_node between nodes %.4f s; wire %.4f s\n",
@@ -254,18 +303,27 @@ TEST(ClusterLab, AChangedTcpEagerLimitIsFoundAndSendsAboveItWait) {
 
 TEST(ClusterLab, BadOptionsAreRefusedBeforeAnythingIsMade) {
   REQUIRE_LAB();
+  // Its own prefix: the lab's default (cgl) is a prefix of other lab tests' namespaces (cglab...),
+  // which a run beside this one may hold (the CI failure of 8ad44b0 checked "cgl" machine-wide).
+  const std::string prefix = "cgb" + std::to_string(getpid() % 1000);
+  ASSERT_TRUE(namespaces_of(prefix).empty()) << "stale namespaces of " << prefix;
   for (const auto& args : std::vector<std::vector<std::string>>{{"up", "--nodes", "5"},
                                                                 {"up", "--rate", "0"},
-                                                                {"up", "--prefix", "Bad!"},
                                                                 {"up", "--nice", "-21"},
+                                                                {"up", "--subnet", "200"},
                                                                 {"run", "--nodes", "2"},
                                                                 {"sideways"}}) {
     std::vector<std::string> argv = {kScript};
     argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--prefix", prefix});
     const auto o = run(argv);
     EXPECT_EQ(o.exit_code, 2) << args[0] << " " << (args.size() > 1 ? args[1] : "") << o.err;
   }
-  EXPECT_TRUE(namespaces_of("cgl").empty());
+  const auto bad_prefix = run({kScript, "up", "--prefix", "Bad!"});
+  EXPECT_EQ(bad_prefix.exit_code, 2) << bad_prefix.err;
+  EXPECT_TRUE(namespaces_of(prefix).empty());
+  EXPECT_TRUE(namespaces_of("Bad!").empty());
+  EXPECT_FALSE(std::filesystem::exists("/run/commgauge-cluster-lab/" + prefix));
 }
 
 }  // namespace

@@ -212,12 +212,15 @@ TEST(Collectives, UnknownCombinationsAreRejected) {
   EXPECT_THROW(schedule(negative, Algorithm::chain), std::invalid_argument);
 }
 
-/// One member's messages (its local work is checked in the LocalWork tests below).
+/// One member's messages (its local work and which sends carry written data are checked in the
+/// LocalWork and WrittenSends tests below).
 std::vector<Step> steps_of(Collective c, std::size_t me, Algorithm a) {
   c.me = me;
   auto steps = schedule(c, a);
-  for (auto& s : steps)
+  for (auto& s : steps) {
     s.reduce_bytes = s.copy_bytes = 0;
+    s.send_written = s.recv_into_sent = false;
+  }
   return steps;
 }
 
@@ -293,8 +296,81 @@ TEST(LocalWork, ReductionsCombineEachByteNMinusOneTimes) {
 TEST(LocalWork, TwoMemberRingAllreduceByHand) {
   Collective c = make(Operation::allreduce, 2, 0, 64);
   c.me = 0;
+  // Both halves it sends are written in the call: the copy's, then the combined one; the
+  // reduced half arrives into the half it sent first.
   EXPECT_EQ(schedule(c, Algorithm::ring),
-            (std::vector<Step>{{101, 32, 101, 32, 32, 64}, {101, 32, 101, 32, 0, 0}}));
+            (std::vector<Step>{{101, 32, 101, 32, 32, 64, false, true, false},
+                               {101, 32, 101, 32, 0, 0, false, true, true}}));
+}
+
+/// One member's `flag` on each step that has a `peer` (a send or a receive), in order.
+std::vector<bool> flags_of(Collective c, std::size_t me, Algorithm a, std::int32_t Step::*peer,
+                           bool Step::*flag) {
+  c.me = me;
+  std::vector<bool> out;
+  for (const Step& s : schedule(c, a))
+    if (s.*peer >= 0) out.push_back(s.*flag);
+  return out;
+}
+
+// Which sends carry data the member wrote earlier in the call (a pulled transfer of it costs
+// written_send_us_per_byte more): Open MPI's coll/base sends from the result vector after
+// copying into it, forwards what it received, sends partial results; a root sends the caller's
+// buffer, and pairwise/linear alltoall send every block from the caller's send buffer.
+std::vector<bool> written_of(Collective c, std::size_t me, Algorithm a) {
+  return flags_of(c, me, a, &Step::send_to, &Step::send_written);
+}
+
+// Which receives go into a block the member sent earlier in the call: an allreduce's allgather
+// phase (ring, segmented ring, Rabenseifner); not a plain allgather's, nor recursive doubling's.
+std::vector<bool> into_sent_of(Collective c, std::size_t me, Algorithm a) {
+  return flags_of(c, me, a, &Step::recv_from, &Step::recv_into_sent);
+}
+
+TEST(ReceivesIntoSent, AreTheAllgatherPhaseOfAnAllreduce) {
+  // Ring on 3: two reduce-scatter steps, then two allgather steps into the blocks sent.
+  EXPECT_EQ(into_sent_of(make(Operation::allreduce, 3, 0, 96), 1, Algorithm::ring),
+            (std::vector<bool>{false, false, true, true}));
+  Collective segmented = make(Operation::allreduce, 2, 0, 64);
+  segmented.segment_bytes = 16;  // two phases of the reduce-scatter, then the allgather
+  EXPECT_EQ(into_sent_of(segmented, 0, Algorithm::segmented_ring),
+            (std::vector<bool>{false, false, true}));
+  // Rabenseifner on 4: two halving steps, two doubling steps back into what it gave away.
+  EXPECT_EQ(into_sent_of(make(Operation::allreduce, 4, 0, 64), 2, Algorithm::rabenseifner),
+            (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(into_sent_of(make(Operation::allreduce, 4, 0, 64), 2, Algorithm::recursive_doubling),
+            (std::vector<bool>{false, false}));
+  EXPECT_EQ(into_sent_of(make(Operation::allgather, 3, 0, 8), 1, Algorithm::ring),
+            (std::vector<bool>{false, false}));
+}
+
+TEST(WrittenSends, FollowWhatTheMemberCopiedReceivedOrCombined) {
+  // Recursive doubling allreduce on 4: the copy, then each combined result.
+  EXPECT_EQ(written_of(make(Operation::allreduce, 4, 0, 64), 1, Algorithm::recursive_doubling),
+            (std::vector<bool>{true, true}));
+  // Binomial bcast from 0 on 4: the root sends the caller's buffer; 2 forwards what it received.
+  EXPECT_EQ(written_of(make(Operation::bcast, 4, 0, 64), 0, Algorithm::binomial),
+            (std::vector<bool>{false, false}));
+  EXPECT_EQ(written_of(make(Operation::bcast, 4, 0, 64), 2, Algorithm::binomial),
+            (std::vector<bool>{true}));
+  // Binomial reduce to 0 on 4: a leaf sends its own vector, 2 its partial result.
+  EXPECT_EQ(written_of(make(Operation::reduce, 4, 0, 64), 3, Algorithm::binomial),
+            (std::vector<bool>{false}));
+  EXPECT_EQ(written_of(make(Operation::reduce, 4, 0, 64), 2, Algorithm::binomial),
+            (std::vector<bool>{true}));
+  // Ring allgather: the own block after its copy into the result, then forwarded blocks.
+  EXPECT_EQ(written_of(make(Operation::allgather, 3, 0, 8), 1, Algorithm::ring),
+            (std::vector<bool>{true, true}));
+  // Pairwise and linear alltoall: every block from the caller's buffer, although they copy and
+  // receive; Bruck sends what it rotated into its temporary buffer.
+  EXPECT_EQ(written_of(make(Operation::alltoall, 3, 0, 8), 0, Algorithm::pairwise),
+            (std::vector<bool>{false, false}));
+  EXPECT_EQ(written_of(make(Operation::alltoall, 3, 0, 8), 0, Algorithm::linear),
+            (std::vector<bool>{false, false}));
+  // A zero-byte invitation received writes nothing: linear_sync's members send their own data
+  // (in its two segments).
+  Collective gather = make(Operation::gather, 3, 0, 8);
+  EXPECT_EQ(written_of(gather, 1, Algorithm::linear_sync), (std::vector<bool>{false, false}));
 }
 
 /// Each member's total bytes received when all run together.

@@ -723,47 +723,82 @@ LoggpSwitch::Step bisection_step(std::uint64_t below, std::uint64_t mid, std::ui
 // eager side (late receive 1.69 -> 1.89 us over the bracket: a slope), three brackets did not
 // separate, and the budget ran out before the end was confirmed. Kept rendezvous, its range took
 // 1/G = 50 MB/s where tbf allowed 24. No hand-shake is supported there.
-TEST(LoggpAnalysis, AHandShakePlacedAtNoMidpointAndNotConfirmedIsNotSupported) {
-  using detail::hand_shake_unsupported;
+// A switch the probe called rendezvous in (below, first] B, not confirmed at the end.
+LoggpSwitch unconfirmed_rendezvous(std::uint64_t below, std::uint64_t first,
+                                   std::vector<LoggpSwitch::Step> steps) {
   LoggpSwitch sw;
-  sw.below_bytes = 1395;
-  sw.first_bytes = 1448;
+  sw.below_bytes = below;
+  sw.first_bytes = first;
   sw.rendezvous = true;
   sw.confirmed = false;
-  sw.steps = {bisection_step(1024, 1236, 1448, "eager"),
-              bisection_step(1236, 1342, 1448, "eager"),
-              bisection_step(1342, 1395, 1448, "eager"),
-              bisection_step(1395, 1421, 1448, "undecided"),
-              bisection_step(1342, 0, 1448, "back: (1395, 1448] B did not separate"),
-              bisection_step(1342, 1395, 1448, "undecided"),
-              bisection_step(1236, 0, 1448, "back: (1342, 1448] B did not separate"),
-              bisection_step(1236, 1342, 1448, "undecided"),
-              bisection_step(1024, 0, 1448, "back: (1236, 1448] B did not separate"),
-              bisection_step(1024, 1236, 1448, "eager"),
-              bisection_step(1236, 1342, 1448, "eager"),
-              bisection_step(1342, 1395, 1448, "eager"),
-              bisection_step(1395, 1421, 1448, "undecided")};
-  EXPECT_THAT(hand_shake_unsupported(sw, 1024, 1448, true),
+  sw.steps = std::move(steps);
+  return sw;
+}
+
+TEST(LoggpAnalysis, AHandShakePlacedAtNoMidpointAndNotConfirmedIsNotSupported) {
+  using detail::hand_shake_unsupported;
+  const LoggpSwitch sw = unconfirmed_rendezvous(
+      1395, 1448,
+      {bisection_step(1024, 1236, 1448, "eager"), bisection_step(1236, 1342, 1448, "eager"),
+       bisection_step(1342, 1395, 1448, "eager"), bisection_step(1395, 1421, 1448, "undecided"),
+       bisection_step(1342, 0, 1448, "back: (1395, 1448] B did not separate"),
+       bisection_step(1342, 1395, 1448, "undecided"),
+       bisection_step(1236, 0, 1448, "back: (1342, 1448] B did not separate"),
+       bisection_step(1236, 1342, 1448, "undecided"),
+       bisection_step(1024, 0, 1448, "back: (1236, 1448] B did not separate"),
+       bisection_step(1024, 1236, 1448, "eager"), bisection_step(1236, 1342, 1448, "eager"),
+       bisection_step(1342, 1395, 1448, "eager"), bisection_step(1395, 1421, 1448, "undecided")});
+  EXPECT_THAT(hand_shake_unsupported(sw, 1024, 1448, true, true),
               ::testing::HasSubstr("placed at no midpoint and not confirmed"));
   // A midpoint placed on the rendezvous side is a step seen: bracketed, still rendezvous.
   auto seen = sw;
   seen.steps.push_back(bisection_step(1395, 1421, 1448, "rendezvous"));
-  EXPECT_EQ(hand_shake_unsupported(seen, 1024, 1448, true), "");
+  EXPECT_EQ(hand_shake_unsupported(seen, 1024, 1448, true, true), "");
   // Confirmed at the end with every midpoint eager: the switch is at the bracket's top.
   auto confirmed = sw;
   confirmed.confirmed = true;
-  EXPECT_EQ(hand_shake_unsupported(confirmed, 1024, 1448, true), "");
+  EXPECT_EQ(hand_shake_unsupported(confirmed, 1024, 1448, true, true), "");
   // The other reasons, as before.
   auto unmoved = sw;
   unmoved.below_bytes = 1024;
-  EXPECT_THAT(hand_shake_unsupported(unmoved, 1024, 1448, true),
+  EXPECT_THAT(hand_shake_unsupported(unmoved, 1024, 1448, true, true),
               ::testing::HasSubstr("did not hold when re-measured"));
-  EXPECT_THAT(hand_shake_unsupported(seen, 1024, 1448, false),
+  EXPECT_THAT(hand_shake_unsupported(seen, 1024, 1448, false, true),
               ::testing::HasSubstr("neither at first nor at the end"));
   auto undecided = confirmed;
   undecided.steps = {bisection_step(1024, 1236, 1448, "undecided")};
-  EXPECT_THAT(hand_shake_unsupported(undecided, 1024, 1448, true),
+  EXPECT_THAT(hand_shake_unsupported(undecided, 1024, 1448, true, true),
               ::testing::HasSubstr("placed no midpoint"));
+}
+
+// Under two busy loops the probe alone (the curves read an eager split) once put a rendezvous
+// switch at (2684, 2790] B below vader's 8 KiB one: one midpoint placed on the rendezvous side,
+// the bracket's ends not apart when re-measured, and the bisection spent the verdict's attempts
+// too. With the verdict's attempts kept, it runs trials; where the two methods disagree, only
+// its confirmation keeps the hand-shake.
+TEST(LoggpAnalysis, AHandShakeOnlyTheProbeSawNeedsTheEndsConfirmation) {
+  using detail::hand_shake_unsupported;
+  LoggpSwitch sw = unconfirmed_rendezvous(
+      2684, 2790,
+      {bisection_step(2048, 2472, 2896, "eager"), bisection_step(2472, 2684, 2896, "eager"),
+       bisection_step(2684, 2790, 2896, "rendezvous"),
+       bisection_step(2684, 2737, 2790, "undecided")});
+  sw.confirmations = 27;
+  sw.confirmation_trials = 50;
+  EXPECT_THAT(hand_shake_unsupported(sw, 2048, 2896, true, false),
+              ::testing::HasSubstr("the curves saw no hand-shake"));
+  // Both methods saw it: a midpoint on the rendezvous side is enough, as before.
+  EXPECT_EQ(hand_shake_unsupported(sw, 2048, 2896, true, true), "");
+  // The probe alone, confirmed at the end: kept.
+  auto confirmed = sw;
+  confirmed.confirmed = true;
+  EXPECT_EQ(hand_shake_unsupported(confirmed, 2048, 2896, true, false), "");
+  // No verdict trials at all (the session's message budget ran out, as it can over a slow TCP
+  // link, where only the probe sees the hand-shake): the older rules judge, and a midpoint on
+  // the rendezvous side keeps it.
+  auto starved = sw;
+  starved.confirmations = starved.confirmation_trials = 0;
+  EXPECT_EQ(hand_shake_unsupported(starved, 2048, 2896, true, false), "");
 }
 
 TEST(LoggpAnalysis, AStepInTheLateReceiveIsAChangeOfParameters) {

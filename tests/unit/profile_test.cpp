@@ -18,6 +18,7 @@
 #include "link_fixtures.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
+#include "measure/trust.hpp"
 #include "model/models.hpp"
 #include "net/virtual_network.hpp"
 #include "profile/json_file.hpp"
@@ -187,8 +188,9 @@ void round_trip_through_profile(model::Progress progress, double control_us = -1
   if (control_us >= 0) {
     EXPECT_NEAR(profiled.ranges[1].control_send_us, control_us, 0.02 * control_us);
   }
-  // The calibrated set still reproduces the curves it came from.
+  // The calibrated set still reproduces the curves it came from, and the class is trusted.
   EXPECT_LT(loggp.calibrated_check.max_abs_all, 0.02);
+  EXPECT_TRUE(measure::assess_trust(loggp.calibrated_check, {}).trusted);
   const model::CostModel truth_cost(truth);
   for (const char* name : {"loggps", "loggpo"}) {
     const model::CommModel m = model::make_model(name, profiled);

@@ -227,6 +227,80 @@ TEST(SimGolden, CollectivesChargeTheirCopiesAndReductions) {
   }
 }
 
+// Open MPI's recursive doubling (its choice for an allreduce of 8 KiB on 2 ranks): rank 0
+// combines into the buffer it received into, rank 1 into the buffer it has just sent from.
+// Where that message was rendezvous, rank 1's combination costs reduce_into_sent_us_per_byte
+// (500 ps a byte against 200): it ends 8192 x 300 ps later, rank 0 as before; over an eager link
+// (no rendezvous range) nothing changes.
+TEST(SimGolden, ARecursiveDoublingReductionIntoTheBufferJustSentCostsItsOwnRate) {
+  constexpr std::uint64_t kBytes = 8192;
+  for (const std::uint64_t rendezvous_from : {std::uint64_t{4096}, std::uint64_t{0}}) {
+    TraceBuilder b(2);
+    for (std::uint32_t r = 0; r < 2; ++r)
+      b.collective(r, trace::fn::Allreduce, kBytes);
+    const std::string name = rendezvous_from > 0 ? "rd-rendezvous" : "rd-eager";
+    auto l = link(rendezvous_from);
+    l.copy_us_per_byte = 0.0001;
+    l.reduce_us_per_byte = 0.0002;
+    const auto warm = simulate(b.write(name), l, "loggps");
+    l.reduce_into_sent_us_per_byte = 0.0005;
+    const auto into_sent = simulate(b.write(name + "-into-sent"), l, "loggps");
+    const Picoseconds extra{rendezvous_from > 0 ? static_cast<std::int64_t>(kBytes) * 300 : 0};
+    EXPECT_EQ(rank_end(into_sent, 0), rank_end(warm, 0)) << name;
+    EXPECT_EQ(rank_end(into_sent, 1), rank_end(warm, 1) + extra) << name;
+  }
+}
+
+// A collective's step that sends what the rank wrote earlier in the call (the ring allreduce of
+// 32 KiB on 2 ranks: the copied vector's half, then the combined half) costs
+// written_send_us_per_byte more per byte where the receiver pulls it (DCP with Tm = RTA): each
+// of the two exchanges of 16 KiB ends 16384 x 400 ps later on both ranks. Not where the
+// rendezvous is not pulled, and not for pairwise alltoall, which sends the caller's buffer.
+TEST(SimGolden, APulledTransferOfDataWrittenInTheCallCostsItsOwnRate) {
+  struct Case {
+    std::uint32_t f;
+    bool pulled;
+    std::int64_t extra_ps;
+  };
+  for (const Case& c : {Case{trace::fn::Allreduce, true, 2 * 16384 * 400},
+                        Case{trace::fn::Allreduce, false, 0}, Case{trace::fn::Alltoall, true, 0}}) {
+    TraceBuilder b(2);
+    for (std::uint32_t r = 0; r < 2; ++r)
+      b.collective(r, c.f, c.f == trace::fn::Allreduce ? 32768 : 16384);
+    const std::string name = std::string(c.f == trace::fn::Allreduce ? "ar" : "a2a") +
+                             (c.pulled ? "-pulled" : "-pushed");
+    auto l = link(4096, c.pulled ? model::Progress::dependent : model::Progress::independent);
+    if (c.pulled) l.ranges.back().transfer = "RTA";
+    ASSERT_EQ(l.ranges.back().pulled(), c.pulled);
+    const auto clean = simulate(b.write(name), l, "loggps");
+    l.written_send_us_per_byte = 0.0004;
+    const auto written = simulate(b.write(name + "-written"), l, "loggps");
+    for (std::uint32_t r = 0; r < 2; ++r)
+      EXPECT_EQ(rank_end(written, r), rank_end(clean, r) + Picoseconds{c.extra_ps})
+          << name << " rank " << r;
+  }
+}
+
+// The ring allreduce's second exchange takes the reduced half into the half each rank sent in
+// the first: where it is pulled, that transfer costs recv_into_sent_us_per_byte more per byte
+// (16384 x 300 ps later on both ranks); over a range that is not pulled, nothing.
+TEST(SimGolden, APulledTransferIntoTheBlockJustSentCostsItsOwnRate) {
+  for (const bool pulled : {true, false}) {
+    TraceBuilder b(2);
+    for (std::uint32_t r = 0; r < 2; ++r)
+      b.collective(r, trace::fn::Allreduce, 32768);
+    const std::string name = pulled ? "ring-pulled" : "ring-pushed";
+    auto l = link(4096, pulled ? model::Progress::dependent : model::Progress::independent);
+    if (pulled) l.ranges.back().transfer = "RTA";
+    const auto before = simulate(b.write(name), l, "loggps");
+    l.recv_into_sent_us_per_byte = 0.0003;
+    const auto after = simulate(b.write(name + "-into-sent"), l, "loggps");
+    const Picoseconds extra{pulled ? 16384 * 300 : 0};
+    for (std::uint32_t r = 0; r < 2; ++r)
+      EXPECT_EQ(rank_end(after, r), rank_end(before, r) + extra) << name << " rank " << r;
+  }
+}
+
 // MPI_Init_thread starts a rank like MPI_Init (one call semantics: trace-check always took it
 // so, the replay refused such traces with "before MPI_Init").
 TEST(SimGolden, InitThreadStartsARankLikeInit) {

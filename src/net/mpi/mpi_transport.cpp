@@ -183,6 +183,8 @@ Request MpiTransport::irecv(std::size_t bytes) {
   const std::size_t slot = allocate_slot();
   Slot& s = slots_[slot];
   if (s.buffer.size() < bytes) s.buffer.resize(bytes);
+  last_received_ = s.buffer.data();
+  last_received_bytes_ = bytes;
   MPI_Irecv(s.buffer.data(), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_, &s.request);
   return {static_cast<std::int64_t>(slot)};
 }
@@ -244,6 +246,30 @@ bool MpiTransport::reduce_local(std::size_t bytes) {
   const std::size_t doubles = bytes / sizeof(double);
   MPI_Reduce_local(send_buffer(doubles * sizeof(double)), recv_buffer(doubles * sizeof(double)),
                    to_count(doubles), MPI_DOUBLE, MPI_SUM);
+  return true;
+}
+
+bool MpiTransport::reduce_local_into_send_buffer(std::size_t bytes) {
+  const std::size_t doubles = bytes / sizeof(double);
+  const std::size_t used = doubles * sizeof(double);
+  const void* in =
+      last_received_ && last_received_bytes_ >= used ? last_received_ : recv_buffer(used);
+  MPI_Reduce_local(in, send_buffer(used), to_count(doubles), MPI_DOUBLE, MPI_SUM);
+  return true;
+}
+
+Request MpiTransport::irecv_into_send_buffer(std::size_t bytes) {
+  const std::size_t slot = allocate_slot();
+  MPI_Irecv(send_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_,
+            &slots_[slot].request);
+  return {static_cast<std::int64_t>(slot)};
+}
+
+bool MpiTransport::write_send_buffer(std::size_t bytes) {
+  unsigned char* data = send_buffer(bytes);
+  std::memset(data, ++fill_, bytes);
+  // Keep the stores: the compiler must assume the buffer is read afterwards.
+  asm volatile("" : : "r"(data) : "memory");
   return true;
 }
 

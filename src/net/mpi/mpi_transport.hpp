@@ -78,6 +78,10 @@ class MpiTransport final : public Transport {
   bool alltoall(std::size_t bytes) override;   ///< MPI_Alltoall, `bytes` per rank
   bool comm_dup(std::uint32_t count) override;
   bool reduce_local(std::size_t bytes) override;  ///< MPI_Reduce_local, doubles, MPI_SUM
+  bool reduce_local_into_send_buffer(std::size_t bytes) override;
+  bool write_send_buffer(std::size_t bytes) override;
+  bool receives_into_send_buffer() const override { return true; }
+  Request irecv_into_send_buffer(std::size_t bytes) override;
   bool comm_free_all() override;
   double now_us() override { return clock_->now_us(); }
   void compute(double us) override { spin_for(*clock_, us); }
@@ -111,6 +115,11 @@ class MpiTransport final : public Transport {
   PageAlignedBytes send_buffer_;
   PageAlignedBytes recv_buffer_;
   std::vector<Slot> slots_;
+  // The last irecv's buffer: reduce_local_into_send_buffer combines what arrived there, warm in
+  // this rank's cache as a reduction step's received data is.
+  const unsigned char* last_received_ = nullptr;
+  std::size_t last_received_bytes_ = 0;
+  unsigned char fill_ = 0;  // write_send_buffer's byte, new each call
   CallWatchdog* watchdog_;
 };
 
