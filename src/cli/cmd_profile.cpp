@@ -341,9 +341,9 @@ void add_profile_command(CLI::App& app, Action& action) {
         if (calls) {
           std::printf(
               "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "
-              "of a poll run): %.4g us [%.4g, %.4g], median of %u rounds of %u calls\n",
+              "of a poll run): %.4g us [%.4g, %.4g], median of %u rounds, %llu calls in all\n",
               calls->poll.median_us, calls->poll.lower_us, calls->poll.upper_us, co.rounds,
-              co.poll_calls);
+              static_cast<unsigned long long>(calls->poll_calls_timed));
           if (calls->comm_create) {
             std::printf(
                 "communicator creation (MPI_Comm_dup less an MPI_Allreduce of 4 B; simulate "

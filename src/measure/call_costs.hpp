@@ -45,7 +45,7 @@
 namespace commgauge::measure {
 
 struct CallCostOptions {
-  std::uint32_t poll_calls = 2000;  ///< failed tests per round, timed together
+  std::uint32_t poll_calls = 2000;  ///< failed tests per round (at most 100 ms), timed together
   std::uint32_t comm_calls = 100;   ///< dups, frees and allreduces per round
   std::uint32_t local_calls = 40;   ///< reductions and copies per size and round
   std::uint32_t rounds = 15;
@@ -57,6 +57,7 @@ void from_json(const nlohmann::json& j, CallCostOptions& o);
 
 struct CallCosts {
   PrttStat poll;                            ///< microseconds per failed test
+  std::uint64_t poll_calls_timed = 0;       ///< over every round (a round may end early)
   std::optional<PrttStat> comm_create;      ///< microseconds per dup, less an allreduce
                                             ///< (where the transport has communicators: MPI)
   std::optional<PrttStat> comm_free;        ///< microseconds per MPI_Comm_free

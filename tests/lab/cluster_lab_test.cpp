@@ -20,6 +20,12 @@ namespace commgauge::testing {
 namespace {
 
 const std::string kScript = std::string(COMMGAUGE_SOURCE_DIR) + "/scripts/cluster-lab";
+// The profiles' call limit in the lab: under two busy loops one call of a profile between the
+// nodes waited more than the default 60 s for its peer in 2 of 6 loaded runs (2026-12-02, CI and
+// by hand; the cause, most likely TCP's retransmission back-off while the kernel's packet
+// processing is starved, is not established); the other 4 completed. A dead peer still
+// ends the job, after 3 minutes.
+const std::string kLabCallLimit = " --mpi-timeout 180";
 
 // Namespaces whose name starts with `prefix`.
 std::vector<std::string> namespaces_of(const std::string& prefix) {
@@ -131,9 +137,10 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
   const std::string cg = commgauge();
   const std::string script =
       "set -e; $CLUSTER_LAB_MPIRUN -np 4 --map-by node " + cg + " profile -o " + profile.string() +
-      " --max-size 128KiB --timer-trials 100000 >/dev/null; " + cg + " trace --force -o " +
-      trace.string() + " -- $CLUSTER_LAB_MPIRUN -np 4 --map-by node " + EXAMPLE_RING + " " +
-      std::to_string(iterations) + " " + std::to_string(bytes) + " 20 >/dev/null";
+      " --max-size 128KiB --timer-trials 100000" + kLabCallLimit + " >/dev/null; " + cg +
+      " trace --force -o " + trace.string() + " -- $CLUSTER_LAB_MPIRUN -np 4 --map-by node " +
+      EXAMPLE_RING + " " + std::to_string(iterations) + " " + std::to_string(bytes) +
+      " 20 >/dev/null";
   const auto o = run_in_cluster_lab({prefix, 2, rate_mbit, 83}, script, 2 * kMeasuringLimit);
   ASSERT_EQ(o.exit_code, 0) << (o.timed_out ? "timed out; " : "") << o.out << o.err;
   EXPECT_TRUE(namespaces_of(prefix).empty()) << "the lab was not removed";
@@ -256,7 +263,7 @@ TEST(ClusterLab, AChangedTcpEagerLimitIsFoundAndSendsAboveItWait) {
   const std::string mpirun =
       "$CLUSTER_LAB_MPIRUN -np 2 --map-by node --mca btl_tcp_eager_limit 32768 ";
   std::string script = "set -e; " + mpirun + commgauge() + " profile -o " + profile.string() +
-                       " --max-size 256KiB --timer-trials 100000";
+                       " --max-size 256KiB --timer-trials 100000" + kLabCallLimit;
 #ifdef EXAMPLE_PIPELINE
   script += "; " + commgauge() + " trace --force -o " + trace.string() + " -- " + mpirun +
             EXAMPLE_PIPELINE + " 40 49152 1000 4000 >/dev/null";
