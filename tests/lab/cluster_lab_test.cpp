@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -192,32 +193,29 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
       s.err.find("link class intra_node was measured but is NOT trusted") == std::string::npos,
       intra_trust["trusted"].get<bool>())
       << s.err;
-  // The same placement with the intra_node class between the nodes too (a cluster file).
-  {
-    std::ofstream out(intra_only);
-    out << R"({"nodes": 2, "cores_per_node": 2, "link_classes": )"
-        << R"({"same_node": "intra_node", "different_nodes": "intra_node"}})";
-  }
-  const auto t = run({cg, "simulate", trace.string(), "--profile", profile.string(), "--cluster",
-                      intra_only.string(), "--placement", "recorded", "--model", "loggps", "--json",
-                      sim_intra.string()},
-                     kMeasuringLimit);
-  ASSERT_EQ(t.exit_code, 0) << t.out << t.err;
+  // The same placement with one class on every link (a cluster file): the prediction in seconds.
+  const auto predicted_with_only = [&](const std::string& cls, const std::filesystem::path& cluster,
+                                       const std::filesystem::path& json) {
+    {
+      std::ofstream out(cluster);
+      out << R"({"nodes": 2, "cores_per_node": 2, "link_classes": )"
+          << R"({"same_node": ")" << cls << R"(", "different_nodes": ")" << cls << R"("}})";
+    }
+    const auto r = run(
+        {cg, "simulate", trace.string(), "--profile", profile.string(), "--cluster",
+         cluster.string(), "--placement", "recorded", "--model", "loggps", "--json", json.string()},
+        kMeasuringLimit);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return r.exit_code == 0 ? std::optional(read_json(json)["predicted_seconds"].get<double>())
+                            : std::nullopt;
+  };
+  const auto intra_everywhere = predicted_with_only("intra_node", intra_only, sim_intra);
   // Every message of the ring crosses a node link: with inter_node on node too, the prediction
   // is the same to the last bit.
-  {
-    std::ofstream out(inter_only);
-    out << R"({"nodes": 2, "cores_per_node": 2, "link_classes": )"
-        << R"({"same_node": "inter_node", "different_nodes": "inter_node"}})";
-  }
-  const auto u = run({cg, "simulate", trace.string(), "--profile", profile.string(), "--cluster",
-                      inter_only.string(), "--placement", "recorded", "--model", "loggps", "--json",
-                      sim_inter.string()},
-                     kMeasuringLimit);
-  ASSERT_EQ(u.exit_code, 0) << u.out << u.err;
+  const auto inter_everywhere = predicted_with_only("inter_node", inter_only, sim_inter);
+  ASSERT_TRUE(intra_everywhere && inter_everywhere);
+  const double if_intra = *intra_everywhere, if_inter = *inter_everywhere;
   const double predicted = read_json(sim)["predicted_seconds"].get<double>();
-  const double if_intra = read_json(sim_intra)["predicted_seconds"].get<double>();
-  const double if_inter = read_json(sim_inter)["predicted_seconds"].get<double>();
   const double measured = read_json(sim)["measured_seconds"].get<double>();
   EXPECT_EQ(predicted, if_inter) << "a message between the nodes was not charged inter_node";
   // Each iteration a rank computes, then waits for its left neighbour's message, sent over a
