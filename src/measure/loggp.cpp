@@ -414,6 +414,8 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
     r.rounds = round;
     if (round >= o.min_rounds) summarise_points(pts, o);
   }
+  for (auto& p : pts)
+    p.interleaved_rounds = p.rounds.size();
   summarise_points(pts, o);
 }
 
@@ -1271,6 +1273,22 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     stage = "confirmation";
     std::vector<std::string> notes;
     confirm_switches(session, r, notes);
+    // The ranges' parameters from the interleaved rounds alone (LoggpPoint::interleaved_rounds).
+    const std::size_t later = keep_interleaved_rounds(r.points);
+    const auto bisected = static_cast<std::size_t>(std::count_if(
+        r.points.begin(), r.points.end(), [](const LoggpPoint& p) { return !p.fitted(); }));
+    if (later > 0 || bisected > 0) {
+      std::string what;
+      if (later > 0)
+        what = fmt::format("{} rounds the confirmation added at the sweep's sizes", later);
+      if (bisected > 0) {
+        what += fmt::format("{}the {} bisection sizes", what.empty() ? "" : " and ", bisected);
+      }
+      notes.push_back(fmt::format(
+          "the fits read the interleaved rounds only: {} (measured later, when the machine may "
+          "be in another state) serve to place the switches, not to fit them",
+          what));
+    }
     summarise_points(r.points, o);
     analyse_loggp(r, o, false);
     phase("confirmation");

@@ -110,7 +110,14 @@ struct LoggpPoint {
   double g_all_lower_us = 0, g_all_upper_us = 0;
   bool g_identifiable = true;  ///< false where o >= G_all hides the gap
   bool refined = false;        ///< measured by the bisection around a switch
-  bool converged = false;      ///< every PRTT met the CI target
+  /// Its rounds measured in the interleaved sweep (run_rounds), where every size shares the
+  /// machine's state of the moment. Rounds a confirmation adds later, and a refined point's,
+  /// came at another time: a machine that changes its latency mode between phases (here one-way
+  /// times of 0.3 and 0.6 us, in 5 of 10 quiet runs between the rounds and the confirmation)
+  /// would tear the fitted curves apart there, so no fit or self-check reads them.
+  std::size_t interleaved_rounds = 0;
+  bool fitted() const { return interleaved_rounds > 0; }
+  bool converged = false;  ///< every PRTT met the CI target
   std::size_t range = 0;
 };
 
@@ -184,7 +191,11 @@ struct CurveCheck {
   std::array<double, 4> max_abs{};  ///< per curve: PRTT(1,0,s), (n,0,s), (n,d,s), server-delay
   double max_abs_all = 0;
   double rms = 0;
-  std::uint64_t worst_size = 0;
+  std::uint64_t worst_size = 0;  ///< all three over the fitted points (LoggpPoint::fitted)
+  /// The largest deviation at the points no fit read (the bisection's, measured later), and
+  /// how many there are: a large one says the machine changed between the phases.
+  double max_abs_unfitted = 0;
+  std::size_t unfitted = 0;
 };
 
 /// The calibrated set: one parameter set per range fitted jointly to all four curves
@@ -275,7 +286,15 @@ std::vector<model::PrttCurvePoint> curve_points(const std::vector<LoggpPoint>& p
 /// verdicts of the ranges from its intervals.
 void calibrate_loggp(LoggpResult& result, const LoggpOptions& options);
 
-/// How `link` reproduces the points' curves.
+/// Which points the fits and the self-check read: those with interleaved rounds, and every
+/// point of a range that has none (the bisection alone measured it, or points built by hand).
+std::vector<bool> read_by_fits(const std::vector<LoggpPoint>& points);
+
+/// Each point's rounds cut back to its interleaved ones (LoggpPoint::interleaved_rounds; a
+/// refined point keeps the bisection's); returns how many rounds were set aside.
+std::size_t keep_interleaved_rounds(std::vector<LoggpPoint>& points);
+
+/// How `link` reproduces the points' curves (its summaries over the points the fits read).
 CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPoint>& points,
                         std::uint32_t n);
 

@@ -767,7 +767,17 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
     for (std::size_t i = a; i <= b; ++i)
       pts[i].range = k;
     if (k > 0 && r.switches[k - 1].rendezvous) rendezvous = true;
-    fit_range(pts, range, a, b, k > 0 ? &r.ranges.back() : nullptr, latency, rendezvous);
+    // The sizes of the interleaved rounds (LoggpPoint::fitted); all of them in a range that the
+    // bisection alone measured.
+    std::vector<LoggpPoint> read;
+    for (std::size_t i = a; i <= b; ++i) {
+      if (pts[i].fitted()) read.push_back(pts[i]);
+    }
+    if (read.empty())
+      read.assign(pts.begin() + static_cast<std::ptrdiff_t>(a),
+                  pts.begin() + static_cast<std::ptrdiff_t>(b) + 1);
+    fit_range(read, range, 0, read.size() - 1, k > 0 ? &r.ranges.back() : nullptr, latency,
+              rendezvous);
     if (k == 0) {
       // seed 000 §3.4: L = eel - o_s(1) - o_r(1), net of the first size's per-byte terms.
       const auto& p = range.params;
@@ -970,21 +980,58 @@ std::vector<model::PrttCurvePoint> curve_points(const std::vector<LoggpPoint>& p
   return out;
 }
 
+std::vector<bool> read_by_fits(const std::vector<LoggpPoint>& points) {
+  std::size_t ranges = 0;
+  for (const auto& p : points)
+    ranges = std::max(ranges, p.range + 1);
+  std::vector<bool> any(ranges, false);
+  for (const auto& p : points)
+    any[p.range] = any[p.range] || p.fitted();
+  std::vector<bool> read(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    read[i] = points[i].fitted() || !any[points[i].range];
+  return read;
+}
+
+std::size_t keep_interleaved_rounds(std::vector<LoggpPoint>& points) {
+  std::size_t dropped = 0;
+  for (auto& p : points) {
+    const std::size_t keep = p.interleaved_rounds;
+    if (keep == 0 || p.rounds.size() <= keep) continue;
+    dropped += p.rounds.size() - keep;
+    for (auto* v : {&p.rounds.prtt1, &p.rounds.prtt_n0, &p.rounds.prtt_nd, &p.rounds.prtt_nr})
+      v->resize(keep);
+  }
+  return dropped;
+}
+
 CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPoint>& points,
                         std::uint32_t n) {
   const auto pts = curve_points(points, n);
   const auto e = model::evaluate(link, pts);
+  const auto read = read_by_fits(points);
   CurveCheck c;
   c.deviation = e.deviation;
-  c.max_abs_all = e.max_abs_deviation;
-  c.rms = e.rms_deviation;
+  double sum = 0;
+  std::size_t terms = 0;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     for (std::size_t k = 0; k < 4; ++k) {
       const double d = std::abs(e.deviation[i][k]);
+      if (!read[i]) {
+        c.max_abs_unfitted = std::max(c.max_abs_unfitted, d);
+        continue;
+      }
+      sum += d * d;
+      ++terms;
       c.max_abs[k] = std::max(c.max_abs[k], d);
-      if (d >= c.max_abs_all) c.worst_size = pts[i].bytes;
+      if (d >= c.max_abs_all) {
+        c.max_abs_all = d;
+        c.worst_size = pts[i].bytes;
+      }
     }
+    if (!read[i]) ++c.unfitted;
   }
+  c.rms = terms > 0 ? std::sqrt(sum / static_cast<double>(terms)) : 0;
   return c;
 }
 
@@ -1013,14 +1060,20 @@ std::string why_open(const std::string& parameter, bool rendezvous) {
 
 namespace {
 
-// The points as the calibrated fit (and each of its bootstrap refits) reads them: each point
+// The points as the calibrated fit (and each of its bootstrap refits) reads them: those of the
+// interleaved rounds (read_by_fits); each point
 // counts by its share of the size axis (the bisection's clusters near a switch do not outweigh
 // whole octaves of the sweep); and by eq. (5), PRTT(n,0,s)'s cycle max(o_s, g + (s-1)G, o_r)
 // bounds both overheads, so a PRTT(n,d,s) or server-delay PRTT implying more (a side
 // descheduled inside its calls under load) is contaminated: its standard error is at least that
 // excess, in PRTT units.
-std::vector<model::PrttCurvePoint> fit_points(const std::vector<LoggpPoint>& points,
+std::vector<model::PrttCurvePoint> fit_points(const std::vector<LoggpPoint>& all,
                                               const LoggpOptions& o) {
+  std::vector<LoggpPoint> points;
+  const auto read = read_by_fits(all);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (read[i]) points.push_back(all[i]);
+  }
   auto pts = curve_points(points, o.n);
   model::weigh_by_size_axis(pts, 1 / o.points_per_octave);
   const double nm1 = static_cast<double>(o.n - 1);

@@ -79,6 +79,10 @@ class VirtualNetwork::Engine {
   explicit Engine(const model::LinkParams& link) : cost_(link), host_(local_host()) {}
 
   const model::CostModel& cost() const { return cost_; }
+  void change_link(const model::LinkParams& link) {
+    std::lock_guard lk(mu_);
+    cost_ = model::CostModel(link);
+  }
 
   void run(const std::function<void(Transport&)>& fn);
 
@@ -719,6 +723,10 @@ void VirtualNetwork::run(const std::function<void(Transport&)>& fn) {
 
 const model::CostModel& VirtualNetwork::cost() const {
   return engine_->cost();
+}
+
+void VirtualNetwork::change_link(const model::LinkParams& link) {
+  engine_->change_link(link);
 }
 
 }  // namespace commgauge::net

@@ -52,6 +52,11 @@ class VirtualNetwork {
 
   const model::CostModel& cost() const;
 
+  /// Messages sent from now on cost what `link` says (those under way keep their cost): a
+  /// machine whose state changes during a run, such as a latency mode. Callable from an
+  /// endpoint's code between its calls.
+  void change_link(const model::LinkParams& link);
+
   class Engine;  ///< implementation detail (virtual_network.cpp)
 
  private:

@@ -53,10 +53,15 @@ nlohmann::json intervals_json(const std::array<measure::Interval, 6>& in) {
 }
 
 nlohmann::json check_json(const measure::CurveCheck& c) {
-  return {{"max_deviation_prtt1", c.max_abs[0]},   {"max_deviation_prtt_n0", c.max_abs[1]},
-          {"max_deviation_prtt_nd", c.max_abs[2]}, {"max_deviation_prtt_nd_server", c.max_abs[3]},
-          {"max_deviation", c.max_abs_all},        {"rms_deviation", c.rms},
-          {"worst_size_bytes", c.worst_size}};
+  return {{"max_deviation_prtt1", c.max_abs[0]},
+          {"max_deviation_prtt_n0", c.max_abs[1]},
+          {"max_deviation_prtt_nd", c.max_abs[2]},
+          {"max_deviation_prtt_nd_server", c.max_abs[3]},
+          {"max_deviation", c.max_abs_all},
+          {"rms_deviation", c.rms},
+          {"worst_size_bytes", c.worst_size},
+          {"unfitted_points", c.unfitted},
+          {"max_deviation_unfitted", c.max_abs_unfitted}};
 }
 
 std::string bound_text(double v) {
@@ -192,6 +197,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                                                   : nlohmann::json(nullptr)},
                    {"ranges", loggps_ranges}};
   nlohmann::json points = nlohmann::json::array();
+  const auto read = measure::read_by_fits(r.points);
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const auto& p = r.points[i];
     nlohmann::json j = {{"size_bytes", p.bytes},
@@ -211,6 +217,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
                         {"g_all_ci95_us", {p.g_all_lower_us, p.g_all_upper_us}},
                         {"g_identifiable", p.g_identifiable},
                         {"refined", p.refined},
+                        {"fitted", static_cast<bool>(read[i])},
                         {"rounds", p.rounds.size()},
                         {"stable", p.converged},
                         {"range", p.range}};
@@ -349,9 +356,18 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
         name, 100 * c.max_abs[0], 100 * c.max_abs[1], 100 * c.max_abs[2], 100 * c.max_abs[3],
         100 * c.rms, c.worst_size);
   };
-  out += "self-check, largest |model - measured| / measured over all sizes:\n";
+  const std::size_t unfitted = r.seed_check.unfitted;
+  out += "self-check, largest |model - measured| / measured over the interleaved rounds' sizes:\n";
   if (calibrated) out += check_line("calibrated", r.calibrated_check);
   out += check_line("seeds' estimators", r.seed_check);
+  if (unfitted > 0) {
+    // A large miss there says the machine changed between the rounds and the bisection.
+    out += fmt::format(
+        "  at the {} bisection sizes (measured later, not fitted): calibrated {:.2f} %, seeds' "
+        "estimators {:.2f} %\n",
+        unfitted, 100 * (calibrated ? r.calibrated_check : r.seed_check).max_abs_unfitted,
+        100 * r.seed_check.max_abs_unfitted);
+  }
   out += fmt::format(
       "{} sizes ({} refined), {} interleaved rounds (seed {}); {} of {} sizes within the CI "
       "target\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",

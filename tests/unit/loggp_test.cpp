@@ -208,6 +208,76 @@ TEST(LoggpOnVirtualNetwork, FindsAProtocolChangeAndFitsEachRange) {
   EXPECT_FALSE(r.rendezvous_bytes.has_value());
 }
 
+// Changes the virtual network's link at the first progress report after the interleaved
+// rounds (the scan's): a machine that changes its latency mode between the phases.
+class ModeChange final : public ProgressSink {
+ public:
+  ModeChange(net::VirtualNetwork& net, model::LinkParams later)
+      : net_(net), later_(std::move(later)) {}
+  void update(std::string_view label, double) override {
+    if (!changed_ && label.find("round") == std::string_view::npos) {
+      net_.change_link(later_);
+      changed_ = true;
+    }
+  }
+  void done() override {}
+  bool changed() const { return changed_; }
+
+ private:
+  net::VirtualNetwork& net_;
+  model::LinkParams later_;
+  bool changed_ = false;
+};
+
+TEST(LoggpOnVirtualNetwork, AModeChangeAfterTheRoundsDoesNotReachTheFit) {
+  // The eager-to-eager switch at 12289 B, bisected with full points after the rounds; by then
+  // every per-message time (L, o, g) has grown by 60 %, as this machine's shared memory does
+  // between its latency modes. The fits read only the rounds (one state of the machine): each
+  // range as it was then, the bisection's points reported as missed, not fitted.
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges[1].rendezvous = false;
+  link.ranges[1].gap_us = 9.0;
+  link.ranges[1].gap_per_byte_us = 0.0005;
+  auto slower = link;
+  slower.latency_us *= 1.6;
+  for (auto& r : slower.ranges) {
+    r.send_overhead_us *= 1.6;
+    r.recv_overhead_us *= 1.6;
+    r.gap_us *= 1.6;
+  }
+  net::VirtualNetwork net(link);
+  ModeChange sink(net, slower);
+  LoggpResult r;
+  net.run([&](net::Transport& t) {
+    auto got = measure_loggp(t, LoggpOptions{}, t.role() == net::Role::source ? &sink : nullptr);
+    if (got) r = std::move(*got);
+  });
+  ASSERT_TRUE(sink.changed());
+  ASSERT_EQ(r.ranges.size(), 2u);
+  ASSERT_EQ(r.switches.size(), 1u);
+  // The switch lies within the sweep's bracket (11585, 16384] B; the bisection, measured in
+  // the other mode, may place it anywhere in there.
+  EXPECT_GT(r.ranges[1].from_bytes, 11585u);
+  EXPECT_LE(r.ranges[1].from_bytes, 16384u);
+  const auto unfitted = std::count_if(r.points.begin(), r.points.end(),
+                                      [](const LoggpPoint& p) { return !p.fitted(); });
+  EXPECT_GT(unfitted, 0);
+  EXPECT_EQ(r.calibrated_check.unfitted, static_cast<std::size_t>(unfitted));
+  // The rounds' curves are reproduced exactly, the later points are 20 % and more off.
+  EXPECT_LT(r.calibrated_check.max_abs_all, 1e-4);
+  EXPECT_GT(r.calibrated_check.max_abs_unfitted, 0.2);
+  const auto& p0 = r.link.ranges[0];
+  const auto& p1 = r.link.ranges[1];
+  expect_rel(r.link.effective_latency_us() + p0.send_overhead_us + p0.recv_overhead_us,
+             3.0 + 1.0 + 1.4, 0.01, "o_s + L + o_r");
+  expect_rel(p0.gap_us, 2.0, 0.02, "g0");
+  expect_rel(p0.gap_per_byte_us, 0.0008, 0.01, "G0");
+  expect_rel(p1.gap_us, 9.0, 0.02, "g1");
+  expect_rel(p1.gap_per_byte_us, 0.0005, 0.01, "G1");
+  expect_rel(p1.send_overhead_us, 2.5, 0.01, "o_s1");
+  expect_rel(p1.recv_overhead_us, 2.0, 0.01, "o_r1");
+}
+
 TEST(LoggpOnVirtualNetwork, RendezvousRangeIsMarkedAndNetOfTheHandshake) {
   const auto link = loggps_link(model::Progress::dependent);
   const LoggpResult r = run(link);
