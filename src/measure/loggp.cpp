@@ -945,6 +945,10 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     // 8 KiB candidate one bracket down, the probe said no there, and the curves' own bracket
     // next to it did not separate: the switch was read eager).
     bool next_to_it_unclear = false;
+    // The candidate's own bracket's trials, for the curves' decision there if a hand-shake the
+    // probe finds next to it does not hold.
+    const std::vector<ProbeSample> own_pooled = pooled;
+    const Separation own_found = found;
     if (!found.separated && !scan_only) {
       const std::size_t at = r.changes[k];
       for (const std::size_t c : {at + 1, at - 1, at + 2, at - 2}) {
@@ -1025,6 +1029,30 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       if (!why.empty()) {
         sw.rendezvous = false;
         sw.found_by += "; " + why + ": the curves decide";
+        if (r.changes[k] != c_found[k]) {
+          // The probe had moved the candidate to its hand-shake; without one, the curves decide
+          // where they saw the step. (Over vader a probe two brackets up, in the acknowledged
+          // range, once took the 257 B step's candidate from (256, 362] to (512, 724] B, where
+          // the curves do not split: the step was dropped, and one parameter set then had to
+          // fit both sides of it, 18.7 % rms.)
+          r.changes[k] = c_found[k];
+          sw.below_bytes = pts[c_found[k] - 1].bytes;
+          sw.first_bytes = pts[c_found[k]].bytes;
+          sw.exact = false;
+          sw.confirmed = false;
+          sw.confirmations = sw.confirmation_trials = 0;
+          sw.steps.clear();
+          sw.late_recv_below_us = own_found.below_us;
+          sw.late_recv_above_us = own_found.above_us;
+          if (own_pooled.size() == 2) {
+            sw.waited_below = own_pooled[0].sender_waited;
+            sw.late_below = static_cast<std::uint32_t>(own_pooled[0].late.size());
+            sw.waited_above = own_pooled[1].sender_waited;
+            sw.late_above = static_cast<std::uint32_t>(own_pooled[1].late.size());
+          }
+          sw.found_by +=
+              fmt::format(" in their own bracket ({}, {}] B", sw.below_bytes, sw.first_bytes);
+        }
         curve_only[k] = true;
       }
     } else {
