@@ -981,14 +981,18 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     const double delay = probe_delay_us(pts[c]);
     bool rendezvous = found.separated;
     const bool curves_saw_it = sw.curves_saw_hand_shake;
-    sw.late_recv_below_us = found.below_us;
-    sw.late_recv_above_us = found.above_us;
-    if (pooled.size() == 2) {
-      sw.waited_below = pooled[0].sender_waited;
-      sw.late_below = static_cast<std::uint32_t>(pooled[0].late.size());
-      sw.waited_above = pooled[1].sender_waited;
-      sw.late_above = static_cast<std::uint32_t>(pooled[1].late.size());
-    }
+    // The probe's figures at the switch: the late receives' low ends and how often sends waited.
+    const auto record_probe = [&sw](const Separation& s, const std::vector<ProbeSample>& p) {
+      sw.late_recv_below_us = s.below_us;
+      sw.late_recv_above_us = s.above_us;
+      if (p.size() == 2) {
+        sw.waited_below = p[0].sender_waited;
+        sw.late_below = static_cast<std::uint32_t>(p[0].late.size());
+        sw.waited_above = p[1].sender_waited;
+        sw.late_above = static_cast<std::uint32_t>(p[1].late.size());
+      }
+    };
+    record_probe(found, pooled);
     const bool conclusive =
         rendezvous || (!next_to_it_unclear &&
                        no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]));
@@ -1042,14 +1046,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
           sw.confirmed = false;
           sw.confirmations = sw.confirmation_trials = 0;
           sw.steps.clear();
-          sw.late_recv_below_us = own_found.below_us;
-          sw.late_recv_above_us = own_found.above_us;
-          if (own_pooled.size() == 2) {
-            sw.waited_below = own_pooled[0].sender_waited;
-            sw.late_below = static_cast<std::uint32_t>(own_pooled[0].late.size());
-            sw.waited_above = own_pooled[1].sender_waited;
-            sw.late_above = static_cast<std::uint32_t>(own_pooled[1].late.size());
-          }
+          record_probe(own_found, own_pooled);
           sw.found_by +=
               fmt::format(" in their own bracket ({}, {}] B", sw.below_bytes, sw.first_bytes);
         }

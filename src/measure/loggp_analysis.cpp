@@ -1061,9 +1061,8 @@ std::string why_open(const std::string& parameter, bool rendezvous) {
 namespace {
 
 // The points as the calibrated fit (and each of its bootstrap refits) reads them: those of the
-// interleaved rounds (read_by_fits); each point
-// counts by its share of the size axis (the bisection's clusters near a switch do not outweigh
-// whole octaves of the sweep); and by eq. (5), PRTT(n,0,s)'s cycle max(o_s, g + (s-1)G, o_r)
+// interleaved rounds (read_by_fits), each counting by its share of the size axis (the sweep's
+// step); and by eq. (5), PRTT(n,0,s)'s cycle max(o_s, g + (s-1)G, o_r)
 // bounds both overheads, so a PRTT(n,d,s) or server-delay PRTT implying more (a side
 // descheduled inside its calls under load) is contaminated: its standard error is at least that
 // excess, in PRTT units.

@@ -181,6 +181,16 @@ TEST(LoggpOnVirtualNetwork, SeparatesSendAndReceiveOverheads) {
   expect_rel(p.gap_us, 2.0, 0.02, "g");
 }
 
+// The eager-to-eager link of the next two tests: ranges 0 and 1 as `link` below gives them.
+void expect_the_eager_step(const model::LinkRange& p0, const model::LinkRange& p1) {
+  expect_rel(p0.gap_us, 2.0, 0.02, "g0");
+  expect_rel(p0.gap_per_byte_us, 0.0008, 0.01, "G0");
+  expect_rel(p1.gap_us, 9.0, 0.02, "g1");
+  expect_rel(p1.gap_per_byte_us, 0.0005, 0.01, "G1");
+  expect_rel(p1.send_overhead_us, 2.5, 0.01, "o_s1");
+  expect_rel(p1.recv_overhead_us, 2.0, 0.01, "o_r1");
+}
+
 TEST(LoggpOnVirtualNetwork, FindsAProtocolChangeAndFitsEachRange) {
   // Eager to eager at 12289 B: g, G and the overheads all change (seed 000 Table 2's switch).
   auto link = loggps_link(model::Progress::independent);
@@ -196,15 +206,8 @@ TEST(LoggpOnVirtualNetwork, FindsAProtocolChangeAndFitsEachRange) {
   ASSERT_EQ(r.switches.size(), 1u);
   EXPECT_TRUE(r.switches[0].exact);
   EXPECT_FALSE(r.switches[0].rendezvous);
-  const auto& p0 = r.ranges[0].params;
-  const auto& p1 = r.ranges[1].params;
-  expect_rel(p0.gap_us, 2.0, 0.02, "g0");
-  expect_rel(p0.gap_per_byte_us, 0.0008, 0.01, "G0");
-  expect_rel(p1.gap_us, 9.0, 0.02, "g1");
-  expect_rel(p1.gap_per_byte_us, 0.0005, 0.01, "G1");
-  expect_rel(p1.send_overhead_us, 2.5, 0.01, "o_s1");
-  expect_rel(p1.recv_overhead_us, 2.0, 0.01, "o_r1");
-  EXPECT_FALSE(p1.rendezvous);
+  expect_the_eager_step(r.ranges[0].params, r.ranges[1].params);
+  EXPECT_FALSE(r.ranges[1].params.rendezvous);
   EXPECT_EQ(r.short_eager_bytes, right.from_bytes);  // LogGPS s
   EXPECT_FALSE(r.rendezvous_bytes.has_value());
 }
@@ -268,15 +271,9 @@ TEST(LoggpOnVirtualNetwork, AModeChangeAfterTheRoundsDoesNotReachTheFit) {
   EXPECT_LT(r.calibrated_check.max_abs_all, 1e-4);
   EXPECT_GT(r.calibrated_check.max_abs_unfitted, 0.2);
   const auto& p0 = r.link.ranges[0];
-  const auto& p1 = r.link.ranges[1];
   expect_rel(r.link.effective_latency_us() + p0.send_overhead_us + p0.recv_overhead_us,
              3.0 + 1.0 + 1.4, 0.01, "o_s + L + o_r");
-  expect_rel(p0.gap_us, 2.0, 0.02, "g0");
-  expect_rel(p0.gap_per_byte_us, 0.0008, 0.01, "G0");
-  expect_rel(p1.gap_us, 9.0, 0.02, "g1");
-  expect_rel(p1.gap_per_byte_us, 0.0005, 0.01, "G1");
-  expect_rel(p1.send_overhead_us, 2.5, 0.01, "o_s1");
-  expect_rel(p1.recv_overhead_us, 2.0, 0.01, "o_r1");
+  expect_the_eager_step(p0, r.link.ranges[1]);
 }
 
 TEST(LoggpOnVirtualNetwork, RendezvousRangeIsMarkedAndNetOfTheHandshake) {
