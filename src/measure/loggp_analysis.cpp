@@ -496,6 +496,21 @@ void mark_identifiability(std::vector<LoggpPoint>& pts) {
     p.g_identifiable = gap_evidence(p) == Gap::shown;
 }
 
+// The least G that eq. (5) allows in [first, last] where the gap shows (fit_range); 0 where it
+// shows nowhere.
+double gap_floor(const std::vector<LoggpPoint>& pts, std::size_t first, std::size_t last) {
+  double g_most = std::numeric_limits<double>::infinity();
+  for (std::size_t i = first; i <= last; ++i)
+    g_most = std::min(g_most, pts[i].g_all_us + 2 * pts[i].g_all_noise);
+  double floor = 0;
+  for (std::size_t i = first; i <= last; ++i) {
+    if (!pts[i].g_identifiable || pts[i].bytes < 2) continue;
+    const double s = static_cast<double>(pts[i].bytes) - 1;
+    floor = std::max(floor, (pts[i].g_all_us - 2 * pts[i].g_all_noise - g_most) / s);
+  }
+  return floor;
+}
+
 stats::LineFit weighted_fit(const std::vector<double>& x, const std::vector<double>& y,
                             const std::vector<double>& noise) {
   std::vector<double> w(x.size());
@@ -628,16 +643,26 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
   const auto fp = non_negative_fit(x, p1h, p1h_n, clamped);
 
   // The fallback below: the ping-pong slope less O_s and O_r, with the three slopes' errors.
+  const double fallback_G = std::max(0.0, fp.slope - fs.slope - fr.slope);
   const double fallback_G_stderr = std::hypot(fp.slope_stderr, fs.slope_stderr, fr.slope_stderr);
+  // Eq. (5) bounds G from below wherever the gap shows: there G_all(s) = g + (s-1)G, and g is at
+  // most the range's cheapest cycle (G_all >= g at every size), so G >= (G_all(s) - min G_all) /
+  // (s - 1), each side taken two standard errors toward the bound's favour. The fallback assumes
+  // o_s(s) is the sender's own work; where a send blocks on the wire (a full socket buffer) its
+  // O_s takes the wire's per-byte cost and the fallback reads G near 0, which this refutes.
+  const double G_floor = gap_floor(pts, first, last);
+  const bool fallback_refuted = fallback_G + 2 * fallback_G_stderr < G_floor;
   // g and G need at least 3 identifiable points (2 if the range has only 2). Two at the top of a
   // longer range also serve when eq. (7)'s slope through them, with the error their own
   // intervals give it, is narrower than the fallback's: under load a noisy o_s can leave the gap
   // undecided at the sizes between while G_all itself is measured to 1-2 % (a wider estimator
-  // never wins over a narrower one).
+  // never wins over a narrower one) - or when the fallback is refuted by the bound above (a
+  // narrow interval around a value the data exclude is no estimate).
   bool two_point = false;
   if (xg.size() == 2 && x.size() > 2) {
     const double two_point_stderr = std::hypot(g_n[0], g_n[1]) / std::abs(xg[1] - xg[0]);
-    two_point = !(std::isfinite(fallback_G_stderr) && fallback_G_stderr <= two_point_stderr);
+    two_point = fallback_refuted ||
+                !(std::isfinite(fallback_G_stderr) && fallback_G_stderr <= two_point_stderr);
   }
   range.g_identifiable = xg.size() >= 3 || (xg.size() == 2 && (x.size() == 2 || two_point));
   if (range.g_identifiable) {
@@ -674,7 +699,13 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
     range.G_stderr_us_per_byte =
         two_point ? std::hypot(g_n[0], g_n[1]) / std::abs(xg[1] - xg[0]) : fg.slope_stderr;
     range.fit_residual_us = fg.rms_residual;
-    if (two_point) {
+    if (two_point && fallback_refuted) {
+      range.notes.push_back(fmt::format(
+          "eq. (7) through the 2 largest sizes where the gap shows: G = {:.4g} +- {:.2g} us/B; "
+          "the ping-pong slope less O_s and O_r ({:.4g} +- {:.2g}) is below the least G the gap "
+          "allows by eq. (5) ({:.4g}): o_s(s) carries the wire there",
+          fg.slope, range.G_stderr_us_per_byte, fallback_G, fallback_G_stderr, G_floor));
+    } else if (two_point) {
       range.notes.push_back(fmt::format(
           "eq. (7) through the 2 largest sizes where the gap shows: G = {:.4g} +- {:.2g} us/B, "
           "narrower than the ping-pong slope less O_s and O_r (+- {:.2g})",
@@ -688,8 +719,14 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
         "ping-pong slope less O_s and O_r, g is bounded by o",
         x.size() - xg.size(), x.size()));
     lr.gap_us = 0;
-    lr.gap_per_byte_us = std::max(0.0, fp.slope - fs.slope - fr.slope);
+    lr.gap_per_byte_us = std::max(fallback_G, G_floor);
     range.G_stderr_us_per_byte = fallback_G_stderr;
+    if (fallback_refuted) {
+      range.notes.push_back(fmt::format(
+          "the ping-pong slope less O_s and O_r ({:.4g} +- {:.2g} us/B) is below the least G the "
+          "gap allows by eq. (5) where it shows; G is that bound, {:.4g} us/B",
+          fallback_G, fallback_G_stderr, G_floor));
+    }
   }
   // The LogGP view (no per-byte overheads): eq. (7) over every size as seed 000's tool fits it,
   // but where o hides the gap its G is the ping-pong slope, so no per-byte cost is lost.

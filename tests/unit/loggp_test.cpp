@@ -758,12 +758,35 @@ TEST(LoggpOnVirtualNetwork, Seed000DetectorAlsoFindsAGapChange) {
 // (sends blocked on a full socket buffer): at most sizes below the top its median is under G_all
 // but not by two standard errors. Counted as hidden, those sizes left eq. (7) two points and the
 // ping-pong slope less O_s and O_r (+- 0.002 us/B) read 1/G as 1095 MB/s in CI.
+// One size of a recorded run: medians and standard errors of eq. (7) G_all, eq. (6) o_s and o_r,
+// and PRTT(1,0,s) with its 95 % interval.
+struct RecordedSize {
+  std::uint64_t bytes;
+  double g_all, g_all_se, o_s, o_s_se, o_r, o_r_se, prtt1, prtt1_lo, prtt1_hi;
+};
+
+LoggpResult analyse_recorded(const std::vector<RecordedSize>& table) {
+  LoggpResult r;
+  for (const auto& row : table) {
+    LoggpPoint p;
+    p.bytes = row.bytes;
+    p.g_all_us = row.g_all;
+    p.g_all_noise = row.g_all_se;
+    p.o_s_us = row.o_s;
+    p.o_s_noise = row.o_s_se;
+    p.o_r_us = row.o_r;
+    p.o_r_noise = row.o_r_se;
+    p.prtt1.median_us = row.prtt1;
+    p.prtt1.lower_us = row.prtt1_lo;
+    p.prtt1.upper_us = row.prtt1_hi;
+    r.points.push_back(p);
+  }
+  analyse_loggp(r, LoggpOptions{}, false);
+  return r;
+}
+
 TEST(LoggpAnalysis, UndecidedSizesDoNotEndTheGapAndANarrowerEq7Wins) {
-  struct Row {
-    std::uint64_t bytes;
-    double g_all, g_all_se, o_s, o_s_se, o_r, o_r_se, prtt1, prtt1_lo, prtt1_hi;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<RecordedSize> rows = {
       {1, 8.7, 4.2, 173.6, 22.0, 11.1, 8.2, 431.7, 429.9, 452.9},
       {2, 6.9, 3.8, 178.3, 34.2, 13.3, 3.3, 259.1, 238.7, 432.0},
       {3, 8.0, 4.7, 144.1, 50.5, 9.1, 3.7, 434.1, 428.9, 451.1},
@@ -801,28 +824,9 @@ TEST(LoggpAnalysis, UndecidedSizesDoNotEndTheGapAndANarrowerEq7Wins) {
       {185364, 7753.6, 76.2, 2717.3, 968.4, 306.6, 1419.2, 15772.7, 15412.1, 16051.3},
       {262144, 11137.9, 157.9, 3848.2, 604.5, 552.3, 156.9, 21967.8, 21772.0, 23915.4},
   };
-  const auto analyse = [](const std::vector<Row>& table) {
-    LoggpResult r;
-    for (const auto& row : table) {
-      LoggpPoint p;
-      p.bytes = row.bytes;
-      p.g_all_us = row.g_all;
-      p.g_all_noise = row.g_all_se;
-      p.o_s_us = row.o_s;
-      p.o_s_noise = row.o_s_se;
-      p.o_r_us = row.o_r;
-      p.o_r_noise = row.o_r_se;
-      p.prtt1.median_us = row.prtt1;
-      p.prtt1.lower_us = row.prtt1_lo;
-      p.prtt1.upper_us = row.prtt1_hi;
-      r.points.push_back(p);
-    }
-    analyse_loggp(r, LoggpOptions{}, false);
-    return r;
-  };
   const double goodput_bytes_per_us = 200.0 / 8 * 1448 / 1514;
   {
-    const LoggpResult r = analyse(rows);
+    const LoggpResult r = analyse_recorded(rows);
     ASSERT_EQ(r.ranges.size(), 1u);
     const auto& range = r.ranges[0];
     EXPECT_TRUE(range.g_identifiable);
@@ -838,7 +842,7 @@ TEST(LoggpAnalysis, UndecidedSizesDoNotEndTheGapAndANarrowerEq7Wins) {
     auto hidden = rows;
     for (std::size_t i = 0; i + 2 < hidden.size(); ++i)
       hidden[i].o_s = hidden[i].g_all;
-    const LoggpResult r = analyse(hidden);
+    const LoggpResult r = analyse_recorded(hidden);
     ASSERT_EQ(r.ranges.size(), 1u);
     const auto& range = r.ranges[0];
     EXPECT_TRUE(range.g_identifiable);
@@ -850,6 +854,75 @@ TEST(LoggpAnalysis, UndecidedSizesDoNotEndTheGapAndANarrowerEq7Wins) {
                 1e-12);
     EXPECT_THAT(range.notes, ::testing::Contains(::testing::HasSubstr("2 largest sizes")));
   }
+}
+
+// Another run over the same link and load (2026-12-03, CI of that day): o_s's intervals even
+// wider, so the gap shows only at the two largest sizes, whose eq. (7) slope has a wide error
+// (G_all's standard error 1836 us at 185364 B); the ping-pong slope less O_s and O_r, narrower,
+// read G = 0.0012 us/B (1/G = 841 MB/s): o_s(s) of sends blocked on the socket buffer carried
+// the wire's per-byte cost. Eq. (5) refutes it: at 262144 B the gap shows and G_all(s) - min
+// G_all leaves at least 0.040 us/B.
+TEST(LoggpAnalysis, AFallbackBelowTheLeastGTheShownGapAllowsDoesNotWin) {
+  const std::vector<RecordedSize> rows = {
+      {1, 20.9, 3.7, 169.7, 43.0, 19.3, 6.7, 338.3, 222.4, 443.2},
+      {2, 22.8, 6.5, 105.7, 43.8, 15.4, 4.7, 243.7, 25.5, 437.0},
+      {3, 10.8, 4.2, 126.8, 47.5, 13.7, 2.9, 432.3, 222.0, 447.2},
+      {4, 12.0, 6.5, 59.8, 47.2, 12.7, 4.1, 432.3, 238.5, 447.1},
+      {6, 12.1, 4.0, 141.2, 37.4, 12.7, 4.6, 428.3, 231.6, 446.6},
+      {8, 18.8, 7.1, 21.5, 8.2, 11.8, 7.4, 339.3, 235.9, 446.2},
+      {11, 12.2, 3.5, 186.1, 26.6, 10.9, 4.1, 430.4, 242.9, 440.9},
+      {16, 10.0, 1.6, 110.4, 67.1, 11.3, 2.3, 434.7, 227.3, 449.2},
+      {23, 15.7, 7.2, 130.3, 36.4, 11.8, 6.3, 435.9, 228.7, 447.9},
+      {32, 8.3, 1.6, 120.8, 44.6, 13.6, 3.8, 432.1, 241.6, 449.2},
+      {45, 14.8, 4.9, 84.4, 45.6, 10.8, 2.3, 430.5, 231.2, 434.9},
+      {64, 19.6, 4.1, 107.1, 45.6, 11.3, 3.8, 364.9, 233.4, 445.1},
+      {91, 10.7, 3.8, 124.8, 47.8, 15.7, 4.4, 243.5, 234.2, 433.3},
+      {128, 22.3, 6.5, 160.4, 55.3, 14.1, 5.6, 338.4, 228.1, 445.4},
+      {181, 21.9, 4.8, 143.2, 37.1, 14.9, 8.4, 341.0, 28.0, 437.6},
+      {256, 11.7, 3.8, 143.1, 38.3, 15.7, 7.3, 427.8, 243.9, 446.2},
+      {362, 21.5, 3.5, 206.2, 47.8, 16.3, 4.5, 434.9, 228.5, 444.0},
+      {512, 17.7, 3.8, 158.0, 29.9, 20.1, 5.4, 340.5, 241.2, 434.3},
+      {724, 28.1, 2.6, 171.1, 33.5, 21.9, 6.9, 232.6, 26.2, 433.1},
+      {1024, 40.9, 6.0, 155.8, 50.8, 27.9, 11.3, 255.4, 26.6, 440.9},
+      {1448, 53.6, 8.6, 214.0, 28.8, 24.4, 7.0, 445.5, 252.8, 461.7},
+      {2048, 84.5, 5.8, 216.6, 31.7, 16.9, 6.8, 250.9, 92.5, 263.9},
+      {2896, 100.6, 5.2, 184.7, 41.5, 16.1, 5.9, 437.4, 262.8, 454.3},
+      {4096, 172.8, 6.1, 264.4, 27.4, 50.1, 11.4, 356.2, 170.5, 541.9},
+      {5793, 241.1, 9.2, 302.8, 45.9, 57.9, 9.9, 469.1, 359.9, 585.9},
+      {8192, 346.4, 15.5, 396.9, 36.9, 42.4, 8.4, 568.3, 543.6, 592.7},
+      {11585, 492.0, 6.3, 499.1, 73.1, 63.6, 15.5, 758.4, 736.5, 772.7},
+      {16384, 704.8, 42.8, 763.7, 140.2, 63.3, 22.5, 1134.5, 1119.6, 1156.8},
+      {23170, 1077.7, 70.8, 895.4, 91.5, 41.9, 25.8, 1750.2, 1721.2, 2870.0},
+      {32768, 1498.7, 51.3, 1181.3, 287.5, 51.6, 32.1, 2551.5, 2538.3, 2673.7},
+      {46341, 2031.4, 77.6, 2053.2, 693.5, 252.7, 124.7, 3698.8, 3676.1, 3870.0},
+      {65536, 2950.5, 173.6, 2119.5, 459.8, 52.8, 180.4, 5402.9, 5318.2, 7984.0},
+      {92682, 4002.6, 1725.7, 2649.4, 745.5, 186.4, 108.6, 8099.9, 7567.3, 9784.6},
+      {131072, 5430.3, 119.0, 3617.8, 2370.8, 75.6, 672.4, 15977.5, 10777.3, 16007.8},
+      {185364, 7834.8, 1835.9, 2910.6, 1077.5, 418.0, 131.0, 15989.0, 15326.7, 18085.3},
+      {262144, 11019.0, 278.0, 3769.1, 691.0, 280.4, 1128.0, 24061.5, 21753.3, 26181.6},
+  };
+  const LoggpResult r = analyse_recorded(rows);
+  ASSERT_EQ(r.ranges.size(), 1u);
+  const auto& range = r.ranges[0];
+  // The bound by hand: g <= G_all(32 B) + 2 x 1.6 = 11.5 us; at 262144 B the gap shows, so
+  // G >= (11019.0 - 2 x 278.0 - 11.5) / 262143 = 0.03987 us/B.
+  const double floor = (11019.0 - 2 * 278.0 - (8.3 + 2 * 1.6)) / 262143;
+  EXPECT_TRUE(range.g_identifiable);
+  EXPECT_EQ(range.fit_points, 2u);
+  const double two_point = (11019.0 - 7834.8) / (262144.0 - 185364.0);
+  EXPECT_NEAR(range.params.gap_per_byte_us, two_point, 1e-12);
+  EXPECT_GE(range.params.gap_per_byte_us, floor);
+  EXPECT_THAT(range.notes, ::testing::Contains(::testing::HasSubstr("below the least G")));
+  const double goodput_bytes_per_us = 200.0 / 8 * 1448 / 1514;
+  EXPECT_NEAR(1 / range.params.gap_per_byte_us, goodput_bytes_per_us, 0.05 * goodput_bytes_per_us);
+  // With only one size where the gap shows, eq. (7) has no slope: G is raised to the bound.
+  auto one_shown = rows;
+  one_shown[34].o_s = one_shown[34].g_all;
+  const LoggpResult one = analyse_recorded(one_shown);
+  ASSERT_EQ(one.ranges.size(), 1u);
+  EXPECT_FALSE(one.ranges[0].g_identifiable);
+  EXPECT_NEAR(one.ranges[0].params.gap_per_byte_us, floor, 1e-9);
+  EXPECT_THAT(one.ranges[0].notes, ::testing::Contains(::testing::HasSubstr("G is that bound")));
 }
 
 // o_r's step across a candidate, on the late receives measured under two busy loops at vader's

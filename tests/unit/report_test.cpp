@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "report/heldout_report.hpp"
+#include "report/loggp_report.hpp"
 #include "report/share_report.hpp"
 #include "report/text_table.hpp"
 
@@ -136,6 +137,29 @@ TEST(ShareReport, ErrorsInPercentAndTheirMeanAbsoluteValue) {
   const auto [none, none_abs] = errors({1.0}, {0.0});  // nothing measured: undefined, not inf
   EXPECT_TRUE(std::isnan(none[0]));
   EXPECT_TRUE(std::isnan(none_abs));
+}
+
+// The self-check's line for the bisection sizes names only the sets the run produced: with
+// --no-calibrate there is no calibrated set, so no calibrated figure.
+TEST(LoggpReport, TheBisectionSizesLineNamesOnlyTheSetsTheRunFitted) {
+  measure::LoggpResult r;
+  r.seed_check.unfitted = 3;
+  r.seed_check.max_abs_unfitted = 0.125;
+  r.calibrated_check = r.seed_check;
+  const std::string seeds_only = loggp_table(r);
+  EXPECT_NE(seeds_only.find("at the 3 bisection sizes (measured later, not fitted): seeds' "
+                            "estimators 12.50 %"),
+            std::string::npos)
+      << seeds_only;
+  EXPECT_EQ(seeds_only.find("calibrated 12.50 %"), std::string::npos);
+
+  r.calibrated.intervals.resize(1);
+  r.calibrated_check.max_abs_unfitted = 0.0425;
+  const std::string both = loggp_table(r);
+  EXPECT_NE(both.find("at the 3 bisection sizes (measured later, not fitted): calibrated 4.25 %, "
+                      "seeds' estimators 12.50 %"),
+            std::string::npos)
+      << both;
 }
 
 }  // namespace
