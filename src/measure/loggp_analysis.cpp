@@ -699,17 +699,19 @@ void fit_range(const std::vector<LoggpPoint>& pts, LoggpRange& range, std::size_
     range.G_stderr_us_per_byte =
         two_point ? std::hypot(g_n[0], g_n[1]) / std::abs(xg[1] - xg[0]) : fg.slope_stderr;
     range.fit_residual_us = fg.rms_residual;
-    if (two_point && fallback_refuted) {
+    if (two_point) {
+      const std::string why =
+          fallback_refuted
+              ? fmt::format(
+                    "; the ping-pong slope less O_s and O_r ({:.4g} +- {:.2g}) is below "
+                    "the least G the gap allows by eq. (5) ({:.4g}): o_s(s) carries the "
+                    "wire there",
+                    fallback_G, fallback_G_stderr, G_floor)
+              : fmt::format(", narrower than the ping-pong slope less O_s and O_r (+- {:.2g})",
+                            fallback_G_stderr);
       range.notes.push_back(fmt::format(
-          "eq. (7) through the 2 largest sizes where the gap shows: G = {:.4g} +- {:.2g} us/B; "
-          "the ping-pong slope less O_s and O_r ({:.4g} +- {:.2g}) is below the least G the gap "
-          "allows by eq. (5) ({:.4g}): o_s(s) carries the wire there",
-          fg.slope, range.G_stderr_us_per_byte, fallback_G, fallback_G_stderr, G_floor));
-    } else if (two_point) {
-      range.notes.push_back(fmt::format(
-          "eq. (7) through the 2 largest sizes where the gap shows: G = {:.4g} +- {:.2g} us/B, "
-          "narrower than the ping-pong slope less O_s and O_r (+- {:.2g})",
-          fg.slope, range.G_stderr_us_per_byte, fallback_G_stderr));
+          "eq. (7) through the 2 largest sizes where the gap shows: G = {:.4g} +- {:.2g} us/B{}",
+          fg.slope, range.G_stderr_us_per_byte, why));
     }
   } else {
     // Eq. (7) measured max(o, G_all): the gap is hidden. G is what the one-way time grows by
