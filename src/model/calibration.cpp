@@ -249,6 +249,10 @@ class Fit {
           d[c] += j[i * cols + c] * j[i * cols + c];
         d[c] = std::sqrt(std::max(d[c], 1e-12));
       }
+      // The step's positive coordinates are most likely the current ones: NNLS starts there.
+      std::vector<bool> positive(cols);
+      for (std::size_t c = 0; c < cols; ++c)
+        positive[c] = v[free[c]] > 0;
       bool improved = false;
       while (lambda < 1e12) {
         std::vector<double> a = j;
@@ -266,7 +270,7 @@ class Fit {
           a.insert(a.end(), row.begin(), row.end());
           b.push_back(sl * d[c] * v[free[c]]);
         }
-        const auto q = stats::nnls(a, rows + cols, cols, b);
+        const auto q = stats::nnls(a, rows + cols, cols, b, positive);
         std::vector<double> trial = v;
         for (std::size_t c = 0; c < cols; ++c)
           trial[free[c]] = q.x[c];

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,6 +50,43 @@ TEST(Nnls, HandComputedActiveSet) {
   EXPECT_NEAR(r.x[0], 1, 1e-12);
   EXPECT_EQ(r.x[1], 0);
   EXPECT_NEAR(r.residual_norm, std::sqrt(2.0), 1e-12);
+}
+
+TEST(Nnls, AWarmStartReachesTheColdStartsOptimumWhateverTheGuess) {
+  // Seeded random tall and square problems whose optimum has some coordinates at 0: from no
+  // guess, the optimum's own positive set, every column, none and a random set, the same x.
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0, 1);
+  std::bernoulli_distribution coin(0.5);
+  int clamped = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t cols = 2 + trial % 12, rows = trial % 3 == 0 ? cols : 3 * cols;
+    std::vector<double> a(rows * cols), b(rows);
+    for (double& x : a)
+      x = normal(rng);
+    for (double& x : b)
+      x = normal(rng);
+    const auto cold = stats::nnls(a, rows, cols, b);
+    ASSERT_TRUE(cold.converged);
+    std::vector<bool> exact(cols), every(cols, true), none(cols, false), random(cols);
+    for (std::size_t j = 0; j < cols; ++j) {
+      exact[j] = cold.x[j] > 0;
+      random[j] = coin(rng);
+      clamped += cold.x[j] == 0;
+    }
+    for (const auto* guess : {&exact, &every, &none, &random}) {
+      const auto warm = stats::nnls(a, rows, cols, b, *guess);
+      ASSERT_TRUE(warm.converged);
+      EXPECT_NEAR(warm.residual_norm, cold.residual_norm, 1e-9 * (1 + cold.residual_norm));
+      for (std::size_t j = 0; j < cols; ++j)
+        EXPECT_NEAR(warm.x[j], cold.x[j], 1e-8 * (1 + std::abs(cold.x[j]))) << "trial " << trial;
+    }
+    // From the optimum's own positive set: one least-squares solve, no column added.
+    EXPECT_EQ(stats::nnls(a, rows, cols, b, exact).iterations, 0) << "trial " << trial;
+  }
+  EXPECT_GT(clamped, 200);  // the bound is active often: the warm start's pruning is exercised
+  const double a[] = {1, 0, 0, 1}, b[] = {1, -1};
+  EXPECT_THROW(stats::nnls(a, 2, 2, b, std::vector<bool>(3, true)), std::invalid_argument);
 }
 
 std::vector<model::PrttCurvePoint> exact_points(const model::LinkParams& link,
