@@ -670,6 +670,104 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
                   stop.empty() ? "" : " (bisection stopped: " + stop + ")");
 }
 
+// A change of transfer mechanism between sizes lo (sends return before the late receive is
+// posted) and hi (they wait for it): bisection on that alone, each step probing lo, the midpoint
+// and hi alternately, the midpoint joining the side whose sends it behaves like, down to one
+// byte (or the tolerance); then lo and hi alternately for the verdict. The sends' waiting is
+// binary and a millisecond wide, so a step needs no going back: a midpoint that kBisectAttempts
+// attempts leave between the sides (a quarter to three quarters waited) stops the bisection.
+void bisect_transfer(Session& session, LoggpSwitch& sw, std::uint64_t lo, std::uint64_t hi,
+                     double delay_us) {
+  const LoggpOptions& o = session.options();
+  const auto waited = [](const ProbeSample& p) {
+    return std::pair{p.sender_waited, static_cast<std::uint32_t>(p.late.size())};
+  };
+  std::string stop;
+  int budget = kBisectBudget;
+  while (o.refine && hi - lo > 1 &&
+         static_cast<double>(hi - lo) > o.refine_tolerance * static_cast<double>(lo) &&
+         budget > kConfirmAttempts) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    std::vector<ProbeSample> pooled(3);
+    LoggpSwitch::Step step;
+    step.below_bytes = lo;
+    step.mid_bytes = mid;
+    step.above_bytes = hi;
+    step.placement = "undecided";
+    for (int attempt = 0; attempt < kBisectAttempts && budget > kConfirmAttempts;
+         ++attempt, --budget) {
+      const std::vector<std::uint64_t> sizes = {lo, mid, hi};
+      if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
+        stop = "the budget ran out";
+        break;
+      }
+      const auto v = probe(session, sizes, kProbeReps, delay_us);
+      for (std::size_t i = 0; i < 3; ++i)
+        pooled[i].add(v[i]);
+      ++step.attempts;
+      if (detail::sender_never_waited(pooled[1])) {
+        step.placement = "sends free";
+      } else if (detail::sends_wait(waited(pooled[1]).first, waited(pooled[1]).second)) {
+        step.placement = "sends wait";
+      }
+      if (step.placement != "undecided") break;
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+      step.trials[i] = static_cast<std::uint32_t>(pooled[i].late.size());
+      step.waited[i] = pooled[i].sender_waited;
+    }
+    if (!pooled[0].late.empty() && !pooled[1].late.empty() && !pooled[2].late.empty()) {
+      step.below_us = stats::floor_of(pooled[0].late);
+      step.mid_us = stats::floor_of(pooled[1].late);
+      step.above_us = stats::floor_of(pooled[2].late);
+    }
+    sw.steps.push_back(step);
+    if (step.placement == "sends free") {
+      lo = mid;
+    } else if (step.placement == "sends wait") {
+      hi = mid;
+    } else {
+      if (stop.empty()) {
+        stop = fmt::format("the sends at {} B waited in {} of {} trials, between the sides", mid,
+                           step.waited[1], step.trials[1]);
+      }
+      break;
+    }
+    session.report(fmt::format("loggp: switch in ({}, {}] B", lo, hi), 0.8);
+  }
+  // The verdict: both ends alternately, pooled until the change shows (or kConfirmAttempts).
+  std::vector<ProbeSample> pooled(2);
+  for (int attempt = 0; attempt < kConfirmAttempts; ++attempt) {
+    if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) {
+      if (stop.empty()) stop = "the budget ran out";
+      break;
+    }
+    const auto v = probe(session, {lo, hi}, kProbeReps, delay_us);
+    pooled[0].add(v[0]);
+    pooled[1].add(v[1]);
+    if (detail::sends_start_waiting(pooled[0], pooled[1])) break;
+  }
+  sw.confirmed = detail::sends_start_waiting(pooled[0], pooled[1]);
+  std::tie(sw.waited_below, sw.late_below) = waited(pooled[0]);
+  std::tie(sw.waited_above, sw.late_above) = waited(pooled[1]);
+  if (!pooled[0].late.empty() && !pooled[1].late.empty()) {
+    sw.late_recv_below_us = stats::floor_of(pooled[0].late);
+    sw.late_recv_above_us = stats::floor_of(pooled[1].late);
+  }
+  sw.confirmation_trials = sw.late_below + sw.late_above;
+  sw.confirmations = sw.late_below - sw.waited_below + sw.waited_above;
+  sw.below_bytes = lo;
+  sw.first_bytes = hi;
+  sw.exact = hi - lo == 1;
+  sw.verdict = fmt::format(
+      "{}: the sends waited for the late receiver in {} of {} trials at {} B and {} of {} at {} "
+      "B (alternating); {}{}",
+      sw.confirmed ? "confirmed" : "not confirmed at the end (load?)", sw.waited_below,
+      sw.late_below, lo, sw.waited_above, sw.late_above, hi,
+      sw.exact ? "exact to one byte" : fmt::format("bracketed to ({}, {}] B", lo, hi),
+      stop.empty() ? "" : " (bisection stopped: " + stop + ")");
+}
+
 // Whether the curves around switch k need two parameter sets: the calibrated fit of the
 // neighbouring ranges' points as one range against as two. A bend the closed forms produce
 // themselves (where g + (s-1)G overtakes o in eq. (5)'s max) is no switch.
@@ -841,6 +939,16 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
   return std::nullopt;
 }
 
+// How the probe scan names its own candidates: a hand-shake between neighbouring sizes, or
+// sends that start waiting for the late receiver there (detail::sends_start_waiting).
+constexpr const char* kScanHandShake = "probe scan";
+constexpr const char* kScanSendsWait = "probe scan (the sends start waiting for the receiver)";
+
+// A candidate only the probe scan saw (the curves did not).
+bool scan_only_candidate(const LoggpSwitch& sw) {
+  return sw.found_by == kScanHandShake || sw.found_by == kScanSendsWait;
+}
+
 // Every candidate: the late-receiver probe decides whether the late receive pays a hand-shake
 // from there on (rendezvous, bisected with the probe); otherwise the curves must show the split
 // again.
@@ -874,13 +982,12 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     // Above vader's switch the late receive grows with the transfer (about 8 us from 128 to
     // 181 KiB), which the precedence test finds significant: the probe's yes there once sent
     // a bisection through the whole byte budget to a false switch at (85895, 92682] B.
-    if (as_found[k].found_by == "probe scan") {  // the curves did not see it: none
+    if (scan_only_candidate(as_found[k])) {  // the curves did not see it: none
       drop[k] = true;
       notes.push_back(fmt::format(
-          "a candidate switch in ({}, {}] B (probe scan) was dropped: it lies above a "
-          "confirmed rendezvous switch, where the late receive pays the hand-shake on both "
-          "sides",
-          pts[r.changes[k] - 1].bytes, pts[r.changes[k]].bytes));
+          "a candidate switch in ({}, {}] B ({}) was dropped: it lies above a confirmed "
+          "rendezvous switch, where the late receive pays the hand-shake on both sides",
+          pts[r.changes[k] - 1].bytes, pts[r.changes[k]].bytes, as_found[k].found_by));
     } else {
       // No hand-shake starts here (one is paid on both sides; the range stays rendezvous
       // by LogGPS), whatever the late receive's curve did: a change of parameters, if any.
@@ -917,7 +1024,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // One try at candidate k; false when it did not settle it (to be asked once more).
   const auto try_switch = [&](std::size_t k, int probing) -> bool {
     LoggpSwitch& sw = r.switches[k];
-    const bool scan_only = as_found[k].found_by == "probe scan";
+    const bool scan_only = scan_only_candidate(as_found[k]);
     const std::uint64_t lo_found = pts[c_found[k] - 1].bytes, hi_found = pts[c_found[k]].bytes;
     session.report(fmt::format("loggp: probing the switch in ({}, {}] B{}", lo_found, hi_found,
                                probing > 0 ? " again" : ""),
@@ -933,6 +1040,10 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     }
     std::vector<ProbeSample> pooled;
     Separation found = probe_bracket(r.changes[k], pooled);
+    // The sends return before the late receive below and wait for it above: the transfer
+    // mechanism changes in this very bracket (detail::sends_start_waiting), no need to look
+    // next to it.
+    const bool sends_change = !found.separated && detail::sends_start_waiting(pooled[0], pooled[1]);
     // The detectors merge a late-receive jump and a joint split at neighbouring sizes into one
     // candidate: where the probe finds no hand-shake in its bracket, it looks in the two
     // brackets on either side, nearest first (not another candidate's), before the candidate
@@ -949,7 +1060,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     // probe finds next to it does not hold.
     const std::vector<ProbeSample> own_pooled = pooled;
     const Separation own_found = found;
-    if (!found.separated && !scan_only) {
+    if (!found.separated && !scan_only && !sends_change) {
       const std::size_t at = r.changes[k];
       for (const std::size_t c : {at + 1, at - 1, at + 2, at - 2}) {
         if (c < 1 || c >= pts.size()) continue;
@@ -996,6 +1107,37 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     const bool conclusive =
         rendezvous || (!next_to_it_unclear &&
                        no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]));
+    if (!rendezvous && sends_change && (conclusive || !sw.rendezvous)) {
+      // An eager change of transfer mechanism (T -> TA): whatever the curves and the late
+      // receive say, one parameter set cannot give both sides. Under two busy loops the curves
+      // lost vader's 257 B step in 3 of 20 runs (re-measured, they no longer split), and one
+      // range from 1 B then carried TA: 8-byte sends were charged a wait for their receiver.
+      sw.rendezvous = false;
+      sw.found_by += fmt::format(
+          "; the probe sees the sends wait for the late receiver above ({} of {}) and not below "
+          "({} of {}): the transfer mechanism changes (seed 001's Tm)",
+          pooled[1].sender_waited, pooled[1].late.size(), pooled[0].sender_waited,
+          pooled[0].late.size());
+      bisect_transfer(session, sw, lo, hi, delay);
+      if (sw.confirmed) return true;
+      if (probing == 0) {
+        first_try[k] = "the sends' change did not hold to the end";
+        return false;  // asked once more, with fresh trials
+      }
+      if (scan_only) {
+        drop[k] = true;
+        notes.push_back(fmt::format(
+            "a candidate switch in ({}, {}] B ({}) was dropped: the sends' change did not hold "
+            "to the end, twice",
+            lo, hi, as_found[k].found_by));
+        return true;
+      }
+      sw = as_found[k];
+      r.changes[k] = c_found[k];
+      sw.found_by += "; the sends' change did not hold to the end, twice: the curves decide";
+      curve_only[k] = true;
+      return true;
+    }
     if (scan_only && !rendezvous) {
       // The curves never saw it and the probe does not confirm it: no switch.
       if (!conclusive && probing == 0) return false;  // asked once more
@@ -1183,7 +1325,8 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
       if (near != r.changes.end()) break;
       near = std::find(r.changes.begin(), r.changes.end(), j);
       if (near != r.changes.end() &&
-          r.switches[static_cast<std::size_t>(near - r.changes.begin())].found_by == "probe scan") {
+          r.switches[static_cast<std::size_t>(near - r.changes.begin())].found_by ==
+              kScanHandShake) {
         near = r.changes.end();  // the scan's own candidates stay where the scan saw them
       }
     }
@@ -1209,7 +1352,24 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
     sw.first_bytes = pts[i].bytes;
     sw.below_bytes = pts[i - 1].bytes;
     sw.rendezvous = true;
-    sw.found_by = "probe scan";
+    sw.found_by = kScanHandShake;
+    sw.verdict = "not confirmed";
+    r.changes.insert(at, i);
+    r.switches.insert(r.switches.begin() + static_cast<std::ptrdiff_t>(k), sw);
+  }
+  // Where the sends start waiting for the late receiver between neighbouring sizes, the transfer
+  // mechanism changes (detail::sends_start_waiting): a candidate unless one is there already.
+  // The curves' steps can be small (vader's 257 B: 1.33 -> 1.48 us late receive) and load can
+  // hide them; the sends' waiting (a millisecond against a microsecond) it does not.
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    if (!detail::sends_start_waiting(v[i - 1], v[i])) continue;
+    if (std::find(r.changes.begin(), r.changes.end(), i) != r.changes.end()) continue;
+    const auto at = std::upper_bound(r.changes.begin(), r.changes.end(), i);
+    const auto k = static_cast<std::size_t>(at - r.changes.begin());
+    LoggpSwitch sw;
+    sw.first_bytes = pts[i].bytes;
+    sw.below_bytes = pts[i - 1].bytes;
+    sw.found_by = kScanSendsWait;
     sw.verdict = "not confirmed";
     r.changes.insert(at, i);
     r.switches.insert(r.switches.begin() + static_cast<std::ptrdiff_t>(k), sw);

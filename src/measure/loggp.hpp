@@ -173,12 +173,15 @@ struct LoggpSwitch {
   /// One bisection step of a rendezvous switch: the bracket, how many attempts of the probe it
   /// took, the valid late receives pooled at each size, their low ends (stats::floor_of, us)
   /// and where the midpoint went (eager, rendezvous, between or undecided); or a step back to
-  /// the bracket before ("back: ..." with that bracket), where a step went wrong.
+  /// the bracket before ("back: ..." with that bracket), where a step went wrong. A change of
+  /// transfer mechanism is bisected on the sends' waiting instead ("sends free", "sends wait").
   struct Step {
     std::uint64_t below_bytes = 0, mid_bytes = 0, above_bytes = 0;
     std::uint32_t attempts = 0;
     std::array<std::uint32_t, 3> trials{};
     double below_us = 0, mid_us = 0, above_us = 0;
+    /// Of each size's valid trials, those whose send waited for the late receiver.
+    std::array<std::uint32_t, 3> waited{};
     std::string placement;
   };
   std::vector<Step> steps;

@@ -302,6 +302,11 @@ bool sender_never_waited(const ProbeSample& sample) {
          4 * static_cast<std::size_t>(sample.sender_waited) <= sample.late.size();
 }
 
+bool sends_start_waiting(const ProbeSample& below, const ProbeSample& above) {
+  return sender_never_waited(below) &&
+         sends_wait(above.sender_waited, static_cast<std::uint32_t>(above.late.size()));
+}
+
 std::size_t count_above(const std::vector<double>& v, double threshold) {
   return static_cast<std::size_t>(
       std::count_if(v.begin(), v.end(), [&](double x) { return x > threshold; }));

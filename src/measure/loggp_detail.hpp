@@ -99,6 +99,14 @@ bool sender_never_waited(const ProbeSample& sample);
 /// under load may lift a few eager trials; an acknowledged send cannot return early).
 bool sends_wait(std::uint32_t waited, std::uint32_t trials);
 
+/// Whether the sends change their transfer mechanism between two probed sizes: those of `below`
+/// returned before the late receive was posted (sender_never_waited), those of `above` waited
+/// for it (sends_wait). Seed 001's Tm: an eager message (T) against one whose send completes on
+/// the receiver's acknowledgement (TA) or hand-shake. No parameter set of one range can give
+/// both, and the difference is a millisecond (the receiver's delay) against a microsecond,
+/// which load does not blur (vader's inline-send step at 257 B: 0 of 100 against 100 of 100).
+bool sends_start_waiting(const ProbeSample& below, const ProbeSample& above);
+
 /// The probe's verdict on two sides measured alternately: `above` must lie above `below`
 /// (stats::precedence_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
 /// low ends, against the least one-way times). Fewer than 3 valid late receives on a side is

@@ -102,6 +102,7 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
                        {"above_bytes", st.above_bytes},
                        {"attempts", st.attempts},
                        {"trials", st.trials},
+                       {"sender_waited", st.waited},
                        {"late_receive_below_us", st.below_us},
                        {"late_receive_mid_us", st.mid_us},
                        {"late_receive_above_us", st.above_us},

@@ -468,16 +468,17 @@ class ArmAtEachProbe final : public ProgressSink {
 TEST(LoggpOnVirtualNetwork, AHandShakeNextToACandidateThatDoesNotHoldLeavesItToTheCurves) {
   auto link = loggps_link(model::Progress::independent);
   link.ranges.resize(1);
+  // The sends wait for a late receiver on both sides, as vader's do above 256 B (else the
+  // sends' change alone settles the step: SendsThatStartWaitingAreAChangeOfTransferMechanism).
+  link.ranges[0].transfer = "TA";
+  link.ranges[0].progress = model::Progress::dependent;
   model::LinkRange upper = link.ranges[0];
   upper.from_bytes = 1500;
   upper.send_overhead_us = 1.8;
   upper.gap_per_byte_us = 0.0005;
   upper.recv_overhead_per_byte_us = 0;  // a late receive costs the same at every size there
-  upper.transfer = "TA";  // its sends wait for a late receiver, as vader's do above 256 B
-  upper.progress = model::Progress::dependent;
   // Its acknowledgement costs what the short range's message does (price_acknowledgement).
-  upper.control_send_us = link.ranges[0].send_overhead_us;
-  upper.control_recv_us = link.ranges[0].recv_overhead_us;
+  model::price_acknowledgement(upper, link.ranges[0]);
   link.ranges.push_back(upper);
   const LoggpOptions o;
   net::VirtualNetwork net(link);
@@ -503,6 +504,38 @@ TEST(LoggpOnVirtualNetwork, AHandShakeNextToACandidateThatDoesNotHoldLeavesItToT
   // Two ranges, and the calibrated set reproduces the rounds' curves.
   ASSERT_EQ(r.ranges.size(), 2u);
   EXPECT_LT(r.calibrated_check.max_abs_all, 1e-3);
+}
+
+// vader's inline-send step, as a virtual link: from 257 B the sends complete on the receiver's
+// acknowledgement (Tm = TA) and the overheads barely change. The probe sees the sends start
+// waiting for the late receiver there (0 of n against n of n) and bisects on that alone, to the
+// byte; the ranges' mechanisms are told apart, and no other switch is reported.
+TEST(LoggpOnVirtualNetwork, SendsThatStartWaitingAreAChangeOfTransferMechanism) {
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges.resize(1);
+  model::LinkRange upper = link.ranges[0];
+  upper.from_bytes = 257;
+  upper.send_overhead_us *= 1.05;
+  upper.transfer = "TA";
+  upper.progress = model::Progress::dependent;
+  model::price_acknowledgement(upper, link.ranges[0]);
+  link.ranges.push_back(upper);
+  const LoggpResult r = run(link);
+  ASSERT_EQ(r.switches.size(), 1u) << ::testing::PrintToString(r.notes);
+  const auto& sw = r.switches[0];
+  EXPECT_THAT(sw.found_by, ::testing::HasSubstr("the transfer mechanism changes")) << sw.found_by;
+  EXPECT_FALSE(sw.rendezvous);
+  EXPECT_TRUE(sw.confirmed) << sw.verdict;
+  EXPECT_TRUE(sw.exact) << sw.verdict;
+  EXPECT_EQ(sw.first_bytes, 257u);
+  EXPECT_EQ(sw.waited_below, 0u);
+  EXPECT_EQ(sw.waited_above, sw.late_above);
+  ASSERT_FALSE(sw.steps.empty());
+  for (const auto& step : sw.steps)
+    EXPECT_THAT(step.placement, ::testing::AnyOf("sends free", "sends wait"));
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_FALSE(r.ranges[0].params.acknowledged());
+  EXPECT_TRUE(r.ranges[1].params.acknowledged());
 }
 
 // A candidate settled at its first try while the one below it waited for its second is judged
