@@ -520,6 +520,40 @@ const char* placement_name(detail::Placement p) {
   return "undecided";
 }
 
+// One bisection step's probing: lo, mid and hi alternately, kProbeReps trials each, pooled
+// over attempts (a burst of load lifts a few trials, not all) until `placed(pooled)` says the
+// midpoint is placed, kBisectAttempts are spent, or the budgets run out (`stop` says so).
+template <class Placed>
+void probe_step(Session& session, LoggpSwitch::Step& step, std::vector<ProbeSample>& pooled,
+                double delay_us, int& budget, std::string& stop, Placed placed) {
+  for (int attempt = 0; attempt < kBisectAttempts && budget > kConfirmAttempts;
+       ++attempt, --budget) {
+    const std::vector<std::uint64_t> sizes = {step.below_bytes, step.mid_bytes, step.above_bytes};
+    if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
+      stop = "the budget ran out";
+      return;
+    }
+    const auto v = probe(session, sizes, kProbeReps, delay_us);
+    for (std::size_t i = 0; i < 3; ++i)
+      pooled[i].add(v[i]);
+    ++step.attempts;
+    if (placed(pooled)) return;
+  }
+}
+
+// A step's record of its pooled trials: how many, how many sends waited, their low ends.
+void record_step(LoggpSwitch::Step& step, const std::vector<ProbeSample>& pooled) {
+  for (std::size_t i = 0; i < 3; ++i) {
+    step.trials[i] = static_cast<std::uint32_t>(pooled[i].late.size());
+    step.waited[i] = pooled[i].sender_waited;
+  }
+  if (!pooled[0].late.empty() && !pooled[1].late.empty() && !pooled[2].late.empty()) {
+    step.below_us = stats::floor_of(pooled[0].late);
+    step.mid_us = stats::floor_of(pooled[1].late);
+    step.above_us = stats::floor_of(pooled[2].late);
+  }
+}
+
 // A rendezvous switch between sizes lo (eager) and hi: bisection with the late-receiver probe,
 // each step measuring lo, the midpoint and hi alternately, down to one byte (or the tolerance),
 // then lo and hi alternately for the verdict. A step whose ends no longer separate, or a
@@ -610,29 +644,12 @@ void bisect_rendezvous(Session& session, LoggpSwitch& sw, std::uint64_t lo, std:
         pooled.assign(3, ProbeSample{});
         placement = detail::Placement::undecided;
       }
-      for (int attempt = 0; attempt < kBisectAttempts && budget > kConfirmAttempts;
-           ++attempt, --budget) {
-        const std::vector<std::uint64_t> sizes = {lo, mid, hi};
-        if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
-          stop = "the budget ran out";
-          break;
-        }
-        const auto v = probe(session, sizes, kProbeReps, delay_us);
-        for (std::size_t i = 0; i < 3; ++i)
-          pooled[i].add(v[i]);
-        ++step.attempts;
-        placement = detail::place_midpoint(pooled[0], pooled[1], pooled[2], kConfirmAlpha);
-        if (placement != detail::Placement::undecided) break;
-      }
+      probe_step(session, step, pooled, delay_us, budget, stop, [&](const auto& p) {
+        placement = detail::place_midpoint(p[0], p[1], p[2], kConfirmAlpha);
+        return placement != detail::Placement::undecided;
+      });
     }
-    step.trials = {static_cast<std::uint32_t>(pooled[0].late.size()),
-                   static_cast<std::uint32_t>(pooled[1].late.size()),
-                   static_cast<std::uint32_t>(pooled[2].late.size())};
-    if (!pooled[0].late.empty() && !pooled[1].late.empty() && !pooled[2].late.empty()) {
-      step.below_us = stats::floor_of(pooled[0].late);
-      step.mid_us = stats::floor_of(pooled[1].late);
-      step.above_us = stats::floor_of(pooled[2].late);
-    }
+    record_step(step, pooled);
     step.placement = placement_name(placement);
     sw.steps.push_back(step);
     if (placement == detail::Placement::eager) {
@@ -694,33 +711,15 @@ void bisect_transfer(Session& session, LoggpSwitch& sw, std::uint64_t lo, std::u
     step.mid_bytes = mid;
     step.above_bytes = hi;
     step.placement = "undecided";
-    for (int attempt = 0; attempt < kBisectAttempts && budget > kConfirmAttempts;
-         ++attempt, --budget) {
-      const std::vector<std::uint64_t> sizes = {lo, mid, hi};
-      if (!session.may_spend(probe_cost(sizes, kProbeReps))) {
-        stop = "the budget ran out";
-        break;
-      }
-      const auto v = probe(session, sizes, kProbeReps, delay_us);
-      for (std::size_t i = 0; i < 3; ++i)
-        pooled[i].add(v[i]);
-      ++step.attempts;
-      if (detail::sender_never_waited(pooled[1])) {
+    probe_step(session, step, pooled, delay_us, budget, stop, [&](const auto& p) {
+      if (detail::sender_never_waited(p[1])) {
         step.placement = "sends free";
-      } else if (detail::sends_wait(waited(pooled[1]).first, waited(pooled[1]).second)) {
+      } else if (detail::sends_wait(waited(p[1]).first, waited(p[1]).second)) {
         step.placement = "sends wait";
       }
-      if (step.placement != "undecided") break;
-    }
-    for (std::size_t i = 0; i < 3; ++i) {
-      step.trials[i] = static_cast<std::uint32_t>(pooled[i].late.size());
-      step.waited[i] = pooled[i].sender_waited;
-    }
-    if (!pooled[0].late.empty() && !pooled[1].late.empty() && !pooled[2].late.empty()) {
-      step.below_us = stats::floor_of(pooled[0].late);
-      step.mid_us = stats::floor_of(pooled[1].late);
-      step.above_us = stats::floor_of(pooled[2].late);
-    }
+      return step.placement != "undecided";
+    });
+    record_step(step, pooled);
     sw.steps.push_back(step);
     if (step.placement == "sends free") {
       lo = mid;
