@@ -127,6 +127,9 @@ struct Interval {
   bool known = false;  ///< false: not computed (too few rounds)
 };
 
+/// A range's parameters: o_s, o_r, O_s, O_r, g, G and o_u (kParameterNames).
+inline constexpr std::size_t kParameterCount = 7;
+
 struct LoggpRange {
   std::uint64_t from_bytes = 0;
   std::uint64_t to_bytes = 0;  ///< last size of the range (UINT64_MAX for the last one)
@@ -138,15 +141,15 @@ struct LoggpRange {
   double fit_residual_us = 0;  ///< rms residual of the g/G fit
   std::size_t fit_points = 0;
   std::string protocol;  ///< short | eager | rendezvous (the LogGPS view)
-  /// Bootstrap intervals of o_s, o_r, O_s, O_r, g, G (the order of kParameterNames).
-  std::array<Interval, 6> intervals{};
+  /// Bootstrap intervals of o_s, o_r, O_s, O_r, g, G, o_u (the order of kParameterNames).
+  std::array<Interval, kParameterCount> intervals{};
   std::string verdict;  ///< "stable", or "unstable: ..." with the reason
   std::vector<std::string> notes;
 };
 
 /// The names of LoggpRange::intervals, in order.
-inline constexpr std::array<const char*, 6> kParameterNames = {"o_s", "o_r", "O_s",
-                                                               "O_r", "g",   "G"};
+inline constexpr std::array<const char*, kParameterCount> kParameterNames = {
+    "o_s", "o_r", "O_s", "O_r", "g", "G", "o_u"};
 
 /// How a switch between two protocol ranges was found and how sure it is.
 struct LoggpSwitch {
@@ -204,8 +207,8 @@ struct CurveCheck {
 /// The calibrated set: one parameter set per range fitted jointly to all four curves
 /// (model/calibration.hpp), with bootstrap intervals and what the curves leave open.
 struct CalibratedSet {
-  model::LinkParams link;                          ///< with each range's fitted LogGP view
-  std::vector<std::array<Interval, 6>> intervals;  ///< per range, as kParameterNames
+  model::LinkParams link;  ///< with each range's fitted LogGP view
+  std::vector<std::array<Interval, kParameterCount>> intervals;  ///< per range, as kParameterNames
   Interval L_interval;
   Interval overlap_interval;  ///< the send overlap omega (model::LinkParams::send_overlap_us)
   struct Open {

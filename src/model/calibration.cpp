@@ -63,7 +63,8 @@ namespace {
 // terms unless a point is noisier (a precise PRTT(n,d,s) does not outweigh the ping-pong).
 constexpr double kNoiseFloor = 0.05;
 
-// The parameter vector: lambda, then per range o_s, o_r, O_s, O_r, g, G (LogGP: o_s, o_r, g, G).
+// The parameter vector: lambda, then per range o_s, o_r, O_s, O_r, g, G, o_u (LogGP: o_s, o_r,
+// g, G).
 // lambda = L - omega + Omega: the curves see only L - omega (a send's overhead overlapping the
 // transfer acts as a negative latency, seed 000 §3.4), so one coordinate carries both, offset by
 // Omega, the start's least send overhead (a message cannot arrive before its send began); it
@@ -75,7 +76,7 @@ class Layout {
   Layout(const LinkParams& start, std::span<const PrttCurvePoint> points, Structure s,
          bool fit_overlap)
       : start_(start), structure_(s) {
-    per_range_ = s == Structure::loggps ? 6 : 4;
+    per_range_ = s == Structure::loggps ? 7 : 4;
     omega_ = start.ranges.empty() || !fit_overlap ? 0.0 : std::numeric_limits<double>::infinity();
     for (const auto& r : start.ranges)
       omega_ = std::min(omega_, r.least_send_overhead_us());
@@ -97,13 +98,14 @@ class Layout {
       double* x = v.data() + 1 + per_range_ * k;
       if (structure_ == Structure::loggps) {
         const double s = scale_[k];
-        const double vals[6] = {r.send_overhead_us,
+        const double vals[7] = {r.send_overhead_us,
                                 r.recv_overhead_us,
                                 r.send_overhead_per_byte_us * s,
                                 r.recv_overhead_per_byte_us * s,
                                 r.gap_us,
-                                r.gap_per_byte_us * s};
-        std::copy(vals, vals + 6, x);
+                                r.gap_per_byte_us * s,
+                                r.unexpected_recv_us};
+        std::copy(vals, vals + 7, x);
       } else {
         const double vals[4] = {r.send_overhead_us, r.recv_overhead_us, r.gap_us,
                                 r.gap_per_byte_us * scale_[k]};
@@ -131,8 +133,10 @@ class Layout {
         r.recv_overhead_per_byte_us = x[3] / s;
         r.gap_us = x[4];
         r.gap_per_byte_us = x[5] / s;
+        r.unexpected_recv_us = r.rendezvous ? 0.0 : x[6];
       } else {
         r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
+        r.unexpected_recv_us = 0;
         r.gap_us = x[2];
         r.gap_per_byte_us = x[3] / s;
         r.rendezvous = false;
@@ -157,7 +161,7 @@ class Layout {
   }
   std::pair<std::size_t, std::string> name(std::size_t j) const {
     if (j == 0) return {std::numeric_limits<std::size_t>::max(), omega_ > 0 ? "L - omega" : "L"};
-    static const char* const loggps[6] = {"o_s", "o_r", "O_s", "O_r", "g", "G"};
+    static const char* const loggps[7] = {"o_s", "o_r", "O_s", "O_r", "g", "G", "o_u"};
     static const char* const loggp[4] = {"o_s", "o_r", "g", "G"};
     const std::size_t q = (j - 1) % per_range_;
     return {(j - 1) / per_range_, structure_ == Structure::loggps ? loggps[q] : loggp[q]};
@@ -167,19 +171,23 @@ class Layout {
   LinkParams start_;
   Structure structure_;
   double omega_ = 0;  // Omega: lambda's offset
-  std::size_t per_range_ = 6;
+  std::size_t per_range_ = 7;
   std::vector<double> scale_;
 };
 
 class Fit {
  public:
-  Fit(const Layout& layout, std::span<const PrttCurvePoint> points)
+  // `with_late_excess`: the server-delay curve's error is at least its late-receive excess (the
+  // fit of everything but o_u).
+  Fit(const Layout& layout, std::span<const PrttCurvePoint> points, bool with_late_excess)
       : layout_(layout), points_(points) {
     for (const auto& p : points) {
       for (std::size_t k = 0; k < 4; ++k) {
         y_.push_back(p.measured_us[k]);
+        double noise = p.noise_us[k];
+        if (k == 3 && with_late_excess) noise = std::max(noise, p.late_receive_excess_us);
         // A point of weight w counts w times in chi-square: its standard error is over sqrt(w).
-        sigma_.push_back(std::max(p.noise_us[k], kNoiseFloor * std::abs(p.measured_us[k])) /
+        sigma_.push_back(std::max(noise, kNoiseFloor * std::abs(p.measured_us[k])) /
                          std::sqrt(std::max(p.weight, 1e-6)));
       }
     }
@@ -359,17 +367,24 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
   if (points.empty()) throw std::invalid_argument("calibrate: no points");
   gsl_set_error_handler_off();
   const Layout layout(start, points, structure, options.fit_overlap);
-  const Fit fit(layout, points);
-  std::vector<std::size_t> all;
+  const Fit fit(layout, points, true);
+  std::vector<std::size_t> all, late;
   for (std::size_t j = options.fixed_latency ? 1 : 0; j < layout.size(); ++j) {
     const auto [range, name] = layout.name(j);
     const bool gap = name == "g" || name == "G";
     if (gap && range < options.fixed_gap.size() && options.fixed_gap[range]) continue;
+    if (name == "o_u") {
+      if (!start.ranges[range].rendezvous) late.push_back(j);  // rendezvous data is never early
+      continue;
+    }
     all.push_back(j);
   }
   // The start (the seeds' estimators), with its gaps switched on, and scaled down and up: the
   // closed forms are piecewise linear, and a start on another branch can end in a better minimum.
-  const std::vector<double> origin = layout.vector_of(start);
+  // o_u starts at 0 in every starting point: the first fit is of the others alone.
+  std::vector<double> origin = layout.vector_of(start);
+  for (std::size_t q : late)
+    origin[q] = 0;
   auto best = fit.solve(origin, all);
   if (options.extra_starts) {
     // A gap the start left hidden (g = 0 has no derivative where o wins eq. (5)'s max) is also
@@ -443,6 +458,27 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
     const auto [range, name] = layout.name(q);
     unidentified.push_back({range, name, layout.unscaled(q, x0), layout.unscaled(q, lower),
                             std::isfinite(upper) ? layout.unscaled(q, upper) : upper});
+  }
+  // o_u: every curve at its own error, refitted from the first fit (o_u = 0) with o_u free as
+  // well: o_u trades against o_r and O_r (a late receive costs o_r + kO_r + o_u) and those
+  // against L (the one-way time holds them all), so the first fit's point is the start and the
+  // steps from it take the least o_u the server-delay curve demands.
+  if (!late.empty()) {
+    std::vector<std::size_t> second = all;
+    second.insert(second.end(), late.begin(), late.end());
+    std::sort(second.begin(), second.end());
+    const Fit raw(layout, points, false);
+    auto refit = raw.solve(best.v, second);
+    // The first fit's o_r can sit at PRTT(n,0,s)'s cycle (pulled up by the late receives), where
+    // any o_u makes those receives late too: also start from half of that o_r moved into o_u.
+    std::vector<double> split = best.v;
+    for (std::size_t q : late) {
+      split[q - 5] *= 0.5;  // the range's o_r (Layout: o_s, o_r, O_s, O_r, g, G, o_u)
+      split[q] = split[q - 5];
+    }
+    auto other = raw.solve(split, second);
+    if (other.chi2 < refit.chi2) refit = std::move(other);
+    if (raw.chi2_at(best.v) > refit.chi2) best.v = refit.v;
   }
   Calibration c = evaluate(layout.link_of(best.v), points);
   c.chi2 = best.chi2;

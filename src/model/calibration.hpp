@@ -31,6 +31,10 @@ struct PrttCurvePoint {
   double delay_us = 0;                  ///< d of PRTT(n,d,s) and of the server-delay PRTT
   std::array<double, 4> measured_us{};  ///< PRTT(1,0,s), PRTT(n,0,s), PRTT(n,d,s), server-delay
   std::array<double, 4> noise_us{};     ///< standard errors (0: unknown)
+  /// The server-delay PRTT's receive cost beyond what eq. (5) allows an early receive
+  /// (o_r(s) - G_all(s), in PRTT units): the fit of every parameter but o_u counts it as that
+  /// curve's error there; o_u, fitted afterwards with the others held, takes it up.
+  double late_receive_excess_us = 0;
   /// How much of the size axis the point stands for (1: one sweep step; a cluster of bisection
   /// points shares one step's weight, so it cannot outweigh whole octaves).
   double weight = 1;
@@ -87,7 +91,9 @@ struct CalibrationOptions {
 };
 
 /// Fits the link's parameters (L or the send overlap omega, and per range o_s, o_r, O_s, O_r, g,
-/// G; LogGP: not O_s, O_r)
+/// G; LogGP: not O_s, O_r) with o_u = 0, and then (LogGPS) each eager range's o_u with the rest
+/// held: a receive posted after its data arrived is seen only in the server-delay PRTT, where it
+/// trades against o_r and L, so o_u is what that curve leaves once the others have spoken
 /// to the points, keeping the ranges' sizes, rendezvous flags and progress of `start`, which is
 /// also the starting point. Needs at least one point.
 Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> points,

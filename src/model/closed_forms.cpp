@@ -1,6 +1,7 @@
 #include "model/closed_forms.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,15 @@ Terms terms(const MessageCost& m) {
 
 Picoseconds eager_one_way(const MessageCost& m) {
   return m.send_overhead + m.transfer + m.recv_overhead;
+}
+
+// The cycle of n eager messages in a row, the client's sends `sent` apart, the server computing
+// `server_delay` before each receive after the first. A server slower than the sends posts
+// every receive after its message arrived: each costs o_r + o_u (the unexpected path) from then
+// on; one as fast or faster waits for each message.
+Picoseconds eager_cycle(const MessageCost& m, Picoseconds sent, Picoseconds server_delay) {
+  const Picoseconds received = server_delay + m.recv_overhead;
+  return sent < received ? received + m.unexpected_recv : sent;
 }
 
 // The rendezvous rounds of PRTT as a max-plus recurrence, message by message. `client_delay`
@@ -83,7 +93,10 @@ Picoseconds acknowledged_prtt(const MessageCost& m, std::uint32_t n, Picoseconds
   // The client's side of message `acks` (the next one to be acknowledged).
   std::uint32_t acks = 0;
   Picoseconds start{}, arrival = t1 + t2, inj{}, acked{}, done{};
+  // Each message's arrival, to tell whether it came before its receive was posted (o_u).
+  std::vector<Picoseconds> arrival_of(m.unexpected_recv > Picoseconds{} ? n : 0);
   const auto acknowledge = [&](Picoseconds handled) {
+    if (!arrival_of.empty()) arrival_of[acks] = arrival;
     inj = start + t1;
     acked = handled + ack_flight;
     done = dcp ? std::max(acked, inj) + cr : std::max(acked + cr, inj);
@@ -98,9 +111,11 @@ Picoseconds acknowledged_prtt(const MessageCost& m, std::uint32_t n, Picoseconds
     if (!dcp) {  // the ack leaves at the arrival; the copy waits for the receive
       const Picoseconds arrived = arrival;
       acknowledge(arrived);
-      clock = std::max(clock, arrived) + t3;
+      // Arrived before receive j was posted: the unexpected path.
+      clock = arrived < clock ? clock + t3 + m.unexpected_recv : arrived + t3;
       continue;
     }
+    const Picoseconds posted = clock;
     const auto drain = [&] {  // every arrival by now, in this call
       while (acks < n && arrival <= clock) {
         acknowledge(clock);
@@ -108,23 +123,30 @@ Picoseconds acknowledged_prtt(const MessageCost& m, std::uint32_t n, Picoseconds
       }
     };
     drain();
+    // Message j came before receive j was posted (taken by an earlier call, or by the drain at
+    // this one's start): the unexpected path.
+    const bool unexpected = acks > j && !arrival_of.empty() && arrival_of[j] < posted;
     if (acks == j) {  // message j is still on its way: the call waits for it
       clock = arrival;
       acknowledge(clock);
       clock += cs;
     }
     clock += t3;  // receive j copies message j out
+    if (unexpected) clock += m.unexpected_recv;
     drain();
   }
   // The reply (acknowledged as well): sent once receive n is done; the client takes its own ack
   // and the reply's arrival in time order, inside its send and then its receive.
+  // A reply that arrives before the client's last send has ended finds no receive posted: the
+  // unexpected path.
   const Picoseconds reply = clock + t1 + t2;
-  if (!dcp) return std::max(reply, done) + t3;
+  const Picoseconds late = reply < done ? m.unexpected_recv : Picoseconds{};
+  if (!dcp) return std::max(reply, done) + t3 + late;
   if (reply < acked) {  // the client acknowledges the reply before its own ack is back
     const Picoseconds taken = std::max(acked, std::max(reply, inj) + cs) + cr;
-    return taken + t3;
+    return taken + t3 + m.unexpected_recv;
   }
-  return std::max(reply, done) + cs + t3;
+  return std::max(reply, done) + cs + t3 + late;
 }
 
 }  // namespace
@@ -146,8 +168,9 @@ Picoseconds prtt(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64
   if (m.rendezvous) return rendezvous_prtt(m, n, d, Picoseconds{});
   if (m.acknowledged) return acknowledged_prtt(m, n, d, Picoseconds{});
   // seed 000 eq. (5): PRTT(1,0,s) + (n-1) max(o + d, G_all), with o_s, o_r and per-byte terms.
-  const Picoseconds cycle = std::max({m.send_overhead + d, m.gap, m.recv_overhead});
-  return 2 * eager_one_way(m) + cycle * static_cast<std::int64_t>(n - 1);
+  return 2 * eager_one_way(m) +
+         eager_cycle(m, std::max(m.send_overhead + d, m.gap), Picoseconds{}) *
+             static_cast<std::int64_t>(n - 1);
 }
 
 Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d, std::uint64_t k) {
@@ -156,8 +179,8 @@ Picoseconds prtt_server_delay(const CostModel& c, std::uint32_t n, Picoseconds d
   if (m.pulled) return pulled_prtt(m, n, Picoseconds{}, d);
   if (m.rendezvous) return rendezvous_prtt(m, n, Picoseconds{}, d);
   if (m.acknowledged) return acknowledged_prtt(m, n, Picoseconds{}, d);
-  const Picoseconds cycle = std::max({m.send_overhead, m.gap, d + m.recv_overhead});
-  return 2 * eager_one_way(m) + cycle * static_cast<std::int64_t>(n - 1);
+  return 2 * eager_one_way(m) +
+         eager_cycle(m, std::max(m.send_overhead, m.gap), d) * static_cast<std::int64_t>(n - 1);
 }
 
 LogGPSTerms loggps_terms(const CostModel& c, std::uint64_t k, Picoseconds t_s, Picoseconds t_r) {

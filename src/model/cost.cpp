@@ -55,7 +55,8 @@ CostModel::CostModel(const LinkParams& link)
   for (const auto& r : link.ranges) {
     ranges_.push_back(
         {r.from_bytes, to_picoseconds(r.send_overhead_us), to_picoseconds(r.recv_overhead_us),
-         to_picoseconds(r.gap_us), std::llround(r.send_overhead_per_byte_us * 1e9),
+         to_picoseconds(r.gap_us), to_picoseconds(r.unexpected_recv_us),
+         std::llround(r.send_overhead_per_byte_us * 1e9),
          std::llround(r.recv_overhead_per_byte_us * 1e9), std::llround(r.gap_per_byte_us * 1e9),
          r.rendezvous, r.acknowledged() || r.pulled(), r.pulled(), r.progress,
          to_picoseconds(r.control_send_or_default_us()),
@@ -91,6 +92,8 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
     c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
   }
   c.latency = latency_;
+  // Rendezvous data arrives only after its receive is matched: never unexpected.
+  if (!r.rendezvous) c.unexpected_recv = r.o_u;
   c.control_send = r.ctrl_s;
   c.control_recv = r.ctrl_r;
   return c;

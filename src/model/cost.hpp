@@ -40,10 +40,12 @@ struct MessageCost {
   Picoseconds send_overhead{};  ///< o_s + k*O_s: the sender is busy
   Picoseconds transfer{};       ///< L - omega + (k-1)*G after the send overhead ends
   Picoseconds recv_overhead{};  ///< o_r + k*O_r: the receiver is busy after arrival
-  Picoseconds gap{};            ///< g + (k-1)*G: minimum distance between send starts
-  Picoseconds latency{};        ///< L - omega (LinkParams::effective_latency_us)
-  Picoseconds control_send{};   ///< o' (default o_s): sending a rendezvous request or ack
-  Picoseconds control_recv{};   ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
+  /// o_u: added to recv_overhead when eager data arrived before its receive was posted
+  Picoseconds unexpected_recv{};
+  Picoseconds gap{};           ///< g + (k-1)*G: minimum distance between send starts
+  Picoseconds latency{};       ///< L - omega (LinkParams::effective_latency_us)
+  Picoseconds control_send{};  ///< o' (default o_s): sending a rendezvous request or ack
+  Picoseconds control_recv{};  ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
 };
 
 /// LinkParams compiled to integer units once, so that costing a message is a lookup and a
@@ -65,7 +67,7 @@ class CostModel {
  private:
   struct Range {
     std::uint64_t from_bytes;
-    Picoseconds o_s, o_r, g;
+    Picoseconds o_s, o_r, g, o_u;
     std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
     bool rendezvous;
     bool acknowledged;

@@ -27,6 +27,11 @@ struct LinkRange {
   double recv_overhead_per_byte_us = 0;  ///< O_r (seed 004)
   double gap_us = 0;                     ///< g
   double gap_per_byte_us = 0;            ///< G
+  /// o_u: what a receive costs beyond o_r + kO_r when its eager data arrived before it was
+  /// posted (MPI's unexpected-message path: matched from the unexpected queue and copied out of
+  /// its buffer). commgauge's addition, measured where the server-delay PRTT's receives are all
+  /// posted late while PRTT(n,0,s)'s are not; 0: a late receive costs what an early one does.
+  double unexpected_recv_us = 0;
   /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;

@@ -25,7 +25,8 @@ namespace {
 enum class Tag : int { data = 0, barrier = 1 };
 enum class OpKind { send, recv };
 enum class EventKind { arrival, request_arrival, ack_arrival, completion };
-enum class ActionKind { copy, answer, inject, acknowledge, take_acknowledgement };
+// copy_unexpected: the copy of eager data that arrived before its receive was posted (o_u).
+enum class ActionKind { copy, copy_unexpected, answer, inject, acknowledge, take_acknowledgement };
 enum class State { ready, running, blocked, finished };
 
 constexpr std::int64_t kPolling = -2;  // waiting_on value of a spinning test()
@@ -39,6 +40,7 @@ struct Op {
   std::int64_t match = -1;       // the partner operation, once matched (FIFO per direction and tag)
   model::MessageCost cost;       // sends only
   bool arrived = false;          // send: its data reached the receiver
+  Picoseconds arrived_at{};      // send: when it did
   bool request_arrived = false;  // rendezvous send: its request reached the receiver
   bool acknowledged = false;     // eager send with acknowledgement: the receiver sent it
   bool delivered = false;        // send: the receiver's copy ran (the op is no longer needed)
@@ -374,6 +376,7 @@ void VirtualNetwork::Engine::process(const Event& ev) {
     case EventKind::arrival: {
       Op& s = op(ev.op);
       s.arrived = true;
+      s.arrived_at = ev.time;
       if (s.cost.acknowledged && s.cost.progress == model::Progress::independent) {
         s.acknowledged = true;  // ICP: off the receiver's CPU, at once
         schedule(EventKind::ack_arrival, ev.op, ev.time + s.cost.control_send + s.cost.latency,
@@ -433,8 +436,10 @@ void VirtualNetwork::Engine::process(const Event& ev) {
 void VirtualNetwork::Engine::on_matched(std::int64_t send_id, Picoseconds t) {
   const Op& s = op(send_id);
   if (s.arrived) {
-    // The data is there (eager, or unexpected): only the copy is left. It may retire `s`.
-    trigger(op(s.match).owner, {ActionKind::copy, s.match}, t);
+    // The data is there (eager, or unexpected): only the copy is left. It may retire `s`. Data
+    // that arrived before the receive was posted takes the unexpected path (o_u).
+    trigger(op(s.match).owner,
+            {s.arrived_at < t ? ActionKind::copy_unexpected : ActionKind::copy, s.match}, t);
     return;
   }
   if (s.cost.rendezvous && s.request_arrived) answer_request(send_id, t);
@@ -466,10 +471,12 @@ void VirtualNetwork::Engine::run_action(int endpoint, Action action, Picoseconds
   Endpoint& e = eps_[endpoint];
   const Picoseconds start = std::max(t, e.clock);
   switch (action.kind) {
-    case ActionKind::copy: {
+    case ActionKind::copy:
+    case ActionKind::copy_unexpected: {
       Op& r = op(action.op);
       Op& s = op(r.match);
       e.clock = start + s.cost.recv_overhead;
+      if (action.kind == ActionKind::copy_unexpected) e.clock += s.cost.unexpected_recv;
       r.payload = s.payload;
       s.delivered = true;
       schedule(EventKind::completion, action.op, e.clock, start);

@@ -41,12 +41,12 @@ std::string joined(const std::vector<std::string>& notes) {
 
 namespace {
 
-const char* const kIntervalKeys[6] = {"o_s_us",          "o_r_us", "O_s_us_per_byte",
-                                      "O_r_us_per_byte", "g_us",   "G_us_per_byte"};
+const char* const kIntervalKeys[measure::kParameterCount] = {
+    "o_s_us", "o_r_us", "O_s_us_per_byte", "O_r_us_per_byte", "g_us", "G_us_per_byte", "o_u_us"};
 
-nlohmann::json intervals_json(const std::array<measure::Interval, 6>& in) {
+nlohmann::json intervals_json(const std::array<measure::Interval, measure::kParameterCount>& in) {
   nlohmann::json ci = nlohmann::json::object();
-  for (std::size_t p = 0; p < 6; ++p) {
+  for (std::size_t p = 0; p < measure::kParameterCount; ++p) {
     if (in[p].known) ci[kIntervalKeys[p]] = {in[p].lower, in[p].upper};
   }
   return ci;
@@ -274,13 +274,15 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
                           "overhead goes on this long after its message is on its way)",
                           with_ci(r.link.send_overlap_us, cal.overlap_interval, 4))
             : std::string());
-    TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]", "O_s_us/B",
-                 "O_r_us/B", "g_us", "G_us/B [95 % CI]", "verdict"});
+    TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]",
+                 "o_u_us [95 % CI]", "O_s_us/B", "O_r_us/B", "g_us", "G_us/B [95 % CI]",
+                 "verdict"});
     for (std::size_t k = 0; k < r.ranges.size(); ++k) {
       const auto& p = r.link.ranges[k];
       const auto& in = cal.intervals[k];
       t.add_row({r.ranges[k].protocol, interval_text(r.ranges[k]),
                  with_ci(p.send_overhead_us, in[0], 4), with_ci(p.recv_overhead_us, in[1], 4),
+                 p.rendezvous ? std::string("-") : with_ci(p.unexpected_recv_us, in[6], 4),
                  number(p.send_overhead_per_byte_us, 3), number(p.recv_overhead_per_byte_us, 3),
                  number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3), r.ranges[k].verdict});
     }

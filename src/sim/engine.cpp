@@ -130,6 +130,7 @@ void Engine::process(const QueuedEvent& e) {
     case EventKind::arrival: {
       Op& s = ops_[e.target];
       s.arrived = true;
+      s.arrived_at = e.time;
       if (s.cost.acknowledged && !s.cancelled && s.cost.progress == model::Progress::independent) {
         s.acknowledged = true;  // ICP: off the receiver's CPU, at once
         schedule(EventKind::ack_arrival, e.target, e.time + s.cost.control_send + s.cost.latency);

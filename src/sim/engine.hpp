@@ -86,6 +86,7 @@ struct Op {
   model::MessageCost cost;
   Picoseconds posted_at{};
   Picoseconds partner_posted{};  // when the matching operation was posted
+  Picoseconds arrived_at{};      // send: when its data reached the receiver
   std::uint64_t comm = 0;
   std::uint64_t bytes = 0;
   std::int32_t owner = 0;

@@ -165,8 +165,12 @@ void Engine::run_action(Rank& r, const Action& a) {
     case ActionKind::copy: {
       Op& rv = ops_[a.op];
       Op& s = ops_[rv.match];
-      r.clock = start + s.cost.recv_overhead;
-      r.busy += s.cost.recv_overhead;
+      // Data that arrived before its receive was posted takes the unexpected path (o_u).
+      const Picoseconds copy = s.arrived_at < rv.posted_at
+                                   ? s.cost.recv_overhead + s.cost.unexpected_recv
+                                   : s.cost.recv_overhead;
+      r.clock = start + copy;
+      r.busy += copy;
       s.delivered = true;
       if (policy_.timeline_message)
         policy_.timeline_message({static_cast<std::uint32_t>(s.owner),

@@ -207,6 +207,51 @@ TEST(ClosedFormsMatchVirtualNetwork, PrttOverAPulledRendezvous) {
   }
 }
 
+// o_u: a receive posted after its eager data arrived costs o_r + o_u (the unexpected path).
+// The closed forms decide, message by message, which receives are posted late - every
+// server-delay receive after the first, the PRTT(n,0,s) receives of a server slower than the
+// sends, a reply that reaches a client still inside its send - as the virtual network does.
+TEST(ClosedFormsMatchVirtualNetwork, PrttWithUnexpectedReceivesCostingOu) {
+  using commgauge::testing::acknowledged_link;
+  using commgauge::testing::pulled_link;
+  std::vector<LinkParams> links = {loggp_link(), loggp_link(0.5, 2.0, 0.5, 0.0001),
+                                   loggps_link(Progress::independent),
+                                   loggps_link(Progress::dependent), pulled_link()};
+  for (const Progress p : {Progress::dependent, Progress::independent}) {
+    links.push_back(acknowledged_link(p));
+    links.push_back(acknowledged_link(p, 6.0));
+    links.push_back(acknowledged_link(p, 0.0, 0.25));
+  }
+  std::size_t late_cases = 0;
+  for (auto link : links) {
+    for (auto& r : link.ranges)
+      r.unexpected_recv_us = 0.37;
+    // A receiver slower than its sender (o_r above o_s and g) posts PRTT(n,0,s)'s receives late.
+    auto slow_receiver = link;
+    slow_receiver.ranges.front().recv_overhead_us += 1.3;
+    for (const auto& l : {link, slow_receiver}) {
+      const CostModel c(l);
+      LinkParams without = l;
+      for (auto& r : without.ranges)
+        r.unexpected_recv_us = 0;
+      const CostModel c0(without);
+      for (std::uint64_t k : {1u, 300u, 3000u, 12289u, 200000u}) {
+        for (std::uint32_t n : {2u, 16u}) {
+          for (double d : {0.0, 1.0, 50.0}) {
+            const auto what = ::testing::Message() << "k=" << k << " n=" << n << " d=" << d;
+            EXPECT_EQ(prtt(c, n, us(d), k), virtual_prtt(l, n, d, k, false)) << what;
+            EXPECT_EQ(prtt_server_delay(c, n, us(d), k), virtual_prtt(l, n, d, k, true))
+                << "server delay " << what;
+            if (prtt_server_delay(c, n, us(d), k) != prtt_server_delay(c0, n, us(d), k))
+              ++late_cases;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(late_cases, 100u);  // o_u is charged, not only agreed on
+}
+
 TEST(ClosedForms, APulledRendezvousCostsTheRequestTheTransferAndTheFin) {
   // By hand (pulled_link, k = 20000): o'_s = 0.35, L = 0.5, o'_r = 0.45; T1 = 2.5 + 2 us,
   // T2 = 0.5 + 19999 * 0.0008 us, T3 = 2.0 + 2 us. One way: o'_s + L + o'_r + T1 + T2 + o'_s

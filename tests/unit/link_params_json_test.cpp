@@ -69,6 +69,23 @@ TEST(LinkParamsJson, NegativeOverheadIsRejected) {
   EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/o_s_us: must be >= 0"));
 }
 
+// o_u (a receive posted after its eager data arrived) is read, written back, defaults to 0, and
+// a negative value is refused by name; the cost model charges it to eager data only.
+TEST(LinkParamsJson, UnexpectedReceiveOverheadRoundTripsAndIsChecked) {
+  auto doc = valid_document();
+  EXPECT_EQ(link_params_from_json(doc, "net.json").ranges[0].unexpected_recv_us, 0.0);
+  doc["ranges"][0]["o_u_us"] = 0.25;
+  doc["ranges"][1]["o_u_us"] = 0.5;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.ranges[0].unexpected_recv_us, 0.25);
+  EXPECT_DOUBLE_EQ(link_params_to_json(link)["ranges"][0]["o_u_us"].get<double>(), 0.25);
+  const model::CostModel cost(link);
+  EXPECT_EQ(cost.message(100).unexpected_recv, model::to_picoseconds(0.25));
+  EXPECT_EQ(cost.message(20000).unexpected_recv, model::Picoseconds{});  // rendezvous
+  doc["ranges"][0]["o_u_us"] = -0.1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/o_u_us"));
+}
+
 TEST(LinkParamsJson, UnknownRangeFieldIsRejected) {
   auto doc = valid_document();
   doc["ranges"][0]["gap_us"] = 1;

@@ -181,6 +181,47 @@ TEST(LoggpOnVirtualNetwork, SeparatesSendAndReceiveOverheads) {
   expect_rel(p.gap_us, 2.0, 0.02, "g");
 }
 
+// A receive posted after its data arrived costs o_r + o_u (the unexpected path). On vader the
+// server-delay PRTT's receives read o_r 0.04-0.15 us above PRTT(n,0,s)'s cycle in 29 of 30 runs,
+// which no single o_r can give (eq. (5): that cycle bounds the receive of an early message).
+// This link has it: o_s 0.19, g 0.2, o_r 0.18, o_u 0.15 (o_r(s) below g + (s-1)G at every size,
+// so PRTT(n,0,s)'s receives are never late). The calibrated set follows all four
+// curves; the late receive's whole cost o_r + o_u is recovered, and PRTT(n,0,s)'s cycle bounds
+// o_r (the curves do not split o_r from L further: both enter only the one-way time).
+TEST(LoggpOnVirtualNetwork, AReceivePostedLateCostsOuAndTheCalibratedSetFollowsEveryCurve) {
+  model::LinkParams link;
+  link.latency_us = 0.15;
+  model::LinkRange r;
+  r.send_overhead_us = 0.19;
+  r.recv_overhead_us = 0.18;
+  r.gap_us = 0.2;
+  r.gap_per_byte_us = 0.0007;
+  r.recv_overhead_per_byte_us = 0.0001;
+  r.unexpected_recv_us = 0.15;
+  link.ranges = {r};
+  LoggpOptions o;
+  o.max_size = 4096;
+  const LoggpResult res = run(link, o);
+  ASSERT_EQ(res.link.ranges.size(), 1u);
+  const auto& c = res.link.ranges[0];
+  std::printf("calibrated: L %.4f o_s %.4f o_r %.4f o_u %.4f g %.4f; self-check %.2e\n",
+              res.link.effective_latency_us(), c.send_overhead_us, c.recv_overhead_us,
+              c.unexpected_recv_us, c.gap_us, res.calibrated_check.max_abs_all);
+  EXPECT_LT(res.calibrated_check.max_abs_all, 1e-3)
+      << res.calibrated_check.max_abs[0] << " " << res.calibrated_check.max_abs[1] << " "
+      << res.calibrated_check.max_abs[2] << " " << res.calibrated_check.max_abs[3] << " at "
+      << res.calibrated_check.worst_size << " O_r " << c.recv_overhead_per_byte_us << " G "
+      << c.gap_per_byte_us << " O_s " << c.send_overhead_per_byte_us;
+  expect_rel(c.recv_overhead_us + c.unexpected_recv_us, 0.33, 0.01, "o_r + o_u");
+  EXPECT_LE(c.recv_overhead_us, 0.2 * 1.01);  // eq. (5): PRTT(n,0,s)'s cycle bounds it
+  EXPECT_GE(c.unexpected_recv_us, 0.13 * 0.99);
+  expect_rel(c.send_overhead_us, 0.19, 0.01, "o_s");
+  // The one-way time at 1 B, which both splits of o_r and L keep.
+  expect_rel(c.send_overhead_us + res.link.effective_latency_us() + c.recv_overhead_us +
+                 c.recv_overhead_per_byte_us,
+             0.19 + 0.15 + 0.18 + 0.0001, 0.01, "one-way");
+}
+
 // The eager-to-eager link of the next two tests: ranges 0 and 1 as `link` below gives them.
 void expect_the_eager_step(const model::LinkRange& p0, const model::LinkRange& p1) {
   expect_rel(p0.gap_us, 2.0, 0.02, "g0");

@@ -463,6 +463,47 @@ TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
   }
 }
 
+// o_u: the replay charges a receive posted after its eager data arrived o_r + o_u, as the
+// closed forms (and the virtual network they are tested against) do: seed 000's PRTT(n,0,s) and
+// commgauge's server-delay PRTT replayed from traces equal their closed forms to the
+// picosecond, with a receiver as fast as the sends (no late receive) and one slower (all late).
+TEST(SimGolden, AReceivePostedAfterItsDataArrivedCostsOu) {
+  int late_cases = 0;
+  for (const double extra_o_r : {0.0, 4.0}) {
+    auto l = link();
+    l.ranges[0].recv_overhead_us += extra_o_r;
+    l.ranges[0].unexpected_recv_us = 0.37;
+    for (const std::uint64_t k : {8u, 2000u}) {
+      for (const double d_us : {0.0, 10.0}) {
+        constexpr std::uint32_t n = 6;
+        const Picoseconds d = model::to_picoseconds(d_us);
+        TraceBuilder b(2);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          b.send(0, 1, k);
+          if (i > 0) b.compute(1, d);
+          b.recv(1, 0, k);
+        }
+        b.send(1, 0, k);
+        b.recv(0, 1, k);
+        const auto run = simulate(b.write("unexpected"), l, "loggps");
+        const auto expected = model::prtt_server_delay(run.cost, n, d, k);
+        EXPECT_EQ(rank_end(run, 0), expected)
+            << "k=" << k << " d=" << d_us << " +o_r " << extra_o_r;
+        auto no_ou = l;
+        no_ou.ranges[0].unexpected_recv_us = 0;
+        // Late when the server, computing d before each receive, is slower than the sends.
+        const auto m = run.cost.message(k);
+        const bool late = std::max(m.send_overhead, m.gap) < d + m.recv_overhead;
+        late_cases += late ? 1 : 0;
+        EXPECT_EQ(expected - model::prtt_server_delay(model::CostModel(no_ou), n, d, k),
+                  late ? model::to_picoseconds(0.37 * (n - 1)) : Picoseconds{})
+            << "k=" << k << " d=" << d_us << " +o_r " << extra_o_r;
+      }
+    }
+  }
+  EXPECT_EQ(late_cases, 3);  // 8 B: a delay or a slower receiver makes the receives late
+}
+
 TEST(SimGolden, RendezvousSendWithEarlyAndLateReceiverIsSeed004Table4) {
   const std::uint64_t k = 10000;
   for (const Picoseconds t_r : {Picoseconds{0}, Picoseconds{2'000'000}, Picoseconds{40'000'000}}) {
