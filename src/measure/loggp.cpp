@@ -793,6 +793,7 @@ bool split_needed(const LoggpResult& r, std::size_t k, const LoggpOptions& o) {
   co.fixed_latency = k > 0;  // L belongs to the first range's sizes
   // As the seeds read the ranges: a split must not win or lose by an overlap one side adds.
   co.fit_overlap = false;
+  co.fit_late_receives = false;  // only the chi-square of the first fit is compared
   const double chi_two = model::calibrate(two, curves, model::Structure::loggps, co).chi2;
   // One range, from either side's estimates (one side may have seen a gap the other hid).
   double chi_one = std::numeric_limits<double>::infinity();

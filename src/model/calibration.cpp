@@ -463,7 +463,7 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
   // well: o_u trades against o_r and O_r (a late receive costs o_r + kO_r + o_u) and those
   // against L (the one-way time holds them all), so the first fit's point is the start and the
   // steps from it take the least o_u the server-delay curve demands.
-  if (!late.empty()) {
+  if (!late.empty() && options.fit_late_receives) {
     std::vector<std::size_t> second = all;
     second.insert(second.end(), late.begin(), late.end());
     std::sort(second.begin(), second.end());

@@ -88,6 +88,9 @@ struct CalibrationOptions {
   std::vector<LinkParams> more_starts;  ///< further starting points (same ranges as the start)
   /// Per range: keep the start's g and G (measured directly elsewhere, e.g. by eq. (7)).
   std::vector<bool> fixed_gap;
+  /// Fit o_u after the others (LogGPS). Off where only the first fit's chi-square is read (a
+  /// candidate switch's one-range against two-range test): it costs two more full fits.
+  bool fit_late_receives = true;
 };
 
 /// Fits the link's parameters (L or the send overlap omega, and per range o_s, o_r, O_s, O_r, g,
