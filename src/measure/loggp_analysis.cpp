@@ -1206,6 +1206,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   bo.identifiability = false;
   bo.extra_starts = false;
   bo.fixed_gap = co.fixed_gap;
+  bo.start_is_calibrated = true;
   std::vector<LoggpPoint> copy;
   for (std::uint32_t b = 0; b < resamples; ++b) {
     copy = r.points;

@@ -379,6 +379,18 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
     }
     all.push_back(j);
   }
+  if (options.start_is_calibrated && !late.empty() && options.fit_late_receives) {
+    std::vector<std::size_t> every = all;
+    every.insert(every.end(), late.begin(), late.end());
+    std::sort(every.begin(), every.end());
+    const Fit raw(layout, points, false);
+    const auto refit = raw.solve(layout.vector_of(start), every);
+    Calibration c = evaluate(layout.link_of(refit.v), points);
+    c.chi2 = refit.chi2;
+    c.iterations = refit.iterations;
+    c.converged = refit.converged;
+    return c;
+  }
   // The start (the seeds' estimators), with its gaps switched on, and scaled down and up: the
   // closed forms are piecewise linear, and a start on another branch can end in a better minimum.
   // o_u starts at 0 in every starting point: the first fit is of the others alone.

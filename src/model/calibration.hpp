@@ -91,13 +91,17 @@ struct CalibrationOptions {
   /// Fit o_u after the others (LogGPS). Off where only the first fit's chi-square is read (a
   /// candidate switch's one-range against two-range test): it costs two more full fits.
   bool fit_late_receives = true;
+  /// The start is itself a calibrated set (a bootstrap resample's refit): one fit of every
+  /// coordinate, o_u included, from it, in place of the two stages (a third of the time); no
+  /// extra starts, no identifiability profiles.
+  bool start_is_calibrated = false;
 };
 
 /// Fits the link's parameters (L or the send overlap omega, and per range o_s, o_r, O_s, O_r, g,
-/// G; LogGP: not O_s, O_r) with o_u = 0, and then (LogGPS) each eager range's o_u with the rest
-/// held: a receive posted after its data arrived is seen only in the server-delay PRTT, where it
-/// trades against o_r and L, so o_u is what that curve leaves once the others have spoken
-/// to the points, keeping the ranges' sizes, rendezvous flags and progress of `start`, which is
+/// G; LogGP: not O_s, O_r) with o_u = 0, and then (LogGPS) all of them again with each eager
+/// range's o_u free as well, from that point: a receive posted after its data arrived is seen
+/// only in the server-delay PRTT, where it trades against o_r and L, so o_u is what that curve
+/// leaves once the others have spoken; fitted to the points, keeping the ranges' sizes, rendezvous flags and progress of `start`, which is
 /// also the starting point. Needs at least one point.
 Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> points,
                       Structure structure, const CalibrationOptions& options = {});
