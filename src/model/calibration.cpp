@@ -214,11 +214,18 @@ class Fit {
   double chi2_at(const std::vector<double>& v) const { return chi2(model(v)); }
 
   // The weighted Jacobian (rows: points x curves; columns: the free coordinates), by central
-  // differences: the closed forms are piecewise linear in the parameters.
+  // differences: the closed forms are piecewise linear in the parameters. A column that moves
+  // one range's parameters (and not L - omega) re-evaluates that range's points only: a
+  // message's cost reads L - omega and its own range alone (CostModel::message), so the other
+  // rows are exactly 0, as a full evaluation gives them.
   std::vector<double> jacobian(const std::vector<double>& v,
                                const std::vector<std::size_t>& free) const {
     const std::size_t rows = y_.size(), cols = free.size();
-    std::vector<double> j(rows * cols);
+    std::vector<double> j(rows * cols, 0.0);
+    const LinkParams at = layout_.link_of(v);
+    std::vector<std::size_t> range_of(points_.size());
+    for (std::size_t i = 0; i < points_.size(); ++i)
+      range_of[i] = at.range_index(points_[i].bytes);
     for (std::size_t c = 0; c < cols; ++c) {
       const std::size_t q = free[c];
       const double h = std::max(1e-3, 1e-3 * v[q]);
@@ -226,9 +233,22 @@ class Fit {
       up[q] += h;
       down[q] = std::max(0.0, v[q] - h);
       const double span = up[q] - down[q];
-      const auto fu = model(up), fd = model(down);
-      for (std::size_t i = 0; i < rows; ++i)
-        j[i * cols + c] = (fu[i] - fd[i]) / span / sigma_[i];
+      const LinkParams lu = layout_.link_of(up), ld = layout_.link_of(down);
+      const bool every_range = lu.effective_latency_us() != at.effective_latency_us() ||
+                               ld.effective_latency_us() != at.effective_latency_us();
+      std::vector<bool> moved(at.ranges.size());
+      for (std::size_t k = 0; k < at.ranges.size(); ++k)
+        moved[k] =
+            every_range || !(lu.ranges[k] == at.ranges[k]) || !(ld.ranges[k] == at.ranges[k]);
+      const CostModel cu(lu), cd(ld);
+      for (std::size_t i = 0; i < points_.size(); ++i) {
+        if (!moved[range_of[i]]) continue;
+        const auto fu = prtt_curves(cu, points_[i]), fd = prtt_curves(cd, points_[i]);
+        for (std::size_t k = 0; k < 4; ++k) {
+          const std::size_t row = 4 * i + k;
+          j[row * cols + c] = (fu[k] - fd[k]) / span / sigma_[row];
+        }
+      }
     }
     return j;
   }

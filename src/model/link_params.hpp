@@ -41,6 +41,7 @@ struct LinkRange {
   /// set, the range's own values are used.
   struct LoggpView {
     double o_s_us = -1, o_r_us = -1, g_us = -1, G_us_per_byte = -1;
+    bool operator==(const LoggpView&) const = default;
   } loggp;
   bool rendezvous = false;  ///< k in this range uses rendezvous (k >= S)
   /// Seed 001's Tm as measured by `commgauge overlap` ("T", "TA", "RAT", "RTA"); empty: the one
@@ -60,6 +61,8 @@ struct LinkRange {
   /// single copy); the send completes when the sender has taken the FIN.
   bool pulled() const { return rendezvous && transfer == "RTA" && progress == Progress::dependent; }
   /// The least a send of this range keeps its processor busy: bounds the send overlap omega.
+  bool operator==(const LinkRange&) const = default;
+
   double least_send_overhead_us() const {
     return send_overhead_us < control_send_or_default_us() ? send_overhead_us
                                                            : control_send_or_default_us();
