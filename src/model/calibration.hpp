@@ -101,8 +101,8 @@ struct CalibrationOptions {
 /// G; LogGP: not O_s, O_r) with o_u = 0, and then (LogGPS) all of them again with each eager
 /// range's o_u free as well, from that point: a receive posted after its data arrived is seen
 /// only in the server-delay PRTT, where it trades against o_r and L, so o_u is what that curve
-/// leaves once the others have spoken; fitted to the points, keeping the ranges' sizes, rendezvous flags and progress of `start`, which is
-/// also the starting point. Needs at least one point.
+/// leaves once the others have spoken; fitted to the points, keeping the ranges' sizes, rendezvous
+/// flags and progress of `start`, which is also the starting point. Needs at least one point.
 Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> points,
                       Structure structure, const CalibrationOptions& options = {});
 
