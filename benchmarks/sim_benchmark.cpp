@@ -108,11 +108,12 @@ model::LinkParams loggp_link() {
 
 /// Replays the trace; items are replayed records (MPI calls and computation records).
 void replay(benchmark::State& state, const std::string& pattern, const std::string& model,
-            const std::string& contention, std::uint32_t ranks_per_node) {
+            const std::string& contention, std::uint32_t ranks_per_node,
+            const model::LinkParams& link = loggp_link()) {
   const auto ranks = static_cast<std::uint32_t>(state.range(0));
   const trace::TraceReader trace(synthetic(pattern, ranks, ranks_per_node));
   const auto recorded = sim::recorded_placement(trace.index(), trace.ranks());
-  const sim::Network net(model, {{"intra_node", loggp_link()}, {"inter_node", loggp_link()}},
+  const sim::Network net(model, {{"intra_node", link}, {"inter_node", link}},
                          sim::cluster_of_placement(recorded), recorded);
   sim::Options options;
   options.contention = contention;
@@ -140,6 +141,20 @@ void BM_ReplayHalo3dLoggp(benchmark::State& state) {
   replay(state, "halo3d", "loggp", "none", 1);
 }
 BENCHMARK(BM_ReplayHalo3dLoggp)->Arg(1 << 10)->Arg(1 << 14)->Unit(benchmark::kMillisecond);
+
+// The same under loggps, and with a crossing cost o_x: each rank then keeps its latest send per
+// peer, and each receive looks its sender up there (every halo message crosses one).
+void BM_ReplayHalo3dLoggps(benchmark::State& state) {
+  replay(state, "halo3d", "loggps", "none", 1);
+}
+BENCHMARK(BM_ReplayHalo3dLoggps)->Arg(1 << 10)->Arg(1 << 14)->Unit(benchmark::kMillisecond);
+
+void BM_ReplayHalo3dLoggpsCrossing(benchmark::State& state) {
+  model::LinkParams link = loggp_link();
+  link.ranges[0].crossing_recv_us = 0.2;
+  replay(state, "halo3d", "loggps", "none", 1, link);
+}
+BENCHMARK(BM_ReplayHalo3dLoggpsCrossing)->Arg(1 << 10)->Arg(1 << 14)->Unit(benchmark::kMillisecond);
 
 // MPI_ANY_SOURCE receives at the master, many unexpected messages.
 void BM_ReplayMasterWorkerLoggp(benchmark::State& state) {

@@ -113,7 +113,8 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"calibrate", o.calibrate},
        {"heldout_sizes", o.heldout_sizes},
        {"heldout_collective_sizes", o.heldout_collective_sizes},
-       {"heldout_exchange_sizes", o.heldout_exchange_sizes}};
+       {"heldout_exchange_sizes", o.heldout_exchange_sizes},
+       {"crossing_exchanges", o.crossing_exchanges}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -140,6 +141,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.heldout_sizes = j.value("heldout_sizes", std::vector<std::uint64_t>{});
   o.heldout_collective_sizes = j.value("heldout_collective_sizes", std::vector<std::uint64_t>{});
   o.heldout_exchange_sizes = j.value("heldout_exchange_sizes", std::vector<std::uint64_t>{});
+  o.crossing_exchanges = j.value("crossing_exchanges", true);
 }
 
 namespace {
@@ -261,12 +263,16 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
           PrttSpec{PrttKind::server_delay, n, p.bytes, p.delay_us}};
 }
 
-PrttSpec heldout_spec(const HeldOutSeries& h) {
+// The exchanges o_x is fitted to stop here: above, their bytes would grow loggp's by a third.
+constexpr std::uint64_t kLargestFittedExchangeBytes = 65536;
+
+PrttSpec heldout_spec(const CellSeries& h) {
   return {h.kind, runs_calls(h.kind) ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
 }
 
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,
-                std::uint32_t n, std::span<const HeldOutSeries> heldout = {}) {
+                std::uint32_t n, std::span<const CellSeries> heldout = {},
+                std::span<const CellSeries> exchanges = {}) {
   std::vector<PrttSpec> plan;
   for (std::size_t i : which) {
     for (const auto& s : specs_of(pts[i], n))
@@ -274,18 +280,21 @@ Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_
     for (std::uint32_t k = 1; k < kSingleReps; ++k)
       plan.push_back(specs_of(pts[i], n)[0]);
   }
-  for (const auto& h : heldout) {
-    for (std::uint32_t k = 0; k < kSingleReps; ++k)
-      plan.push_back(heldout_spec(h));
+  for (const auto side : {heldout, exchanges}) {
+    for (const auto& h : side) {
+      for (std::uint32_t k = 0; k < kSingleReps; ++k)
+        plan.push_back(heldout_spec(h));
+    }
   }
   return cost_of(plan, 1);
 }
 
 // One round over the listed points: their four PRTTs each, all cells in a fresh random order;
-// with `heldout`, also one cell per held-out series (kind 4, never fitted).
+// with `side`, also one cell per series there (kind 4: the held-out cells, never fitted, and
+// the exchanges o_x is fitted to).
 void measure_round(Session& session, std::vector<LoggpPoint>& pts,
                    const std::vector<std::size_t>& which,
-                   std::vector<HeldOutSeries>* heldout = nullptr) {
+                   const std::vector<CellSeries*>* side = nullptr) {
   constexpr std::size_t kHeldOut = 4;
   const std::uint32_t n = session.options().n;
   std::vector<std::pair<std::size_t, std::size_t>> cells;  // (point or held-out size, kind)
@@ -293,8 +302,8 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
     for (std::size_t k = 0; k < 4; ++k)
       cells.emplace_back(i, k);
   }
-  if (heldout) {
-    for (std::size_t h = 0; h < heldout->size(); ++h)
+  if (side) {
+    for (std::size_t h = 0; h < side->size(); ++h)
       cells.emplace_back(h, kHeldOut);
   }
   std::shuffle(cells.begin(), cells.end(), session.rng());
@@ -303,7 +312,7 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   std::vector<PrttSpec> plan;
   std::vector<std::uint32_t> reps;
   for (auto [i, k] : cells) {
-    plan.push_back(k == kHeldOut ? heldout_spec((*heldout)[i]) : specs_of(pts[i], n)[k]);
+    plan.push_back(k == kHeldOut ? heldout_spec(*(*side)[i]) : specs_of(pts[i], n)[k]);
     reps.push_back(k == 0 || k == kHeldOut ? kSingleReps : 1);
   }
   std::vector<double> value(cells.size());
@@ -319,7 +328,7 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   for (std::size_t c = 0; c < cells.size(); ++c) {
     auto [i, k] = cells[c];
     if (k == kHeldOut) {
-      HeldOutSeries& h = (*heldout)[i];
+      CellSeries& h = *(*side)[i];
       h.rounds_us.push_back(h.kind == PrttKind::client_delay ? value[c] / 2 : value[c]);
       continue;
     }
@@ -385,6 +394,11 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
   const LoggpOptions& o = session.options();
   std::vector<Cost> extra(pts.size());
   Cost share;
+  std::vector<CellSeries*> side;
+  for (auto* v : {&r.heldout, &r.exchanges}) {
+    for (auto& h : *v)
+      side.push_back(&h);
+  }
   for (std::uint32_t round = 1; round <= o.max_rounds; ++round) {
     if (round == o.min_rounds + 1) {
       const Cost left = session.left();
@@ -410,7 +424,7 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
     if (round > o.min_rounds && !session.may_spend(round_cost(pts, which, o.n))) break;
     session.report(fmt::format("loggp round {} ({} sizes)", round, which.size()),
                    0.7 * static_cast<double>(round) / static_cast<double>(o.max_rounds));
-    measure_round(session, pts, which, round <= o.min_rounds ? &r.heldout : nullptr);
+    measure_round(session, pts, which, round <= o.min_rounds ? &side : nullptr);
     r.rounds = round;
     if (round >= o.min_rounds) summarise_points(pts, o);
   }
@@ -1401,6 +1415,15 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   }
   for (std::uint64_t s : o.heldout_exchange_sizes)
     r.heldout.push_back({PrttKind::exchange, s, {}});
+  if (o.crossing_exchanges) {
+    // Up to 64 KiB, as the held-out exchanges: a range that starts above keeps o_x = 0.
+    for (std::uint64_t s : o.sweep_sizes()) {
+      if (s <= kLargestFittedExchangeBytes &&
+          std::find(o.heldout_exchange_sizes.begin(), o.heldout_exchange_sizes.end(), s) ==
+              o.heldout_exchange_sizes.end())
+        r.exchanges.push_back({PrttKind::exchange, s, {}});
+    }
+  }
   if (!o.heldout_collective_sizes.empty() && t.kind() != "mpi") {
     finish_prtt(t);
     throw InputError("heldout_collective_sizes",
@@ -1411,7 +1434,7 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     std::vector<std::size_t> all(r.points.size());
     for (std::size_t i = 0; i < all.size(); ++i)
       all[i] = i;
-    const Cost one = round_cost(r.points, all, o.n, r.heldout);
+    const Cost one = round_cost(r.points, all, o.n, r.heldout, r.exchanges);
     const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
     if (!session.affordable({one.messages * rounds, one.bytes * rounds})) {
       finish_prtt(t);

@@ -66,6 +66,9 @@ struct LoggpOptions {
   std::vector<std::uint64_t> heldout_sizes;
   std::vector<std::uint64_t> heldout_collective_sizes;
   std::vector<std::uint64_t> heldout_exchange_sizes;
+  /// Exchanges to fit o_x to (LinkRange::crossing_recv_us): a cell per sweep size that is not a
+  /// held-out exchange size, up to 64 KiB, in each of the first min_rounds rounds.
+  bool crossing_exchanges = true;
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -219,12 +222,20 @@ struct CalibratedSet {
   };
   std::vector<Open> not_identifiable;
   bool converged = false;
+  /// o_x per range (LinkRange::crossing_recv_us): what the exchanges measured exceed the
+  /// model's exchange by, with a 95 % interval from resampled rounds; sizes: how many exchange
+  /// sizes of the range it rests on (0: none measured there, o_x = 0).
+  struct Crossing {
+    Interval interval;
+    std::size_t sizes = 0;
+  };
+  std::vector<Crossing> crossing;
 };
 
-/// A held-out cell's value in each round it joined: a ping-pong's one-way time (kind
-/// client_delay: PRTT(1,0,s) / 2), one collective call (kind allreduce, alltoall), or one
-/// exchange (kind exchange).
-struct HeldOutSeries {
+/// A cell measured beside the sweep's PRTTs (held out, or the exchanges o_x is fitted to), its
+/// value in each round it joined: a ping-pong's one-way time (kind client_delay: PRTT(1,0,s) /
+/// 2), one collective call (kind allreduce, alltoall), or one exchange (kind exchange).
+struct CellSeries {
   PrttKind kind = PrttKind::client_delay;
   std::uint64_t bytes = 0;
   std::vector<double> rounds_us;
@@ -233,7 +244,9 @@ struct HeldOutSeries {
 struct LoggpResult {
   std::vector<LoggpPoint> points;  ///< sorted by size
   /// The held-out ping-pong sizes, then the collectives, then the exchanges.
-  std::vector<HeldOutSeries> heldout;
+  std::vector<CellSeries> heldout;
+  /// The exchanges o_x is fitted to (LoggpOptions::crossing_exchanges), one per size.
+  std::vector<CellSeries> exchanges;
   std::vector<LoggpRange> ranges;
   std::vector<std::size_t> changes;   ///< indices into points where a range starts
   std::vector<LoggpSwitch> switches;  ///< one per change, same order

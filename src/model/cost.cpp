@@ -56,7 +56,7 @@ CostModel::CostModel(const LinkParams& link)
     ranges_.push_back(
         {r.from_bytes, to_picoseconds(r.send_overhead_us), to_picoseconds(r.recv_overhead_us),
          to_picoseconds(r.gap_us), to_picoseconds(r.unexpected_recv_us),
-         std::llround(r.send_overhead_per_byte_us * 1e9),
+         to_picoseconds(r.crossing_recv_us), std::llround(r.send_overhead_per_byte_us * 1e9),
          std::llround(r.recv_overhead_per_byte_us * 1e9), std::llround(r.gap_per_byte_us * 1e9),
          r.rendezvous, r.acknowledged() || r.pulled(), r.pulled(), r.progress,
          to_picoseconds(r.control_send_or_default_us()),
@@ -94,6 +94,7 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   c.latency = latency_;
   // Rendezvous data arrives only after its receive is matched: never unexpected.
   if (!r.rendezvous) c.unexpected_recv = r.o_u;
+  c.crossing_recv = r.o_x;
   c.control_send = r.ctrl_s;
   c.control_recv = r.ctrl_r;
   return c;

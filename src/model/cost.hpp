@@ -42,6 +42,9 @@ struct MessageCost {
   Picoseconds recv_overhead{};  ///< o_r + k*O_r: the receiver is busy after arrival
   /// o_u: added to recv_overhead when eager data arrived before its receive was posted
   Picoseconds unexpected_recv{};
+  /// o_x: added to recv_overhead when the message crossed one its receiver sent to the same
+  /// peer (LinkRange::crossing_recv_us; Engine and VirtualNetwork tell when)
+  Picoseconds crossing_recv{};
   Picoseconds gap{};           ///< g + (k-1)*G: minimum distance between send starts
   Picoseconds latency{};       ///< L - omega (LinkParams::effective_latency_us)
   Picoseconds control_send{};  ///< o' (default o_s): sending a rendezvous request or ack
@@ -67,7 +70,7 @@ class CostModel {
  private:
   struct Range {
     std::uint64_t from_bytes;
-    Picoseconds o_s, o_r, g, o_u;
+    Picoseconds o_s, o_r, g, o_u, o_x;
     std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
     bool rendezvous;
     bool acknowledged;

@@ -32,6 +32,12 @@ struct LinkRange {
   /// its buffer). commgauge's addition, measured where the server-delay PRTT's receives are all
   /// posted late while PRTT(n,0,s)'s are not; 0: a late receive costs what an early one does.
   double unexpected_recv_us = 0;
+  /// o_x: what a receive costs beyond o_r + kO_r (and o_u) when its message crossed one its
+  /// receiver had sent to the same peer (both under way at once, as in an exchange: over shared
+  /// memory both processors write into each other's buffers while polling their own).
+  /// commgauge's addition, fitted by loggp to exchanges at the sweep's sizes; no PRTT, ping-pong
+  /// or overlap measurement has a crossing. 0: crossing costs nothing.
+  double crossing_recv_us = 0;
   /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;

@@ -41,6 +41,7 @@ struct Op {
   model::MessageCost cost;       // sends only
   bool arrived = false;          // send: its data reached the receiver
   Picoseconds arrived_at{};      // send: when it did
+  Picoseconds posted_at{};       // send: when its send overhead (or request) began
   bool request_arrived = false;  // rendezvous send: its request reached the receiver
   bool acknowledged = false;     // eager send with acknowledgement: the receiver sent it
   bool delivered = false;        // send: the receiver's copy ran (the op is no longer needed)
@@ -111,6 +112,12 @@ class VirtualNetwork::Engine {
     bool in_call = false;
     Picoseconds next_send{};  // earliest start of the next send (the gap)
     Picoseconds last_failed_test{-1};
+    // The endpoint's latest send, for o_x: a message to it crossed this one when each was
+    // posted before the other arrived (arrived stays at the clock's end until it does).
+    struct LatestSend {
+      std::int64_t op = -1;
+      Picoseconds posted{}, arrived{};
+    } latest_send;
     std::deque<Action> pending;  // actions deferred until the endpoint is inside a call
     std::condition_variable cv;
     std::int64_t waiting_on = -1;
@@ -204,6 +211,7 @@ void VirtualNetwork::Engine::reset() {
     e.in_call = false;
     e.next_send = {};
     e.last_failed_test = Picoseconds{-1};
+    e.latest_send = {};
     e.pending.clear();
     e.waiting_on = -1;
     e.counters = {};
@@ -377,6 +385,7 @@ void VirtualNetwork::Engine::process(const Event& ev) {
       Op& s = op(ev.op);
       s.arrived = true;
       s.arrived_at = ev.time;
+      if (eps_[s.owner].latest_send.op == ev.op) eps_[s.owner].latest_send.arrived = ev.time;
       if (s.cost.acknowledged && s.cost.progress == model::Progress::independent) {
         s.acknowledged = true;  // ICP: off the receiver's CPU, at once
         schedule(EventKind::ack_arrival, ev.op, ev.time + s.cost.control_send + s.cost.latency,
@@ -477,6 +486,10 @@ void VirtualNetwork::Engine::run_action(int endpoint, Action action, Picoseconds
       Op& s = op(r.match);
       e.clock = start + s.cost.recv_overhead;
       if (action.kind == ActionKind::copy_unexpected) e.clock += s.cost.unexpected_recv;
+      // o_x: the message crossed this endpoint's latest send (to the one peer there is).
+      const auto& mine = e.latest_send;
+      if (mine.op >= 0 && mine.posted < s.arrived_at && s.posted_at < mine.arrived)
+        e.clock += s.cost.crossing_recv;
       r.payload = s.payload;
       s.delivered = true;
       schedule(EventKind::completion, action.op, e.clock, start);
@@ -547,6 +560,8 @@ std::int64_t VirtualNetwork::Engine::isend(int i, Tag tag, std::uint64_t bytes,
   s.cost = cost_.message(bytes);
   const Picoseconds start = std::max(e.clock, e.next_send);
   e.next_send = start + s.cost.gap;
+  s.posted_at = start;
+  e.latest_send = {id, start, model::kMaxSimulatedTimePs};
   if (!s.cost.rendezvous) {
     e.clock = start + s.cost.send_overhead;
     if (!s.cost.acknowledged) schedule(EventKind::completion, id, e.clock, start);

@@ -10,6 +10,7 @@
 #include "profile/link_params_json.hpp"
 #include "report/plot.hpp"
 #include "report/text_table.hpp"
+#include "stats/descriptive.hpp"
 
 namespace commgauge::report {
 
@@ -143,6 +144,22 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
     j["protocol"] = range.protocol;
     j["verdict"] = range.verdict;
     if (k < r.calibrated.intervals.size()) j["ci95"] = intervals_json(r.calibrated.intervals[k]);
+    if (k < r.calibrated.crossing.size()) {
+      const auto& x = r.calibrated.crossing[k];
+      j["o_x_exchanges"] = x.sizes;
+      if (x.interval.known) j["ci95"]["o_x_us"] = {x.interval.lower, x.interval.upper};
+    }
+  }
+  if (!r.exchanges.empty()) {
+    nlohmann::json exchanges = nlohmann::json::array();
+    for (const auto& e : r.exchanges) {
+      exchanges.push_back(
+          {{"size_bytes", e.bytes},
+           {"median_us", e.rounds_us.empty() ? nlohmann::json(nullptr)
+                                             : nlohmann::json(stats::median(e.rounds_us))},
+           {"rounds_us", e.rounds_us}});
+    }
+    doc["exchanges"] = exchanges;
   }
   if (r.calibrated.L_interval.known) {
     doc["L_ci95_us"] = {r.calibrated.L_interval.lower, r.calibrated.L_interval.upper};
@@ -275,18 +292,28 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
                           with_ci(r.link.send_overlap_us, cal.overlap_interval, 4))
             : std::string());
     TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]",
-                 "o_u_us [95 % CI]", "O_s_us/B", "O_r_us/B", "g_us", "G_us/B [95 % CI]",
-                 "verdict"});
+                 "o_u_us [95 % CI]", "o_x_us [95 % CI]", "O_s_us/B", "O_r_us/B", "g_us",
+                 "G_us/B [95 % CI]", "verdict"});
     for (std::size_t k = 0; k < r.ranges.size(); ++k) {
       const auto& p = r.link.ranges[k];
       const auto& in = cal.intervals[k];
       t.add_row({r.ranges[k].protocol, interval_text(r.ranges[k]),
                  with_ci(p.send_overhead_us, in[0], 4), with_ci(p.recv_overhead_us, in[1], 4),
                  p.rendezvous ? std::string("-") : with_ci(p.unexpected_recv_us, in[6], 4),
+                 k < cal.crossing.size() && cal.crossing[k].sizes > 0
+                     ? with_ci(p.crossing_recv_us, cal.crossing[k].interval, 4)
+                     : std::string("-"),
                  number(p.send_overhead_per_byte_us, 3), number(p.recv_overhead_per_byte_us, 3),
                  number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3), r.ranges[k].verdict});
     }
     out += render(t, sink, "loggp_calibrated");
+    if (!r.exchanges.empty()) {
+      out += fmt::format(
+          "o_x: what a receive costs more when its message crossed one its receiver had sent to "
+          "the same peer (an exchange), fitted after the rest to exchanges at {} sizes up to {} "
+          "B\n",
+          r.exchanges.size(), r.exchanges.back().bytes);
+    }
     for (const auto& u : cal.not_identifiable) {
       out += fmt::format(
           "not identifiable: {}{} = {:.4g}, any value in [{:.4g}, {}] fits as well: {}\n",

@@ -131,6 +131,14 @@ void Engine::process(const QueuedEvent& e) {
       Op& s = ops_[e.target];
       s.arrived = true;
       s.arrived_at = e.time;
+      if (net_.charges_crossing()) {
+        Rank& owner = ranks_[static_cast<std::size_t>(s.owner)];
+        if (owner.rare) {
+          const auto it = owner.rare->latest_send_to.find(s.peer);
+          if (it != owner.rare->latest_send_to.end() && it->second.op == e.target)
+            it->second.arrived = e.time;
+        }
+      }
       if (s.cost.acknowledged && !s.cancelled && s.cost.progress == model::Progress::independent) {
         s.acknowledged = true;  // ICP: off the receiver's CPU, at once
         schedule(EventKind::ack_arrival, e.target, e.time + s.cost.control_send + s.cost.latency);

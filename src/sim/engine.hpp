@@ -167,11 +167,21 @@ struct CallRecord {
         kind(e.kind) {}
 };
 
-// What few ranks use: persistent requests, Mprobe'd messages, nonblocking collectives.
+// A rank's latest send to one peer, for o_x (Network::charges_crossing): a message from that
+// peer crossed it when each was posted before the other arrived.
+struct LatestSend {
+  std::uint32_t op = kNone;
+  Picoseconds posted{};
+  Picoseconds arrived = model::kMaxSimulatedTimePs;  // until it has
+};
+
+// What few ranks use: persistent requests, Mprobe'd messages, nonblocking collectives, and the
+// latest send per peer where a link charges o_x.
 struct RareState {
   std::vector<Persistent> persistent;
   std::vector<std::pair<std::uint64_t, std::pair<std::int32_t, std::int32_t>>> messages;  // Mprobe
   std::vector<PendingCollective> nonblocking;  // I-collectives not yet completed
+  std::unordered_map<std::int32_t, LatestSend> latest_send_to;
 };
 
 // A rank's replay state, the fields every record touches first (a replay of many ranks visits
@@ -331,6 +341,8 @@ class Engine {
   void answer_request(std::uint32_t send_id, Picoseconds t);
   void trigger(std::int32_t rank, Action a);
   void run_action(Rank& r, const Action& a);
+  // Whether send `s` to rank r crossed r's latest send to s's owner (o_x).
+  bool crossed(const Rank& r, const Op& s) const;
   void complete(std::uint32_t id, Picoseconds t);
   void wait_done(std::uint32_t rank, Picoseconds t, std::uint32_t op);
   void send_data(std::uint32_t id, Picoseconds injected);

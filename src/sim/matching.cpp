@@ -46,6 +46,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     if (written && s.cost.pulled) s.cost.transfer += net_.written_data(me, dest, bytes);
     const Picoseconds start = std::max(r.clock, r.next_send);
     s.posted_at = start;
+    if (net_.charges_crossing()) r.rare_state().latest_send_to[dest] = {id, start};
     if (paths_) paths_->keep_with(id, me, r.ev.function, start);
     r.next_send = start + s.cost.gap;
     if (!s.cost.rendezvous) {
@@ -139,6 +140,14 @@ void Engine::answer_request(std::uint32_t send_id, Picoseconds t) {
   }
 }
 
+bool Engine::crossed(const Rank& r, const Op& s) const {
+  if (!r.rare) return false;
+  const auto it = r.rare->latest_send_to.find(s.owner);
+  if (it == r.rare->latest_send_to.end()) return false;
+  const LatestSend& mine = it->second;
+  return mine.posted < s.arrived_at && s.posted_at < mine.arrived;
+}
+
 // The receiver sends the acknowledgement of eager data (o'_s from `t` on its CPU); it reaches
 // the sender L later (Tm = TA).
 void Engine::acknowledge(Rank& r, std::uint32_t send_id, Picoseconds t) {
@@ -165,10 +174,11 @@ void Engine::run_action(Rank& r, const Action& a) {
     case ActionKind::copy: {
       Op& rv = ops_[a.op];
       Op& s = ops_[rv.match];
-      // Data that arrived before its receive was posted takes the unexpected path (o_u).
-      const Picoseconds copy = s.arrived_at < rv.posted_at
-                                   ? s.cost.recv_overhead + s.cost.unexpected_recv
-                                   : s.cost.recv_overhead;
+      // Data that arrived before its receive was posted takes the unexpected path (o_u); a
+      // message that crossed the receiver's own to its sender costs o_x more.
+      Picoseconds copy = s.arrived_at < rv.posted_at ? s.cost.recv_overhead + s.cost.unexpected_recv
+                                                     : s.cost.recv_overhead;
+      if (net_.charges_crossing() && crossed(r, s)) copy += s.cost.crossing_recv;
       r.clock = start + copy;
       r.busy += copy;
       s.delivered = true;

@@ -38,6 +38,11 @@ Network::Network(const std::string& model_name,
     throw InputError(
         fmt::format("the links have neither class \"{}\" nor \"{}\"", *names[0], *names[1]));
   for (const auto& m : models_) {
+    if (!m) continue;
+    for (const auto& r : m->link().ranges)
+      charges_crossing_ = charges_crossing_ || r.crossing_recv_us > 0;
+  }
+  for (const auto& m : models_) {
     if (m && m->link().poll_us > 0) {
       failed_poll_ = model::to_picoseconds(m->link().poll_us);
       break;

@@ -61,6 +61,9 @@ class Network {
   /// costs beyond the model's: bytes x recv_into_sent_us_per_byte of the pair's class.
   model::Picoseconds into_sent(std::int32_t source, std::int32_t destination,
                                std::uint64_t bytes) const;
+  /// Whether a message of some range costs o_x when it crosses one the other way (any class's
+  /// model): the engine tracks each rank's latest send per peer only then.
+  bool charges_crossing() const { return charges_crossing_; }
   /// The link class name used between the two ranks.
   const std::string& link_class(std::int32_t source, std::int32_t destination) const;
   /// The model of a class (nullptr for model none).
@@ -88,6 +91,7 @@ class Network {
   model::Picoseconds failed_poll_{};
   model::Picoseconds comm_creation_{};
   model::Picoseconds comm_release_{};
+  bool charges_crossing_ = false;
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
 };
 

@@ -86,6 +86,24 @@ TEST(LinkParamsJson, UnexpectedReceiveOverheadRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/o_u_us"));
 }
 
+// o_x (a receive whose message crossed one its receiver sent) likewise, on every range.
+TEST(LinkParamsJson, CrossingReceiveOverheadRoundTripsAndIsChecked) {
+  auto doc = valid_document();
+  EXPECT_EQ(link_params_from_json(doc, "net.json").ranges[0].crossing_recv_us, 0.0);
+  EXPECT_FALSE(
+      link_params_to_json(link_params_from_json(doc, "net.json"))["ranges"][0].contains("o_x_us"));
+  doc["ranges"][0]["o_x_us"] = 0.125;
+  doc["ranges"][1]["o_x_us"] = 0.75;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.ranges[1].crossing_recv_us, 0.75);
+  EXPECT_DOUBLE_EQ(link_params_to_json(link)["ranges"][0]["o_x_us"].get<double>(), 0.125);
+  const model::CostModel cost(link);
+  EXPECT_EQ(cost.message(100).crossing_recv, model::to_picoseconds(0.125));
+  EXPECT_EQ(cost.message(20000).crossing_recv, model::to_picoseconds(0.75));
+  doc["ranges"][1]["o_x_us"] = -0.1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/o_x_us"));
+}
+
 TEST(LinkParamsJson, UnknownRangeFieldIsRejected) {
   auto doc = valid_document();
   doc["ranges"][0]["gap_us"] = 1;

@@ -504,6 +504,59 @@ TEST(SimGolden, AReceivePostedAfterItsDataArrivedCostsOu) {
   EXPECT_EQ(late_cases, 3);  // 8 B: a delay or a slower receiver makes the receives late
 }
 
+// o_x: a receive whose message crossed the receiver's latest send to the same peer (each posted
+// before the other arrived) costs o_x more; nothing else does. An exchange (Isend, Irecv,
+// Waitall on both ends) ends exactly o_x later on each end, per exchange, eager and rendezvous;
+// a ping-pong and a 3-rank ring (each sends right and receives from the left: no pair crosses)
+// cost what they cost without it.
+TEST(SimGolden, AMessageThatCrossedTheReceiversOwnCostsOx) {
+  auto with = link(4096, model::Progress::dependent);
+  with.ranges[0].crossing_recv_us = 0.3;
+  with.ranges[1].crossing_recv_us = 0.8;
+  const auto without = link(4096, model::Progress::dependent);
+  for (const std::uint64_t k : {8u, 20000u}) {
+    const double o_x = k < 4096 ? 0.3 : 0.8;
+    constexpr std::uint32_t n = 3;
+    TraceBuilder exchange(2);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      for (std::uint32_t r = 0; r < 2; ++r) {
+        const auto out = exchange.isend(r, 1 - static_cast<std::int32_t>(r), k);
+        const auto in = exchange.irecv(r, 1 - static_cast<std::int32_t>(r), k);
+        exchange.waitall(r, {{out, -1, -1, 0, 0, false},
+                             {in, -1, 1 - static_cast<std::int32_t>(r), 0, k, false}});
+      }
+    }
+    const auto path = exchange.write("crossing-exchange");
+    for (const std::string model : {"loggps", "loggpo"}) {
+      const auto a = simulate(path, with, model), b = simulate(path, without, model);
+      for (std::size_t r = 0; r < 2; ++r)
+        EXPECT_EQ(rank_end(a, r) - rank_end(b, r), model::to_picoseconds(o_x * n))
+            << model << " k=" << k << " rank " << r;
+      // The plain LogGP model has no o_x.
+      EXPECT_EQ(rank_end(simulate(path, with, "loggp"), 0),
+                rank_end(simulate(path, without, "loggp"), 0));
+    }
+    TraceBuilder pingpong(2);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      pingpong.send(0, 1, k).recv(1, 0, k);
+      pingpong.send(1, 0, k).recv(0, 1, k);
+    }
+    const auto pp = pingpong.write("crossing-pingpong");
+    EXPECT_EQ(rank_end(simulate(pp, with), 0), rank_end(simulate(pp, without), 0)) << k;
+    EXPECT_GT(rank_end(simulate(pp, with), 0), Picoseconds{});
+    TraceBuilder ring(3);
+    for (std::uint32_t r = 0; r < 3; ++r) {
+      const auto out = ring.isend(r, static_cast<std::int32_t>((r + 1) % 3), k);
+      const auto left = static_cast<std::int32_t>((r + 2) % 3);
+      const auto in = ring.irecv(r, left, k);
+      ring.waitall(r, {{out, -1, -1, 0, 0, false}, {in, -1, left, 0, k, false}});
+    }
+    const auto rp = ring.write("crossing-ring");
+    for (std::size_t r = 0; r < 3; ++r)
+      EXPECT_EQ(rank_end(simulate(rp, with), r), rank_end(simulate(rp, without), r)) << k;
+  }
+}
+
 TEST(SimGolden, RendezvousSendWithEarlyAndLateReceiverIsSeed004Table4) {
   const std::uint64_t k = 10000;
   for (const Picoseconds t_r : {Picoseconds{0}, Picoseconds{2'000'000}, Picoseconds{40'000'000}}) {
