@@ -314,6 +314,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                     {"notes", loggp->notes},
                     {"rounds", loggp->rounds},
                     {"trust", report::trust_json(trust)}};
+        if (!loggp->exchanges.empty()) lc.loggp["exchanges"] = report::loggp_exchanges_json(*loggp);
         lc.distrust = trust.reasons;
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";

@@ -230,6 +230,8 @@ struct CalibratedSet {
     std::size_t sizes = 0;
   };
   std::vector<Crossing> crossing;
+  /// The model's exchange at each of LoggpResult::exchanges' sizes, with the fitted o_x.
+  std::vector<double> exchange_model_us;
 };
 
 /// A cell measured beside the sweep's PRTTs (held out, or the exchanges o_x is fitted to), its

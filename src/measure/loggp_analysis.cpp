@@ -1208,6 +1208,7 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   for (auto& range : link.ranges) {
     if (range.crossing_recv_us < kResolution) range.crossing_recv_us = 0;
   }
+  c.exchange_model_us = model_exchanges_us(link, sizes);
   std::mt19937_64 rng(r.seed ^ 0x2545f4914f6cdd1dULL);
   std::vector<std::vector<double>> samples(link.ranges.size());
   std::vector<double> resampled(r.exchanges.size());

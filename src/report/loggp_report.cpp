@@ -127,6 +127,18 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
   return switches;
 }
 
+nlohmann::json loggp_exchanges_json(const measure::LoggpResult& r) {
+  nlohmann::json exchanges = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
+    const auto& e = r.exchanges[i];
+    exchanges.push_back({{"size_bytes", e.bytes}, {"rounds_us", e.rounds_us}});
+    if (!e.rounds_us.empty()) exchanges.back()["median_us"] = stats::median(e.rounds_us);
+    if (i < r.calibrated.exchange_model_us.size())
+      exchanges.back()["model_us"] = r.calibrated.exchange_model_us[i];
+  }
+  return exchanges;
+}
+
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
                           const nlohmann::json& timer, const nlohmann::json& context) {
   // The document's parameters are the calibrated set (what predict and simulate use); the
@@ -150,17 +162,7 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
       if (x.interval.known) j["ci95"]["o_x_us"] = {x.interval.lower, x.interval.upper};
     }
   }
-  if (!r.exchanges.empty()) {
-    nlohmann::json exchanges = nlohmann::json::array();
-    for (const auto& e : r.exchanges) {
-      exchanges.push_back(
-          {{"size_bytes", e.bytes},
-           {"median_us", e.rounds_us.empty() ? nlohmann::json(nullptr)
-                                             : nlohmann::json(stats::median(e.rounds_us))},
-           {"rounds_us", e.rounds_us}});
-    }
-    doc["exchanges"] = exchanges;
-  }
+  if (!r.exchanges.empty()) doc["exchanges"] = loggp_exchanges_json(r);
   if (r.calibrated.L_interval.known) {
     doc["L_ci95_us"] = {r.calibrated.L_interval.lower, r.calibrated.L_interval.upper};
   }

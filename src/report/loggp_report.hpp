@@ -21,6 +21,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 /// The switches as loggp read them: each one's sizes, protocol, how it was found, its
 /// confirmation and bisection, and its verdict (in loggp_json and in a profile's loggp section).
 nlohmann::json loggp_switches_json(const measure::LoggpResult& r);
+/// The exchanges o_x was fitted to: size, median and rounds measured, the model's exchange.
+nlohmann::json loggp_exchanges_json(const measure::LoggpResult& r);
 
 /// A profile class's trust verdict: trusted, the calibrated set's rms deviation, the latency
 /// trials that stalled, and the reasons when it is not trusted.

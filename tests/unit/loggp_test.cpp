@@ -769,6 +769,16 @@ TEST(LoggpOnVirtualNetwork, AnExchangesCrossingIsFittedAsOx) {
       EXPECT_LE(x.interval.lower, r.link.ranges[k].crossing_recv_us + 1e-9);
       EXPECT_GE(x.interval.upper, r.link.ranges[k].crossing_recv_us - 1e-9);
     }
+    // The model's exchange, with the fitted o_x, is the measured one (the virtual network's, to
+    // the calibration's precision) wherever o_x is recovered.
+    ASSERT_EQ(r.calibrated.exchange_model_us.size(), r.exchanges.size());
+    for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
+      if (r.link.range_index(r.exchanges[i].bytes) >= checked[ci]) continue;
+      ASSERT_EQ(r.exchanges[i].rounds_us.size(), o.min_rounds);
+      EXPECT_NEAR(r.calibrated.exchange_model_us[i], r.exchanges[i].rounds_us[0],
+                  0.01 * r.exchanges[i].rounds_us[0])
+          << c.name << " " << r.exchanges[i].bytes;
+    }
     // The rest of the calibrated set follows its curves as without a crossing.
     EXPECT_LT(r.calibrated_check.max_abs_all, 0.05) << c.name;
   }
