@@ -549,10 +549,8 @@ TEST(LoggpOnVirtualNetwork, AHandShakeNextToACandidateThatDoesNotHoldLeavesItToT
 }
 
 // vader's inline-send step, as a virtual link: from 257 B the sends complete on the receiver's
-// acknowledgement (Tm = TA) and the overheads barely change. The probe sees the sends start
-// waiting for the late receiver there (0 of n against n of n) and bisects on that alone, to the
-// byte; the ranges' mechanisms are told apart, and no other switch is reported.
-TEST(LoggpOnVirtualNetwork, SendsThatStartWaitingAreAChangeOfTransferMechanism) {
+// acknowledgement (Tm = TA, priced as loggp reads it) and the overheads barely change.
+model::LinkParams vader_step_link() {
   auto link = loggps_link(model::Progress::independent);
   link.ranges.resize(1);
   model::LinkRange upper = link.ranges[0];
@@ -562,7 +560,14 @@ TEST(LoggpOnVirtualNetwork, SendsThatStartWaitingAreAChangeOfTransferMechanism) 
   upper.progress = model::Progress::dependent;
   model::price_acknowledgement(upper, link.ranges[0]);
   link.ranges.push_back(upper);
-  const LoggpResult r = run(link);
+  return link;
+}
+
+// On vader_step_link the probe sees the sends start
+// waiting for the late receiver there (0 of n against n of n) and bisects on that alone, to the
+// byte; the ranges' mechanisms are told apart, and no other switch is reported.
+TEST(LoggpOnVirtualNetwork, SendsThatStartWaitingAreAChangeOfTransferMechanism) {
+  const LoggpResult r = run(vader_step_link());
   ASSERT_EQ(r.switches.size(), 1u) << ::testing::PrintToString(r.notes);
   const auto& sw = r.switches[0];
   EXPECT_THAT(sw.found_by, ::testing::HasSubstr("the transfer mechanism changes")) << sw.found_by;
@@ -734,19 +739,9 @@ TEST(LoggpOnVirtualNetwork, AnExchangesCrossingIsFittedAsOx) {
     model::LinkParams link;
     std::vector<double> o_x;
   };
-  // vader's 257 B step as loggp reads it (SendsThatStartWaitingAreAChangeOfTransferMechanism).
-  auto acknowledged = loggps_link(model::Progress::independent);
-  acknowledged.ranges.resize(1);
-  model::LinkRange upper = acknowledged.ranges[0];
-  upper.from_bytes = 257;
-  upper.send_overhead_us *= 1.05;
-  upper.transfer = "TA";
-  upper.progress = model::Progress::dependent;
-  model::price_acknowledgement(upper, acknowledged.ranges[0]);
-  acknowledged.ranges.push_back(upper);
   const Case cases[] = {{"loggps", loggps_link(model::Progress::dependent), {0.3, 0.7}},
                         {"loggps without", loggps_link(model::Progress::dependent), {0, 0}},
-                        {"acknowledged", acknowledged, {0.12, 0.25}}};
+                        {"acknowledged", vader_step_link(), {0.12, 0.25}}};
   const std::size_t checked[] = {2, 2, 1};  // ranges whose o_x is recovered
   for (std::size_t ci = 0; ci < std::size(cases); ++ci) {
     const Case& c = cases[ci];
