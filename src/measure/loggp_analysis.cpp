@@ -1134,10 +1134,6 @@ std::vector<model::PrttCurvePoint> fit_points(const std::vector<LoggpPoint>& all
   return pts;
 }
 
-}  // namespace
-
-namespace {
-
 // The exchange cells (PrttKind::exchange, as measured) of these sizes for `link`, on the virtual
 // network, which keeps the cost convention exactly; the plan protocol runs as over a real link.
 std::vector<double> model_exchanges_us(const model::LinkParams& link,
@@ -1211,12 +1207,12 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   c.exchange_model_us = model_exchanges_us(link, sizes);
   std::mt19937_64 rng(r.seed ^ 0x2545f4914f6cdd1dULL);
   std::vector<std::vector<double>> samples(link.ranges.size());
-  std::vector<double> resampled(r.exchanges.size());
+  std::vector<double> resampled(r.exchanges.size()), draw;
   for (std::uint32_t b = 0; b < resamples; ++b) {
     for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
       const auto& rounds = r.exchanges[i].rounds_us;
       if (rounds.size() < 3) continue;
-      std::vector<double> draw(rounds.size());
+      draw.resize(rounds.size());
       std::uniform_int_distribution<std::size_t> pick(0, rounds.size() - 1);
       for (auto& v : draw)
         v = rounds[pick(rng)];
