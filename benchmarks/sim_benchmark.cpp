@@ -156,6 +156,29 @@ void BM_ReplayHalo3dLoggpsCrossing(benchmark::State& state) {
 }
 BENCHMARK(BM_ReplayHalo3dLoggpsCrossing)->Arg(1 << 10)->Arg(1 << 14)->Unit(benchmark::kMillisecond);
 
+// Allreduce every iteration (the tuned rules' schedules, local work charged), and the same where
+// a copy into a vector a peer pulled is measured: each rank then keeps what its last collective
+// left pulled, and each call looks it up.
+void BM_ReplayAllreduceLoggps(benchmark::State& state) {
+  model::LinkParams link = loggp_link();
+  link.copy_us_per_byte = 0.00003;
+  link.reduce_us_per_byte = 0.00003;
+  replay(state, "allreduce", "loggps", "none", 1, link);
+}
+BENCHMARK(BM_ReplayAllreduceLoggps)->Arg(1 << 10)->Arg(1 << 14)->Unit(benchmark::kMillisecond);
+
+void BM_ReplayAllreduceLoggpsIntoPulled(benchmark::State& state) {
+  model::LinkParams link = loggp_link();
+  link.copy_us_per_byte = 0.00003;
+  link.reduce_us_per_byte = 0.00003;
+  link.copy_into_sent_us_per_byte = 0.0003;
+  replay(state, "allreduce", "loggps", "none", 1, link);
+}
+BENCHMARK(BM_ReplayAllreduceLoggpsIntoPulled)
+    ->Arg(1 << 10)
+    ->Arg(1 << 14)
+    ->Unit(benchmark::kMillisecond);
+
 // MPI_ANY_SOURCE receives at the master, many unexpected messages.
 void BM_ReplayMasterWorkerLoggp(benchmark::State& state) {
   replay(state, "master-worker", "loggp", "none", 1);

@@ -378,6 +378,10 @@ void add_profile_command(CLI::App& app, Action& action) {
               "sent from a rendezvous range)",
               calls->reduce_into_sent_per_byte);
           per_kib(
+              "a copy into that buffer, per KiB (simulate charges it where an allreduce copies "
+              "into the result vector the previous call's ring or Rabenseifner sent from)",
+              calls->copy_into_sent_per_byte);
+          per_kib(
               "a transfer of data its sender has just written, per KiB more than of unchanged "
               "data (64 KiB exchanges; simulate adds it to pulled transfers of what a "
               "collective's step copied, combined or received earlier in the call)",

@@ -179,14 +179,18 @@ void recursive_doubling(Builder& b, std::uint64_t bytes) {
     newrank = me - rem;
   }
   auto real = [&](Index r) { return r < rem ? r * 2 + 1 : r + rem; };
+  bool in_temporary = false;  // the result so far is in the temporary buffer, not the vector
   for (Index mask = 1; mask < pof2; mask <<= 1) {
     const Index partner = real(newrank ^ mask);
     b.exchange(partner, bytes, partner, bytes);
-    // coll/base's allreduce: the lower rank combines into the buffer it received into, the
-    // higher one into the buffer it has just sent from (ompi_coll_base_allreduce_intra_
-    // recursivedoubling, "tmpsend = tmprecv (op) tmpsend").
+    // coll/base's allreduce: the lower rank combines into the buffer it received into and swaps
+    // the two, the higher one into the buffer it has just sent from (ompi_coll_base_allreduce_
+    // intra_recursivedoubling, "tmpsend = tmprecv (op) tmpsend").
     b.steps.back().reduce_into_sent = b.reducing && me > partner;
+    if (b.reducing && me < partner) in_temporary = !in_temporary;
   }
+  // "Ensure that the final result is in rbuf": copied back from the temporary buffer.
+  if (in_temporary && !b.steps.empty()) b.steps.back().copy_back_bytes = bytes;
   if (me < 2 * rem) b.send(me - 1, bytes);
 }
 

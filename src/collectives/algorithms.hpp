@@ -116,6 +116,11 @@ struct Collective {
 /// not the caller's send buffer as it was passed. `recv_into_sent`: the step receives into the
 /// block this member sent earlier in the call (the allgather phase of Open MPI's ring,
 /// segmented ring and Rabenseifner allreduce), whose lines a peer that pulled it has read.
+/// `copy_back_bytes`: copied after the step (and its combination) into the result vector (Open
+/// MPI's recursive doubling, on a member whose result ended in its temporary buffer).
+/// `copy_into_sent_bytes`: of `copy_bytes`,
+/// those copied into a vector a peer pulled in the previous call; not a schedule's, the replay
+/// sets it from the member's history.
 struct Step {
   std::int32_t send_to = -1;
   std::uint64_t send_bytes = 0;
@@ -126,6 +131,8 @@ struct Step {
   bool reduce_into_sent = false;
   bool send_written = false;
   bool recv_into_sent = false;
+  std::uint64_t copy_back_bytes = 0;
+  std::uint64_t copy_into_sent_bytes = 0;
   bool operator==(const Step&) const = default;
 };
 

@@ -143,14 +143,14 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     create.push_back(std::max(0.0, dup - allreduce));
     free.push_back(freed);
   }
-  // A reduction into the buffer just sent: both ends exchange kLarge bytes, the source times the
-  // reduction that follows each exchange.
-  if (t.reduce_local_into_send_buffer(0)) {
+  // A reduction, and a copy, into the buffer just sent: both ends exchange kLarge bytes, the
+  // source times the local work `into_sent(kLarge)` that follows each exchange.
+  auto after_exchanges = [&](auto&& into_sent) {
     constexpr std::uint32_t kCalls = 10;  // exchanges of 64 KiB: about 1 ms per round on vader
     std::vector<double> per_byte;
     for (std::uint32_t round = 0; round < o.rounds; ++round) {
       t.barrier();
-      double reducing = 0;
+      double working = 0;
       for (std::uint32_t i = 0; i < kCalls; ++i) {
         net::Request out = t.isend(kLarge);
         net::Request in = t.irecv(kLarge);
@@ -158,13 +158,22 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
         t.wait(in);
         if (source) {
           const double t0 = t.now_us();
-          t.reduce_local_into_send_buffer(kLarge);
-          reducing += t.now_us() - t0;
+          into_sent(kLarge);
+          working += t.now_us() - t0;
         }
       }
-      per_byte.push_back(reducing / kCalls / static_cast<double>(kLarge));
+      per_byte.push_back(working / kCalls / static_cast<double>(kLarge));
     }
-    if (source) r.reduce_into_sent_per_byte = detail::stat_of(per_byte, 1);
+    return detail::stat_of(per_byte, 1);
+  };
+  if (t.reduce_local_into_send_buffer(0)) {
+    const PrttStat s =
+        after_exchanges([&](std::size_t bytes) { t.reduce_local_into_send_buffer(bytes); });
+    if (source) r.reduce_into_sent_per_byte = s;
+  }
+  if (t.copy_into_send_buffer(0)) {
+    const PrttStat s = after_exchanges([&](std::size_t bytes) { t.copy_into_send_buffer(bytes); });
+    if (source) r.copy_into_sent_per_byte = s;
   }
   // A transfer of data its sender has just written: exchanges of kLarge bytes, in each round
   // kCalls with the send buffers as they are and kCalls with each end writing its send buffer
@@ -234,6 +243,7 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   adopt(&model::LinkParams::copy_us_per_byte, costs.copy_per_byte);
   adopt(&model::LinkParams::reduce_us_per_byte, costs.reduce_per_byte);
   adopt(&model::LinkParams::reduce_into_sent_us_per_byte, costs.reduce_into_sent_per_byte);
+  adopt(&model::LinkParams::copy_into_sent_us_per_byte, costs.copy_into_sent_per_byte);
   adopt(&model::LinkParams::written_send_us_per_byte, costs.written_send_per_byte);
   adopt(&model::LinkParams::recv_into_sent_us_per_byte, costs.recv_into_sent_per_byte);
   if (costs.comm_create) {  // measured together with comm_free

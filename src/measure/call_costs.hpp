@@ -19,6 +19,11 @@
 //   those lines, and writing them costs an invalidation each (docs/measurements.md: 6-13 times
 //   the warm rate over vader on a 2-core VM). Both ends exchange; the source times only the
 //   reduction after each exchange.
+// * a memory copy into that buffer, per byte, measured alike: what coll/base does when it copies
+//   a result into the vector a peer has just pulled (recursive doubling's copy back, the next
+//   call's copy into the vector a ring allreduce sent from). On a 2-core AMD EPYC VM over vader
+//   glibc's memcpy there cost 0.25-1.5 us per KiB against 0.03 into a private buffer, several
+//   times a reduction into it (docs/measurements.md, "A copy into what the peer pulled").
 // * a transfer of data its sender has just written, per byte (where the transport can write its
 //   send buffer: MPI): exchanges of 64 KiB whose send buffers each end writes first, less the
 //   same exchanges of buffers left as they are. Where the receiver pulls the data with a single
@@ -67,6 +72,8 @@ struct CallCosts {
   /// Microseconds per byte of a reduction into the buffer an exchange of 64 KiB has just sent
   /// from (where the transport reduces: MPI).
   std::optional<PrttStat> reduce_into_sent_per_byte;
+  /// Microseconds per byte of a memory copy into that buffer (where the transport can: MPI).
+  std::optional<PrttStat> copy_into_sent_per_byte;
   /// Microseconds per byte a 64 KiB exchange costs more when each end has just written the data
   /// it sends (where the transport can write its send buffer: MPI).
   std::optional<PrttStat> written_send_per_byte;

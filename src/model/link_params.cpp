@@ -86,6 +86,7 @@ void validate(const LinkParams& link, const std::string& where) {
           {"reduce_us_per_byte", link.reduce_us_per_byte},
           {"copy_us_per_byte", link.copy_us_per_byte},
           {"reduce_into_sent_us_per_byte", link.reduce_into_sent_us_per_byte},
+          {"copy_into_sent_us_per_byte", link.copy_into_sent_us_per_byte},
           {"written_send_us_per_byte", link.written_send_us_per_byte},
           {"recv_into_sent_us_per_byte", link.recv_into_sent_us_per_byte},
           {"send_overlap_us", link.send_overlap_us}}) {

@@ -100,6 +100,13 @@ struct LinkParams {
   /// an exchange of 64 KiB): where the peer pulled it, writing it back costs more than warm.
   /// 0: not measured (reduce_us_per_byte is charged).
   double reduce_into_sent_us_per_byte = 0;
+  /// A memory copy into the buffer a rendezvous message has just been sent from (profile: after
+  /// an exchange of 64 KiB): the peer that pulled it holds its lines, and a copy (glibc's memcpy,
+  /// as Open MPI's datatype engine copies) costs several times what a reduction into it does.
+  /// The replay charges it where an allreduce that repeats the previous call copies into the
+  /// result vector that call's ring or Rabenseifner allgather phase sent from. 0: not measured
+  /// (copy_us_per_byte is charged).
+  double copy_into_sent_us_per_byte = 0;
   /// What a pulled transfer (DCP with Tm = RTA) of data its sender has just written costs more
   /// per byte than one of data left unchanged since its last transfer (profile: exchanges of
   /// 64 KiB, each end writing its send buffer first): the receiver's copy reads lines modified

@@ -84,6 +84,13 @@ class Transport {
     (void)bytes;
     return false;
   }
+  /// A memory copy (memcpy, as MPI libraries copy) of the data the last irecv received into the
+  /// buffer isend sends from (what coll/base does when it copies a result back into the vector
+  /// it has just sent); false where the transport cannot.
+  virtual bool copy_into_send_buffer(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
   /// Writes the first `bytes` of the buffer isend sends from, on this end (what a program does
   /// when it computes the data it then sends: the lines are then modified in this core's
   /// cache); false where the transport cannot.

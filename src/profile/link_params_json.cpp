@@ -31,6 +31,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   link.reduce_us_per_byte = document.value("reduce_us_per_byte", 0.0);
   link.copy_us_per_byte = document.value("copy_us_per_byte", 0.0);
   link.reduce_into_sent_us_per_byte = document.value("reduce_into_sent_us_per_byte", 0.0);
+  link.copy_into_sent_us_per_byte = document.value("copy_into_sent_us_per_byte", 0.0);
   link.written_send_us_per_byte = document.value("written_send_us_per_byte", 0.0);
   link.recv_into_sent_us_per_byte = document.value("recv_into_sent_us_per_byte", 0.0);
   const auto& ranges = document["ranges"];
@@ -92,6 +93,8 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
   if (link.copy_us_per_byte > 0) doc["copy_us_per_byte"] = link.copy_us_per_byte;
   if (link.reduce_into_sent_us_per_byte > 0)
     doc["reduce_into_sent_us_per_byte"] = link.reduce_into_sent_us_per_byte;
+  if (link.copy_into_sent_us_per_byte > 0)
+    doc["copy_into_sent_us_per_byte"] = link.copy_into_sent_us_per_byte;
   if (link.written_send_us_per_byte > 0)
     doc["written_send_us_per_byte"] = link.written_send_us_per_byte;
   if (link.recv_into_sent_us_per_byte > 0)

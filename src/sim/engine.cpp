@@ -28,6 +28,7 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   std::iota(world_.begin(), world_.end(), 0);
   self_.resize(1);
   ranks_.resize(n);
+  if (net_.charges_copy_into_sent()) pulled_results_.resize(n);
   // Address space for two operations in flight per rank, touched only as they are used: the pool
   // then grows without copying (past that, as a vector does).
   ops_.reserve(std::size_t{2} * n);

@@ -177,6 +177,15 @@ struct LatestSend {
 
 // What few ranks use: persistent requests, Mprobe'd messages, nonblocking collectives, and the
 // latest send per peer where a link charges o_x.
+// What a rank's last collective left in its result vector that peers pulled (the replay tracks
+// it only where a copy into such a vector is measured: Network::charges_copy_into_sent).
+struct PulledResult {
+  std::uint64_t comm = ~std::uint64_t{0};
+  collectives::Operation op = collectives::Operation::barrier;
+  std::uint64_t bytes = 0;
+  std::uint64_t pulled_bytes = 0;
+};
+
 struct RareState {
   std::vector<Persistent> persistent;
   std::vector<std::pair<std::uint64_t, std::pair<std::int32_t, std::int32_t>>> messages;  // Mprobe
@@ -379,6 +388,8 @@ class Engine {
   void unlink(OpQueue& q, std::uint32_t previous, std::uint32_t id);
   void remove(OpQueue& q, std::uint32_t id);
   void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
+  void note_pulled_result(std::int32_t me, const PendingCollective& pc,
+                          std::vector<collectives::Step>& steps);
   // An intercommunicator's two groups (world ranks in group rank order), groups[0] the one
   // holding the smaller world rank, and the ids under which each is a communicator of its own
   // (the local collectives of collectives::intercomm_parts run on them).
@@ -410,6 +421,9 @@ class Engine {
   const Network& net_;
   const Policy policy_;
   std::vector<Rank, HugePageAllocator<Rank>> ranks_;
+  // Per rank, only where Network::charges_copy_into_sent (an array: a rank's RareState would cost
+  // each collective call a pointer chase).
+  std::vector<PulledResult> pulled_results_;
   std::vector<Op, HugePageAllocator<Op>> ops_;
   std::vector<std::uint32_t> free_ops_;
   std::uint64_t ops_in_flight_ = 0;

@@ -53,6 +53,7 @@ Network::Network(const std::string& model_name,
       reduce_ps_per_byte_ = m->link().reduce_us_per_byte * 1e6;
       copy_ps_per_byte_ = m->link().copy_us_per_byte * 1e6;
       reduce_into_sent_ps_per_byte_ = m->link().reduce_into_sent_us_per_byte * 1e6;
+      copy_into_sent_ps_per_byte_ = m->link().copy_into_sent_us_per_byte * 1e6;
       break;
     }
   }
@@ -77,6 +78,16 @@ model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t
         fmt::format("a collective step's local work ({} B combined, {} B copied) "
                     "exceeds the simulated time range",
                     reduce_bytes, copy_bytes));
+  return model::Picoseconds{std::llround(ps)};
+}
+
+model::Picoseconds Network::copy_into_sent(std::uint64_t bytes) const {
+  if (copy_into_sent_ps_per_byte_ <= 0) return local_work(0, bytes);
+  const double ps = static_cast<double>(bytes) * copy_into_sent_ps_per_byte_;
+  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
+    throw TimeRangeError(fmt::format(
+        "a collective's copy of {} B into a buffer just sent exceeds the simulated time range",
+        bytes));
   return model::Picoseconds{std::llround(ps)};
 }
 

@@ -52,6 +52,12 @@ class Network {
   /// step has just sent as a rendezvous message (reduce_into_sent_us_per_byte, where measured).
   model::Picoseconds local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes,
                                 bool into_sent_rendezvous = false) const;
+  /// A copy of `bytes` into a buffer a peer has pulled as a rendezvous message
+  /// (copy_into_sent_us_per_byte where measured, else copy_us_per_byte); 0 under model none.
+  model::Picoseconds copy_into_sent(std::uint64_t bytes) const;
+  /// Whether copy_into_sent costs more than a copy (measured): the engine tracks what each
+  /// rank's last collective left pulled only then.
+  bool charges_copy_into_sent() const { return copy_into_sent_ps_per_byte_ > 0; }
   /// What a pulled transfer of `bytes` its sender has just written costs beyond the model's
   /// (k-1)G: bytes x written_send_us_per_byte of the pair's link class (0 if not measured or
   /// under model none).
@@ -93,6 +99,7 @@ class Network {
   model::Picoseconds comm_release_{};
   bool charges_crossing_ = false;
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
+  double copy_into_sent_ps_per_byte_ = 0;
 };
 
 }  // namespace commgauge::sim

@@ -291,6 +291,40 @@ TEST(LocalWork, ReductionsCombineEachByteNMinusOneTimes) {
   }
 }
 
+// Open MPI's recursive doubling: the lower member of each pair combines into the buffer it
+// received into and swaps the two; where it swapped an odd number of times, the result is in its
+// temporary buffer and is copied back into the vector after the last step (worked out by hand
+// from ompi_coll_base_allreduce_intra_recursivedoubling). 2 members: 0 swaps once. 4: 0 swaps
+// twice (partners 1, 2), 1 once (partners 0, 3), 2 once (partners 3, 0), 3 never. 3 members
+// (member 0 folds into 1): 1 swaps once against 2; the folded member receives the result.
+TEST(LocalWork, RecursiveDoublingCopiesBackWhereTheResultEndedInTheTemporaryBuffer) {
+  constexpr std::uint64_t kBytes = 96;
+  for (const auto& [n, copying] : std::vector<std::pair<std::size_t, std::vector<bool>>>{
+           {2, {true, false}}, {4, {false, true, true, false}}, {3, {false, true, false}}}) {
+    Collective c = make(Operation::allreduce, n, 0, kBytes);
+    for (std::size_t me = 0; me < n; ++me) {
+      c.me = me;
+      const auto steps = schedule(c, Algorithm::recursive_doubling);
+      std::uint64_t copied_back = 0;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        copied_back += steps[i].copy_back_bytes;
+        // Only after a step of the doubling, never after the fold's messages.
+        if (steps[i].copy_back_bytes > 0) {
+          EXPECT_GE(steps[i].reduce_bytes, kBytes) << n << me;
+        }
+      }
+      EXPECT_EQ(copied_back, copying[me] ? kBytes : 0) << n << " members, member " << me;
+    }
+  }
+  // Without a reduction (the same exchanges of an allgather) nothing is copied back.
+  Collective g = make(Operation::allgather, 4, 0, kBytes);
+  for (std::size_t me = 0; me < 4; ++me) {
+    g.me = me;
+    for (const auto& s : schedule(g, Algorithm::recursive_doubling))
+      EXPECT_EQ(s.copy_back_bytes, 0u);
+  }
+}
+
 // Ring allreduce of 64 B on 2 members, by hand: copy the vector, swap halves and combine the
 // half received, then swap the reduced halves.
 TEST(LocalWork, TwoMemberRingAllreduceByHand) {

@@ -104,6 +104,21 @@ TEST(LinkParamsJson, CrossingReceiveOverheadRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/o_x_us"));
 }
 
+// A copy into a buffer a peer pulled: absent (not measured) reads as 0 and is not written; a
+// value round-trips; a negative one is named by the schema's check.
+TEST(LinkParamsJson, CopyIntoSentRoundTripsAndIsChecked) {
+  auto doc = valid_document();
+  EXPECT_EQ(link_params_from_json(doc, "net.json").copy_into_sent_us_per_byte, 0.0);
+  EXPECT_FALSE(link_params_to_json(link_params_from_json(doc, "net.json"))
+                   .contains("copy_into_sent_us_per_byte"));
+  doc["copy_into_sent_us_per_byte"] = 0.00025;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.copy_into_sent_us_per_byte, 0.00025);
+  EXPECT_DOUBLE_EQ(link_params_to_json(link)["copy_into_sent_us_per_byte"].get<double>(), 0.00025);
+  doc["copy_into_sent_us_per_byte"] = -0.1;
+  EXPECT_THAT(error_of(doc), HasSubstr("copy_into_sent_us_per_byte"));
+}
+
 TEST(LinkParamsJson, UnknownRangeFieldIsRejected) {
   auto doc = valid_document();
   doc["ranges"][0]["gap_us"] = 1;

@@ -79,6 +79,7 @@ class MpiTransport final : public Transport {
   bool comm_dup(std::uint32_t count) override;
   bool reduce_local(std::size_t bytes) override;  ///< MPI_Reduce_local, doubles, MPI_SUM
   bool reduce_local_into_send_buffer(std::size_t bytes) override;
+  bool copy_into_send_buffer(std::size_t bytes) override;
   bool write_send_buffer(std::size_t bytes) override;
   bool receives_into_send_buffer() const override { return true; }
   Request irecv_into_send_buffer(std::size_t bytes) override;
