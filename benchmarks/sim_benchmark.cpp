@@ -159,18 +159,20 @@ BENCHMARK(BM_ReplayHalo3dLoggpsCrossing)->Arg(1 << 10)->Arg(1 << 14)->Unit(bench
 // Allreduce every iteration (the tuned rules' schedules, local work charged), and the same where
 // a copy into a vector a peer pulled is measured: each rank then keeps what its last collective
 // left pulled, and each call looks it up.
-void BM_ReplayAllreduceLoggps(benchmark::State& state) {
+model::LinkParams local_work_link() {
   model::LinkParams link = loggp_link();
   link.copy_us_per_byte = 0.00003;
   link.reduce_us_per_byte = 0.00003;
-  replay(state, "allreduce", "loggps", "none", 1, link);
+  return link;
+}
+
+void BM_ReplayAllreduceLoggps(benchmark::State& state) {
+  replay(state, "allreduce", "loggps", "none", 1, local_work_link());
 }
 BENCHMARK(BM_ReplayAllreduceLoggps)->Arg(1 << 10)->Arg(1 << 14)->Unit(benchmark::kMillisecond);
 
 void BM_ReplayAllreduceLoggpsIntoPulled(benchmark::State& state) {
-  model::LinkParams link = loggp_link();
-  link.copy_us_per_byte = 0.00003;
-  link.reduce_us_per_byte = 0.00003;
+  model::LinkParams link = local_work_link();
   link.copy_into_sent_us_per_byte = 0.0003;
   replay(state, "allreduce", "loggps", "none", 1, link);
 }
