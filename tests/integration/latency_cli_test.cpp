@@ -298,6 +298,7 @@ struct StoppedRankRun {
   int status = -1;                    ///< mpirun's exit status
   bool mpirun_teardown_hang = false;  ///< every rank had ended; mpirun itself hung
   std::string watchdog_line;          ///< commgauge's --mpi-timeout message
+  std::string stderr_text;            ///< everything the job wrote to stderr (for a failure)
 };
 
 StoppedRankRun latency_beside_a_rank_stopping_at(const std::string& mode, const std::string& json) {
@@ -328,6 +329,8 @@ StoppedRankRun latency_beside_a_rank_stopping_at(const std::string& mode, const 
     }
   }
   r.watchdog_line = job.wait_for_stderr("--mpi-timeout", std::chrono::seconds(1));
+  if (r.status >= 0) job.wait_for_stderr("\x01 the rest, to the end", std::chrono::seconds(1));
+  r.stderr_text = job.stderr_seen();
   for (pid_t p : children)  // this job's ranks, in case mpirun left one stopped
     if (process_state(p) != 0) ::kill(p, SIGKILL);
   return r;
@@ -340,7 +343,8 @@ void expect_exit_status_3(const StoppedRankRun& r) {
     std::printf("every rank ended; mpirun hung in its own teardown and was killed\n");
     return;
   }
-  EXPECT_EQ(r.status, 3) << (r.status < 0 ? "hung" : "");
+  EXPECT_EQ(r.status, 3) << (r.status < 0 ? "hung" : "") << "; the job's stderr:\n"
+                         << r.stderr_text;
 }
 
 TEST(LatencyCliErrors, ARankStoppedBeforeMpiInitEndsTheJobWithinTheMpiTimeout) {

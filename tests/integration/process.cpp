@@ -131,6 +131,7 @@ std::string Background::wait_for_stderr(const std::string& text, std::chrono::se
     if (nl != std::string::npos) {
       const std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
+      seen_ += line + '\n';
       if (line.find(text) != std::string::npos) return line;
       continue;
     }

@@ -45,6 +45,8 @@ class Background {
   void signal(int sig) const;
   /// Reads stderr until a line containing `text` appears or `limit` passes; returns that line.
   std::string wait_for_stderr(const std::string& text, std::chrono::seconds limit);
+  /// Every line of stderr read so far (for a failure's message).
+  const std::string& stderr_seen() const { return seen_; }
   /// Waits up to `limit` for the process to end; its exit status (128 + signal if killed), or
   /// -1 if it is still running.
   int wait_for_exit(std::chrono::seconds limit);
@@ -53,6 +55,7 @@ class Background {
   pid_t pid_ = -1;
   int err_fd_ = -1;
   std::string buffer_;
+  std::string seen_;
 };
 
 /// A `commgauge serve --once` on a free loopback port that is stopped (SIGSTOP) once it has
