@@ -118,9 +118,8 @@ struct Collective {
 /// segmented ring and Rabenseifner allreduce), whose lines a peer that pulled it has read.
 /// `copy_back_bytes`: copied after the step (and its combination) into the result vector (Open
 /// MPI's recursive doubling, on a member whose result ended in its temporary buffer).
-/// `copy_into_sent_bytes`: of `copy_bytes`,
-/// those copied into a vector a peer pulled in the previous call; not a schedule's, the replay
-/// sets it from the member's history.
+/// `copy_into_sent_bytes`: of `copy_bytes`, those copied into a vector a peer pulled in the
+/// previous call; not a schedule's, the replay sets it from the member's history.
 struct Step {
   std::int32_t send_to = -1;
   std::uint64_t send_bytes = 0;

@@ -19,11 +19,11 @@
 //   those lines, and writing them costs an invalidation each (docs/measurements.md: 6-13 times
 //   the warm rate over vader on a 2-core VM). Both ends exchange; the source times only the
 //   reduction after each exchange.
-// * a memory copy into that buffer, per byte, measured alike: what coll/base does when it copies
-//   a result into the vector a peer has just pulled (recursive doubling's copy back, the next
-//   call's copy into the vector a ring allreduce sent from). On a 2-core AMD EPYC VM over vader
-//   glibc's memcpy there cost 0.25-1.5 us per KiB against 0.03 into a private buffer, several
-//   times a reduction into it (docs/measurements.md, "A copy into what the peer pulled").
+// * a memory copy into that buffer, per byte, measured alike: what coll/base does when an
+//   allreduce copies the caller's vector into the result the previous call's ring sent from. On a
+//   2-core AMD EPYC VM over vader glibc's memcpy there cost 0.25-1.5 us per KiB against 0.03 into a
+//   private buffer, several times a reduction into it (docs/measurements.md, "A copy into what the
+//   peer pulled").
 // * a transfer of data its sender has just written, per byte (where the transport can write its
 //   send buffer: MPI): exchanges of 64 KiB whose send buffers each end writes first, less the
 //   same exchanges of buffers left as they are. Where the receiver pulls the data with a single
