@@ -7,6 +7,7 @@
 
 #include "stats/descriptive.hpp"
 #include "stats/filtering.hpp"
+#include "stats/median_ci.hpp"
 #include "stats/tables.hpp"
 
 namespace {
@@ -56,5 +57,15 @@ void BM_Distribution(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_Distribution)->Arg(1 << 24)->Unit(benchmark::kMillisecond);
+
+// The median's 95 % interval, as latency computes it after every batch of 50 trials of a size
+// (up to 10,000 trials).
+void BM_MedianInterval(benchmark::State& state) {
+  const auto& x = samples(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(commgauge::stats::median_interval(x, 0.95));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_MedianInterval)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

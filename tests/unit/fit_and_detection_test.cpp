@@ -91,6 +91,26 @@ TEST(SignTest, ExactBinomialTailsByHand) {
   EXPECT_THROW(sign_test_p_value(3, 4), std::invalid_argument);
 }
 
+TEST(MedianInterval, LargeSamplesTakeTheExactOrderStatistics) {
+  // The samples are 1..n, so the interval's ends are the order statistics' ranks. j and the
+  // coverage 1 - 2 sum_{i<j} C(n,i) / 2^n summed in exact integers (Python): n = 1,000: j = 469,
+  // 0.95370880; n = 10,000: j = 4,902, 0.95116705; n = 10,001: j = 4,902, 0.95229076.
+  struct Case {
+    std::size_t n, j;
+    double coverage;
+  };
+  for (const Case c : {Case{1000, 469, 0.9537088026}, Case{10000, 4902, 0.9511670501},
+                       Case{10001, 4902, 0.9522907612}}) {
+    std::vector<double> x(c.n);
+    for (std::size_t i = 0; i < c.n; ++i)
+      x[i] = static_cast<double>(c.n - i);  // descending: the interval sorts
+    const MedianInterval m = median_interval(x, 0.95);
+    EXPECT_DOUBLE_EQ(m.lower, static_cast<double>(c.j)) << c.n;
+    EXPECT_DOUBLE_EQ(m.upper, static_cast<double>(c.n + 1 - c.j)) << c.n;
+    EXPECT_NEAR(m.confidence, c.coverage, 1e-9) << c.n;
+  }
+}
+
 TEST(MedianInterval, NarrowsWithMoreSamples) {
   std::vector<double> x;
   for (int i = 0; i < 101; ++i)
