@@ -64,6 +64,12 @@ void add_latency_command(CLI::App& app, Action& action) {
                   "res_npp: npp = nint(max(1, res_npp * res_timing / median_ppt))")
       ->capture_default_str()
       ->group(g);
+  cmd->add_option("--handshake-bias", f->latency.handshake_bias,
+                  "largest share of a trial the hand-shake's first ping-pong may bias (it costs "
+                  "more than the next ones): npp grows until its measured extra cost spread over "
+                  "the loop is at most this; 0: seed 002's npp alone")
+      ->capture_default_str()
+      ->group(g);
   cmd->add_option("--npp-init", f->latency.npp_init, "ping-pongs per loop while estimating npp")
       ->capture_default_str()
       ->group(g);
@@ -116,8 +122,7 @@ void add_latency_command(CLI::App& app, Action& action) {
                     static_cast<unsigned long long>(result.counters.messages),
                     static_cast<unsigned long long>(result.counters.bytes), result.seconds);
         if (!f->json.empty()) {
-          profile::write_json_file(f->json,
-                                   report::latency_json(result, f->latency, timer, context));
+          write_text_file(f->json, report::latency_json_text(result, f->latency, timer, context));
         }
         if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         if (!f->output_dir.empty())

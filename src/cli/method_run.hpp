@@ -35,6 +35,7 @@ MethodRun<Result> run_method(net::PairRunner& runner, const measure::TimerOption
       out.timer = measure::characterize_timer(runner.source_clock(), timer_options);
     runner.run(job, [&](net::Transport& t) {
       std::optional<Result> r = fn(t, out.timer);
+      t.release_buffers();
       if (r) {
         out.result = std::move(r);
         transport_context = t.context();

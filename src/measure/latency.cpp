@@ -22,6 +22,9 @@ void LatencyOptions::validate() const {
   if (npp_init == 0) throw InputError("npp_init", "must be at least 1");
   if (npp_trials == 0) throw InputError("npp_trials", "must be at least 1");
   if (!(res_npp > 0)) throw InputError("res_npp", "must be positive");
+  if (!(handshake_bias >= 0) || !std::isfinite(handshake_bias)) {
+    throw InputError("handshake_bias", "must be a number >= 0 (0: seed 002's npp alone)");
+  }
   if (!(cut_coef > 0)) throw InputError("cut_coef", "must be positive");
   if (bin_width_us < 0) throw InputError("bin_width", "must be positive (or 0 for automatic)");
   if (max_bins < 1 || max_bins > kMaxBins)
@@ -35,6 +38,7 @@ void to_json(nlohmann::json& j, const LatencyOptions& o) {
        {"rse_target", o.rse_target},
        {"npp", o.npp},
        {"res_npp", o.res_npp},
+       {"handshake_bias", o.handshake_bias},
        {"npp_init", o.npp_init},
        {"npp_trials", o.npp_trials},
        {"cut_coef", o.cut_coef},
@@ -51,6 +55,7 @@ void from_json(const nlohmann::json& j, LatencyOptions& o) {
   o.rse_target = j.at("rse_target").get<double>();
   o.npp = j.at("npp").get<std::uint64_t>();
   o.res_npp = j.at("res_npp").get<double>();
+  o.handshake_bias = j.value("handshake_bias", 0.0);  // absent in files from before it existed
   o.npp_init = j.at("npp_init").get<std::uint64_t>();
   o.npp_trials = j.at("npp_trials").get<std::uint64_t>();
   o.cut_coef = j.at("cut_coef").get<double>();
@@ -67,6 +72,28 @@ std::uint64_t npp_from_estimate(double res_timing_us, double median_ppt_us, doub
   }
   return static_cast<std::uint64_t>(
       std::lround(std::max(1.0, res_npp * res_timing_us / median_ppt_us)));
+}
+
+double handshake_penalty(std::span<const double> single_us, std::span<const double> per_pingpong_us,
+                         std::uint64_t n) {
+  const std::size_t pairs = std::min(single_us.size(), per_pingpong_us.size());
+  if (n < 2 || pairs == 0) return 0;
+  std::vector<double> difference(pairs);
+  for (std::size_t i = 0; i < pairs; ++i)
+    difference[i] = single_us[i] - per_pingpong_us[i];
+  const auto ci = stats::median_interval(difference, 0.95);
+  if (std::isinf(ci.relative_half_width)) return 0;
+  const double d = pairs >= kPairsForPointEstimate ? ci.median : ci.lower;
+  if (!(d > 0)) return 0;
+  const auto loop = static_cast<double>(n);
+  return d * loop / (loop - 1);
+}
+
+std::uint64_t npp_for_handshake_bias(double penalty_us, double round_trip_us, double bias) {
+  if (!(bias > 0) || !(penalty_us > 0)) return 1;
+  if (!(round_trip_us > 0)) return kMaxNppForBias;
+  const double npp = std::ceil(penalty_us / (bias * round_trip_us));
+  return static_cast<std::uint64_t>(std::clamp(npp, 1.0, static_cast<double>(kMaxNppForBias)));
 }
 
 Rates rates_from(const stats::Summary& s, std::uint64_t bytes) {
@@ -162,13 +189,17 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
       // npp (seed 002 §3.3): median_ppt from up to npp_trials loops of npp_init ping-pongs. The
       // source stops early once the ping-pong clearly exceeds res_npp timer ticks (then
       // npp = nint(max(1, res_npp res_timing / median_ppt)) = 1 whatever more loops would show):
-      // at 1 MiB the 200 loops of 10 ping-pongs were 4 GB.
-      std::vector<double> estimate;
+      // at 1 MiB the 200 loops of 10 ping-pongs were 4 GB. Alternating with them, loops of one
+      // ping-pong measure what the first one after the hand-shake costs beyond the others.
+      std::vector<double> estimate, single;
       for (std::uint64_t done = 0; done < options.npp_trials;) {
         const std::uint64_t chunk = std::min(kNppChunk, options.npp_trials - done);
         for (std::uint64_t i = 0; i < chunk; ++i) {
+          const bool single_first = (done + i) % 2 == 1;
+          if (single_first) single.push_back(timed_loop(transport, bytes, 1));
           estimate.push_back(timed_loop(transport, bytes, options.npp_init) /
                              static_cast<double>(options.npp_init));
+          if (!single_first) single.push_back(timed_loop(transport, bytes, 1));
         }
         done += chunk;
         bool more = done < options.npp_trials;
@@ -184,7 +215,12 @@ std::optional<LatencyResult> measure_latency(net::Transport& transport,
       if (source) {
         p.median_ppt_us = stats::median(estimate);
         p.npp_calculated = npp_from_estimate(timer.res_timing_us, p.median_ppt_us, options.res_npp);
-        p.npp_used = options.npp > 0 ? options.npp : p.npp_calculated;
+        p.handshake_penalty_us = handshake_penalty(single, estimate, options.npp_init);
+        p.npp_for_handshake_bias = npp_for_handshake_bias(
+            p.handshake_penalty_us, stats::median(single) - p.handshake_penalty_us,
+            options.handshake_bias);
+        p.npp_used =
+            options.npp > 0 ? options.npp : std::max(p.npp_calculated, p.npp_for_handshake_bias);
         transport.send_value(p.npp_used);
       } else {
         p.npp_used = transport.recv_value();

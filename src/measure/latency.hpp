@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,8 +29,12 @@ struct LatencyOptions {
   /// Stop a size when the relative standard error of its median (from the distribution-free
   /// 95 % interval) is at most this; 0: always run `trials` (seed 002's fixed count).
   double rse_target = 0.01;
-  std::uint64_t npp = 0;           ///< ping-pongs per timing loop; 0: estimate (seed 002 §3.3)
-  double res_npp = 50;             ///< res_npp of seed 002
+  std::uint64_t npp = 0;  ///< ping-pongs per timing loop; 0: estimate (seed 002 §3.3)
+  double res_npp = 50;    ///< res_npp of seed 002
+  /// The relative bias the hand-shake may put on a trial: the first ping-pong after it costs
+  /// more than the next ones (measured here 10-20 % at 8 B), so npp grows until that extra cost
+  /// spread over the loop is at most this share of the one-way time. 0: seed 002's npp alone.
+  double handshake_bias = 0.005;
   std::uint64_t npp_init = 10;     ///< ping-pongs per loop while estimating npp
   std::uint64_t npp_trials = 200;  ///< npptrial: loops timed while estimating npp
   double cut_coef = 2.0;           ///< filter trials above cut_coef x median
@@ -52,7 +57,12 @@ struct LatencyPoint {
   std::uint64_t size_bytes = 0;
   std::uint64_t npp_calculated = 0;
   std::uint64_t npp_used = 0;
-  double median_ppt_us = 0;        ///< median round trip per ping-pong in the npp estimate
+  double median_ppt_us = 0;  ///< median round trip per ping-pong in the npp estimate
+  /// What the first ping-pong after the hand-shake costs beyond the others (round trip, >= 0),
+  /// from loops of 1 and of npp_init ping-pongs timed alternately; and the npp that keeps its
+  /// share of a trial within handshake_bias (npp_used is the larger of this and npp_calculated).
+  double handshake_penalty_us = 0;
+  std::uint64_t npp_for_handshake_bias = 1;
   std::vector<double> one_way_us;  ///< every trial: (t2 - t1 - min_ov) / (2 npp)
   stats::Summary stats;
   Rates rates;
@@ -80,6 +90,22 @@ struct LatencyResult {
 /// npp = nint(max(1, res_npp * res_timing / median_ppt)) (seed 002 §3.3); nint rounds half away
 /// from zero like Fortran's. A clock with res_timing 0 (the virtual one) gives 1.
 std::uint64_t npp_from_estimate(double res_timing_us, double median_ppt_us, double res_npp);
+
+/// The hand-shake's penalty from loops timed in pairs, one of a single ping-pong (w + p) and one
+/// of n (w + p / n per ping-pong): p = d n / (n - 1), d from the pairs' differences. With at
+/// least kPairsForPointEstimate pairs (the sizes whose estimate ran in full: short ping-pongs) d
+/// is their median; with fewer (sizes whose estimate stopped after 10 loops) the lower end of its
+/// distribution-free 95 % interval, so that noise in 10 pairs at 1 MiB cannot multiply the bytes
+/// moved. 0 when d is not positive, with fewer than 6 pairs (no 95 % interval) or n = 1.
+inline constexpr std::size_t kPairsForPointEstimate = 50;
+double handshake_penalty(std::span<const double> single_us, std::span<const double> per_pingpong_us,
+                         std::uint64_t n);
+
+/// The smallest npp whose loop spreads a penalty of `penalty_us` so that it is at most `bias`
+/// of the time: penalty / (npp round_trip) <= bias, at least 1 and at most kMaxNppForBias (a
+/// loop that long already holds the penalty below the timer's own noise). 1 when bias is 0.
+inline constexpr std::uint64_t kMaxNppForBias = 1000;
+std::uint64_t npp_for_handshake_bias(double penalty_us, double round_trip_us, double bias);
 
 /// Rates in MB/s for `bytes` from the summary's times (0 where a time is not positive).
 Rates rates_from(const stats::Summary& s, std::uint64_t bytes);

@@ -34,6 +34,8 @@ nlohmann::json point_json(const measure::LatencyPoint& p) {
           {"npp_calculated", p.npp_calculated},
           {"npp_used", p.npp_used},
           {"median_ppt_us", p.median_ppt_us},
+          {"handshake_penalty_us", p.handshake_penalty_us},
+          {"npp_for_handshake_bias", p.npp_for_handshake_bias},
           {"trials", p.stats.count},
           {"median_rse", p.median_rse},
           {"median_ci95_us", {p.median_lower_us, p.median_upper_us}},
@@ -41,7 +43,7 @@ nlohmann::json point_json(const measure::LatencyPoint& p) {
           {"percentiles_us", {{"p50", p.p50_us}, {"p90", p.p90_us}, {"p99", p.p99_us}}},
           {"stats_us", summary_json(p.stats)},
           {"rates_MBps", rates_json(p.rates)},
-          {"filtered", filtered},
+          {"filtered", std::move(filtered)},
           {"distribution", distribution_json(p.distribution)},
           {"frequency", frequency_json(p.frequency)},
           {"seconds", p.seconds}};
@@ -59,9 +61,10 @@ std::string rates_text(const measure::Rates& r) {
 std::string summary_block(const measure::LatencyPoint& p) {
   std::string out = fmt::format(
       "Message size (bytes) = {}\n\nNumber of ping pongs in a timing loop (npp):\n"
-      "calculated value of npp = {}\nvalue of npp used = {}\n\n"
+      "calculated value of npp = {}\nvalue of npp used = {}\n"
+      "first ping-pong after the hand-shake: +{:.4f} us, npp for its bias = {}\n\n"
       "TIMING RESULTS FOR PING PONG TIMES DIVIDED BY TWO IN MICROSECONDS\n",
-      p.size_bytes, p.npp_calculated, p.npp_used);
+      p.size_bytes, p.npp_calculated, p.npp_used, p.handshake_penalty_us, p.npp_for_handshake_bias);
   out += summary_text(p.stats);
   out += "\nCOMMUNICATION RATE RESULTS IN MBYTES/SECOND\n" + rates_text(p.rates);
   out += fmt::format(
@@ -93,17 +96,57 @@ std::string parameters_block(const measure::LatencyResult& r, const measure::Lat
 
 }  // namespace
 
+namespace {
+
+// Everything but the results.
+nlohmann::json latency_frame(const measure::LatencyResult& r, const measure::LatencyOptions& o,
+                             const measure::TimerCharacterization& timer,
+                             const nlohmann::json& context) {
+  nlohmann::json out = {{"method", "latency"},
+                        {"context", context},
+                        {"timer", timer_json(timer)},
+                        {"parameters", o},
+                        {"results", nlohmann::json::array()},
+                        {"messages", r.counters.messages},
+                        {"bytes", r.counters.bytes},
+                        {"seconds", r.seconds},
+                        {"complete", r.interrupted.empty()}};
+  if (!r.interrupted.empty()) out["interrupted"] = r.interrupted;
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json latency_json(const measure::LatencyResult& r, const measure::LatencyOptions& o,
                             const measure::TimerCharacterization& timer,
                             const nlohmann::json& context) {
-  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json out = latency_frame(r, o, timer, context);
   for (const auto& p : r.points)
-    results.push_back(point_json(p));
-  nlohmann::json out = {
-      {"method", "latency"},       {"context", context},   {"timer", timer_json(timer)},
-      {"parameters", o},           {"results", results},   {"messages", r.counters.messages},
-      {"bytes", r.counters.bytes}, {"seconds", r.seconds}, {"complete", r.interrupted.empty()}};
-  if (!r.interrupted.empty()) out["interrupted"] = r.interrupted;
+    out["results"].push_back(point_json(p));
+  return out;
+}
+
+std::string latency_json_text(const measure::LatencyResult& r, const measure::LatencyOptions& o,
+                              const measure::TimerCharacterization& timer,
+                              const nlohmann::json& context) {
+  // The frame with an empty results array, at its top level (two spaces in); then each size
+  // dumped alone, four spaces in, in its place.
+  std::string frame = json_text(latency_frame(r, o, timer, context), 2);
+  const std::string slot = "\n  \"results\": []";
+  const std::size_t at = frame.find(slot);
+  if (at == std::string::npos || r.points.empty()) return frame + "\n";
+  std::string out = frame.substr(0, at) + "\n  \"results\": [";
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    const std::string point = json_text(point_json(r.points[i]), 2);
+    out += i == 0 ? "\n    " : ",\n    ";
+    for (const char c : point) {
+      out += c;
+      if (c == '\n') out += "    ";
+    }
+  }
+  out += "\n  ]";
+  out.append(frame, at + slot.size());
+  out += '\n';
   return out;
 }
 

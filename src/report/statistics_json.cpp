@@ -1,6 +1,7 @@
 #include "report/statistics_json.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,14 +27,14 @@ nlohmann::json distribution_json(const stats::Distribution& d) {
          {"to_us", std::isinf(b.upper) ? nlohmann::json(nullptr) : nlohmann::json(b.upper)},
          {"count", b.count}});
   }
-  return {{"bin_width_us", d.bin_width}, {"bins", bins}};
+  return {{"bin_width_us", d.bin_width}, {"bins", std::move(bins)}};  // moved: no copy
 }
 
 nlohmann::json frequency_json(const stats::Frequency& f) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : f.rows)
     rows.push_back({{"value_us", r.value}, {"count", r.count}});
-  nlohmann::json j = {{"quantum_us", f.quantum}, {"rows", rows}};
+  nlohmann::json j = {{"quantum_us", f.quantum}, {"rows", std::move(rows)}};
   if (f.rest_distinct > 0) {
     j["more"] = {
         {"distinct_values", f.rest_distinct}, {"count", f.rest_count}, {"from_us", f.rest_from}};

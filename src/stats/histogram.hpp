@@ -17,8 +17,9 @@ namespace commgauge::stats {
 class Histogram {
  public:
   /// `quantum` > 0: values are counted rounded to it; values up to `flat_limit` quanta go to
-  /// the flat array.
-  explicit Histogram(double quantum, std::int64_t flat_limit = 1 << 16);
+  /// the flat array. 4096 quanta are 4.1 us at the timer's 1 ns, far above its differences
+  /// (tens of ns) yet 32 KiB: 65,536 (512 KiB) lifted each latency rank above its 20 MiB target.
+  explicit Histogram(double quantum, std::int64_t flat_limit = 1 << 12);
 
   void add(double x);
   std::uint64_t count() const { return count_; }

@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "common/error.hpp"
+#include "common/json_text.hpp"
 #include "link_fixtures.hpp"
 #include "measure/latency.hpp"
 #include "measure/timer.hpp"
 #include "net/virtual_network.hpp"
+#include "report/latency_report.hpp"
 
 namespace commgauge::measure {
 namespace {
@@ -77,6 +79,9 @@ void expect_closed_form(const model::LinkParams& link, const std::vector<std::ui
     const double expected = model::to_microseconds(cost.blocking_one_way(p.size_bytes));
     EXPECT_NEAR(p.stats.median, expected, 1e-3 * expected) << p.size_bytes << " bytes";
     EXPECT_EQ(p.npp_calculated, 1u);  // the virtual clock has res_timing 0
+    // LogGP(S) has no cost for a first message: the hand-shake adds nothing, npp stays 1.
+    EXPECT_NEAR(p.handshake_penalty_us, 0, 1e-6) << p.size_bytes << " bytes";
+    EXPECT_EQ(p.npp_used, 1u);
     EXPECT_EQ(p.stats.count, 40u);
     EXPECT_EQ(p.filtered.removed, 0u);
   }
@@ -102,11 +107,48 @@ TEST(LatencyOnVirtualNetwork, FixedNppIsUsedAndCountersAreExact) {
   ASSERT_EQ(r.points.size(), 1u);
   EXPECT_EQ(r.points[0].npp_used, 3u);
   EXPECT_EQ(r.points[0].npp_calculated, 1u);
-  // npp estimate: 5 loops x 10 ping-pongs (one chunk: with npp given, the source stops the
-  // estimate after it) and its stop value; the npp value; trials: 40 x 3 (one batch: the cap is
-  // below min_trials) and its stop value.
-  EXPECT_EQ(r.counters.messages, 5u * 10 + 1 + 1 + 40u * 3 + 1);
-  EXPECT_EQ(r.counters.bytes, (5u * 10 + 40u * 3) * 8 + 3 * 8);
+  // npp estimate: 5 loops x 10 ping-pongs and 5 of one (one chunk: with npp given, the source
+  // stops the estimate after it) and its stop value; the npp value; trials: 40 x 3 (one batch:
+  // the cap is below min_trials) and its stop value.
+  EXPECT_EQ(r.counters.messages, 5u * 10 + 5 + 1 + 1 + 40u * 3 + 1);
+  EXPECT_EQ(r.counters.bytes, (5u * 10 + 5 + 40u * 3) * 8 + 3 * 8);
+}
+
+TEST(LatencyHandshake, PenaltyFromLoopsOfOneAndOfN) {
+  // Loops of 10: per ping-pong w + p / 10. Differences single - per of 8 pairs, sorted:
+  // 0.16 0.17 0.18 0.18 0.18 0.19 0.20 0.25; n = 8 has its 95 % interval at [x(1), x(8)]
+  // (coverage 1 - 2 / 256), so d = 0.16 and p = 0.16 * 10 / 9.
+  const std::vector<double> per = {1.02, 1.02, 1.03, 1.01, 1.02, 1.02, 1.04, 1.02};
+  const std::vector<double> single = {1.20, 1.22, 1.20, 1.19, 1.18, 1.27, 1.20, 1.21};
+  EXPECT_NEAR(handshake_penalty(single, per, 10), 0.16 * 10 / 9, 1e-12);
+  EXPECT_EQ(handshake_penalty(single, per, 1), 0.0);  // loops of one cannot tell w from p
+  // Differences of either sign: the interval's lower end is negative, no penalty for sure.
+  const std::vector<double> mixed = {1.00, 1.05, 1.00, 1.03, 1.00, 1.06, 1.01, 1.02};
+  EXPECT_EQ(handshake_penalty(mixed, per, 10), 0.0);
+  // 5 pairs have no 95 % interval: no penalty, however large the differences.
+  EXPECT_EQ(handshake_penalty(std::span(single).first(5), std::span(per).first(5), 10), 0.0);
+}
+
+TEST(LatencyHandshake, ManyPairsTakeTheMedianDifference) {
+  // 60 pairs (at least kPairsForPointEstimate): differences 0.01, 0.02, ..., 0.60 around a noisy
+  // penalty; their median (0.30 + 0.31) / 2 = 0.305 counts although the 95 % interval's lower
+  // end is far lower, so p = 0.305 * 10 / 9.
+  std::vector<double> single, per;
+  for (int i = 1; i <= 60; ++i) {
+    per.push_back(1.0);
+    single.push_back(1.0 + 0.01 * ((i * 37) % 60 + 1));  // a permutation of 1..60 hundredths
+  }
+  EXPECT_NEAR(handshake_penalty(single, per, 10), 0.305 * 10 / 9, 1e-12);
+}
+
+TEST(LatencyHandshake, NppSpreadsThePenaltyBelowTheBias) {
+  // p / (npp w) <= b: 0.2 / (npp 1.0) <= 0.005 from npp = 40 on; 0.2 / 0.9 / 0.005 = 44.4 -> 45.
+  EXPECT_EQ(npp_for_handshake_bias(0.2, 1.0, 0.005), 40u);
+  EXPECT_EQ(npp_for_handshake_bias(0.2, 0.9, 0.005), 45u);
+  EXPECT_EQ(npp_for_handshake_bias(0.001, 1.0, 0.005), 1u);  // already below the bias
+  EXPECT_EQ(npp_for_handshake_bias(0.2, 1.0, 0.0), 1u);      // 0: seed 002's npp alone
+  EXPECT_EQ(npp_for_handshake_bias(0.0, 1.0, 0.005), 1u);
+  EXPECT_EQ(npp_for_handshake_bias(100, 1.0, 0.005), kMaxNppForBias);
 }
 
 TEST(LatencyOnVirtualNetwork, ExactTimesStopAtTheFewestTrials) {
@@ -196,6 +238,25 @@ TEST(Timer, SteadyClockHasPositiveResolution) {
   EXPECT_GT(t.res_timing_us, 0.0);
   EXPECT_LE(t.min_ov_us, t.summary.median);
   EXPECT_EQ(t.negative, 0u);  // steady_clock never steps back
+}
+
+TEST(LatencyJson, TextMadeOneSizeAtATimeIsTheWholeDocumentsText) {
+  LatencyResult r = run_on_virtual(loggp_link(), {0, 8, 1024, 65536});
+  ASSERT_EQ(r.points.size(), 4u);
+  const LatencyOptions options;
+  const TimerCharacterization timer;
+  const nlohmann::json context = {{"transport", "virtual"}, {"note", "a \"results\": [] inside"}};
+  auto expect_same = [&] {
+    const std::string whole = json_text(report::latency_json(r, options, timer, context), 2) + "\n";
+    EXPECT_EQ(report::latency_json_text(r, options, timer, context), whole);
+  };
+  expect_same();
+  r.interrupted = "the peer died";  // a key after "results"
+  expect_same();
+  r.points.resize(1);
+  expect_same();
+  r.points.clear();
+  expect_same();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "net/mpi/mpi_transport.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -156,6 +157,15 @@ void MpiTransport::recv(std::size_t bytes) {
   const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
   MPI_Recv(recv_buffer(bytes), to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_, &status);
   check_count(status, bytes);
+}
+
+void MpiTransport::release_buffers() {
+  if (std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.used; })) return;
+  slots_ = {};
+  send_buffer_ = {};
+  recv_buffer_ = {};
+  last_received_ = nullptr;
+  last_received_bytes_ = 0;
 }
 
 std::size_t MpiTransport::allocate_slot() {
