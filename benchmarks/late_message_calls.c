@@ -18,22 +18,10 @@
 
 enum { kMaxBytes = 1 << 16 };
 
-static int compare(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 static void busy_us(double us) {
   const double until = MPI_Wtime() + us * 1e-6;
   while (MPI_Wtime() < until) {
   }
-}
-
-static void print_cell(const char* what, double* v, int n) {
-  double median, lower, upper;
-  qsort(v, (size_t)n, sizeof(double), compare);
-  osu_median_interval(v, n, &median, &lower, &upper);
-  printf("  %s %.3f [%.3f, %.3f]", what, median, lower, upper);
 }
 
 int main(int argc, char** argv) {
@@ -101,9 +89,9 @@ int main(int argc, char** argv) {
       for (int v = 0; v < 2; ++v) {
         const size_t at = (size_t)v * (size_t)reps;
         printf("%6ld B, %s:", sizes[s], v ? "MPI_Iprobe first" : "no probe        ");
-        if (v) print_cell("Iprobe", probe + at, reps);
-        print_cell("Irecv", post + at, reps);
-        print_cell("Wait", wait + at, reps);
+        if (v) osu_print_median("Iprobe", probe + at, reps);
+        osu_print_median("Irecv", post + at, reps);
+        osu_print_median("Wait", wait + at, reps);
         printf("\n");
       }
     }

@@ -3,6 +3,7 @@
 #include "osu_loop.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { kLargeMessageBytes = 8192 }; /* osu_latency's LARGE_MESSAGE_SIZE */
@@ -40,7 +41,7 @@ double osu_pingpong(MPI_Comm comm, long bytes, char* sbuf, char* rbuf, double* o
       total += dt;
     }
   }
-  if (rank == 0) qsort(one_way_us, (size_t)iterations, sizeof(double), compare);
+  if (rank == 0) osu_sort(one_way_us, iterations);
   return total;
 }
 
@@ -50,4 +51,15 @@ void osu_median_interval(const double* sorted, int n, double* median, double* lo
   *median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   *lower = sorted[n / 2 - half];
   *upper = sorted[n / 2 + half];
+}
+
+void osu_sort(double* v, int n) {
+  qsort(v, (size_t)n, sizeof(double), compare);
+}
+
+void osu_print_median(const char* what, double* v, int n) {
+  double median, lower, upper;
+  osu_sort(v, n);
+  osu_median_interval(v, n, &median, &lower, &upper);
+  printf("  %s %.3f [%.3f, %.3f]", what, median, lower, upper);
 }

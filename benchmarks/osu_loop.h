@@ -25,6 +25,12 @@ double osu_pingpong(MPI_Comm comm, long bytes, char* sbuf, char* rbuf, double* o
  * normal approximation of the binomial, exact enough for 1,000 samples and more). */
 void osu_median_interval(const double* sorted, int n, double* median, double* lower, double* upper);
 
+/* Sorts `v` (n values) ascending. */
+void osu_sort(double* v, int n);
+
+/* Sorts `v` and prints "  WHAT median [lower, upper]" (osu_median_interval, 3 decimals). */
+void osu_print_median(const char* what, double* v, int n);
+
 #ifdef __cplusplus
 }
 #endif

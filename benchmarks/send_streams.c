@@ -21,11 +21,6 @@
 
 enum { kMaxBatch = 16, kRepetitions = 200, kSlotBytes = 1 << 16 };
 
-static int compare(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
 /* variant 0: n blocking sends; 1: n Isends and a Waitall; 2: one blocking send. Returns the
  * mean time per repetition in us on rank 0, and there the mean time per Isend call. */
 static double run(int rank, int variant, int n, long bytes, char* buf, double* isend_call_us) {
@@ -56,13 +51,6 @@ static double run(int rank, int variant, int n, long bytes, char* buf, double* i
   }
   *isend_call_us = in_isend * 1e6 / kRepetitions / n;
   return (MPI_Wtime() - t0) * 1e6 / kRepetitions;
-}
-
-static void print_cell(const char* what, double* v, int rounds) {
-  double median, lower, upper;
-  qsort(v, (size_t)rounds, sizeof(double), compare);
-  osu_median_interval(v, rounds, &median, &lower, &upper);
-  printf("  %s %.3f [%.3f, %.3f]", what, median, lower, upper);
 }
 
 int main(int argc, char** argv) {
@@ -130,9 +118,10 @@ int main(int argc, char** argv) {
             cycle[k] = (t[base + (size_t)v * (size_t)rounds + (size_t)k] -
                         t[base + 2 * (size_t)rounds + (size_t)k]) /
                        (n - 1);
-          print_cell(v == 0 ? "blocking cycle" : "Isend cycle", cycle, rounds);
+          osu_print_median(v == 0 ? "blocking cycle" : "Isend cycle", cycle, rounds);
         }
-        print_cell("Isend call", calls + ((size_t)s * 2 + (size_t)b) * (size_t)rounds, rounds);
+        osu_print_median("Isend call", calls + ((size_t)s * 2 + (size_t)b) * (size_t)rounds,
+                         rounds);
         printf("\n");
       }
   }
