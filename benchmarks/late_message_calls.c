@@ -31,16 +31,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int reps = argc > 1 ? atoi(argv[1]) : 2000;
   long sizes[64] = {64, 1024};
-  int n_sizes = 2;
-  if (argc > 2) {
-    n_sizes = 0;
-    for (int i = 2; i < argc && n_sizes < 64; ++i)
-      sizes[n_sizes++] = atol(argv[i]);
-  }
-  int bad = size != 2 || reps < 100;
-  for (int s = 0; s < n_sizes; ++s)
-    bad = bad || sizes[s] < 1 || sizes[s] > kMaxBytes;
-  if (bad) {
+  const int n_sizes = osu_sizes_from_args(argc, argv, 2, sizes, 2, 64, kMaxBytes);
+  if (size != 2 || reps < 100 || n_sizes < 0) {
     if (rank == 0)
       fprintf(stderr,
               "usage: mpirun -np 2 late_message_calls [REPETITIONS >= 100] [SIZE 1..%d ...]\n",

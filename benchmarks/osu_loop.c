@@ -53,6 +53,18 @@ void osu_median_interval(const double* sorted, int n, double* median, double* lo
   *upper = sorted[n / 2 + half];
 }
 
+int osu_sizes_from_args(int argc, char** argv, int first, long* sizes, int count, int capacity,
+                        long max_bytes) {
+  if (argc > first) {
+    count = 0;
+    for (int i = first; i < argc && count < capacity; ++i)
+      sizes[count++] = atol(argv[i]);
+  }
+  for (int s = 0; s < count; ++s)
+    if (sizes[s] < 1 || sizes[s] > max_bytes) return -1;
+  return count;
+}
+
 void osu_sort(double* v, int n) {
   qsort(v, (size_t)n, sizeof(double), compare);
 }

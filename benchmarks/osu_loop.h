@@ -25,6 +25,12 @@ double osu_pingpong(MPI_Comm comm, long bytes, char* sbuf, char* rbuf, double* o
  * normal approximation of the binomial, exact enough for 1,000 samples and more). */
 void osu_median_interval(const double* sorted, int n, double* median, double* lower, double* upper);
 
+/* Message sizes from argv[first] on into `sizes` (room for `capacity`); without any there the
+ * `count` defaults already in `sizes` stay. Returns how many, or -1 if one lies outside
+ * 1..max_bytes. */
+int osu_sizes_from_args(int argc, char** argv, int first, long* sizes, int count, int capacity,
+                        long max_bytes);
+
 /* Sorts `v` (n values) ascending. */
 void osu_sort(double* v, int n);
 

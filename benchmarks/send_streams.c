@@ -60,16 +60,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int rounds = argc > 1 ? atoi(argv[1]) : 31;
   long sizes[64] = {128, 1024, 2048, 4096};
-  int n_sizes = 4;
-  if (argc > 2) {
-    n_sizes = 0;
-    for (int i = 2; i < argc && n_sizes < 64; ++i)
-      sizes[n_sizes++] = atol(argv[i]);
-  }
-  int bad = size != 2 || rounds < 9;
-  for (int s = 0; s < n_sizes; ++s)
-    bad = bad || sizes[s] < 1 || sizes[s] > kSlotBytes;
-  if (bad) {
+  const int n_sizes = osu_sizes_from_args(argc, argv, 2, sizes, 4, 64, kSlotBytes);
+  if (size != 2 || rounds < 9 || n_sizes < 0) {
     if (rank == 0)
       fprintf(stderr, "usage: mpirun -np 2 send_streams [ROUNDS >= 9] [SIZE 1..%d ...]\n",
               kSlotBytes);
