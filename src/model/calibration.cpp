@@ -133,7 +133,7 @@ class Layout {
         r.recv_overhead_per_byte_us = x[3] / s;
         r.gap_us = x[4];
         r.gap_per_byte_us = x[5] / s;
-        r.unexpected_recv_us = r.rendezvous ? 0.0 : x[6];
+        r.unexpected_recv_us = x[6];
       } else {
         r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
         r.unexpected_recv_us = 0;
@@ -393,8 +393,8 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
     const auto [range, name] = layout.name(j);
     const bool gap = name == "g" || name == "G";
     if (gap && range < options.fixed_gap.size() && options.fixed_gap[range]) continue;
-    if (name == "o_u") {
-      if (!start.ranges[range].rendezvous) late.push_back(j);  // rendezvous data is never early
+    if (name == "o_u") {  // eager: data that came first; rendezvous: a request that did
+      late.push_back(j);
       continue;
     }
     all.push_back(j);

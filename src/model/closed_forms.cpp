@@ -33,6 +33,13 @@ Picoseconds eager_cycle(const MessageCost& m, Picoseconds sent, Picoseconds serv
   return sent < received ? received + m.unexpected_recv : sent;
 }
 
+// When the receiver answers a rendezvous request that arrives at `request`, its receive posted
+// at `posted`: a request that came first is matched from the unexpected queue (o_u more; the
+// virtual network and the replay count a request arriving at the posting as first).
+Picoseconds late_answer(const MessageCost& m, Picoseconds request, Picoseconds posted) {
+  return request <= posted ? posted + m.unexpected_recv : request;
+}
+
 // The rendezvous rounds of PRTT as a max-plus recurrence, message by message. `client_delay`
 // is d between the client's sends; `server_delay` is d before each of the server's receives
 // after the first. Returns the client's time from its first send to the reply received.
@@ -43,8 +50,8 @@ Picoseconds rendezvous_prtt(const MessageCost& m, std::uint32_t n, Picoseconds c
   Picoseconds posted{};  // the server has posted receive i
   Picoseconds done{};    // receive i completed at the server
   for (std::uint32_t i = 0; i < n; ++i) {
-    const Picoseconds answered = std::max(start + cs + L, posted);  // seed 004 T4
-    const Picoseconds returned = answered + cr + cs + L + cr + t1;  // T5, then T1
+    const Picoseconds answered = late_answer(m, start + cs + L, posted);  // seed 004 T4
+    const Picoseconds returned = answered + cr + cs + L + cr + t1;        // T5, then T1
     done = returned + t2 + t3;
     posted = done + (i + 1 < n ? server_delay : Picoseconds{});
     // The next request: after the delay, and no sooner than the gap after this one.
@@ -67,14 +74,14 @@ Picoseconds pulled_prtt(const MessageCost& m, std::uint32_t n, Picoseconds clien
   Picoseconds done{};    // receive i completed at the server
   Picoseconds sent{};    // send i completed at the client
   for (std::uint32_t i = 0; i < n; ++i) {
-    const Picoseconds arrival = std::max(start + cs + L, posted) + cr + t1 + t2;
+    const Picoseconds arrival = late_answer(m, start + cs + L, posted) + cr + t1 + t2;
     done = arrival + cs + t3;
     sent = arrival + cs + L + cr;
     posted = done + (i + 1 < n ? server_delay : Picoseconds{});
     if (i + 1 < n) start = std::max(sent + client_delay, start + m.gap);
   }
   // The reply: its request reaches the client, whose receive is posted once its last send ended.
-  const Picoseconds pulled = std::max(done + cs + L, sent);
+  const Picoseconds pulled = late_answer(m, done + cs + L, sent);
   return pulled + cr + t1 + t2 + cs + t3;
 }
 
@@ -271,9 +278,9 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       t_sw = t1 + comp;
       o.sender_done = t_sw;
       arrival = t1 + t2;
-      if (arrival <= t_r) {  // the copy happens in MPI_Irecv itself
-        o.irecv = t3;
-        t_rw = t_r + t3 + comp;
+      if (arrival <= t_r) {  // the copy happens in MPI_Irecv itself (unexpected if earlier: o_u)
+        o.irecv = t3 + (arrival < t_r ? m.unexpected_recv : Picoseconds{});
+        t_rw = t_r + o.irecv + comp;
         o.receiver_done = t_rw;
       } else {
         t_rw = t_r + comp;
@@ -293,7 +300,7 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       Picoseconds handled{};
       if (arrival <= t_r) {  // acknowledged and copied in MPI_Irecv itself
         handled = dcp ? t_r : arrival;
-        o.irecv = ack_cpu + t3;
+        o.irecv = ack_cpu + t3 + (arrival < t_r ? m.unexpected_recv : Picoseconds{});
         t_rw = t_r + o.irecv + comp;
         o.receiver_done = t_rw;
       } else {
@@ -313,9 +320,9 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
       Picoseconds answered{};
-      if (request <= t_r) {
-        answered = t_r;
-        o.irecv = cr + cs;
+      if (request <= t_r) {  // answered late: o_u more
+        answered = t_r + m.unexpected_recv;
+        o.irecv = m.unexpected_recv + cr + cs;
         t_rw = t_r + o.irecv + comp;
         receiver_free = t_rw;
       } else {
@@ -337,10 +344,10 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       o.isend = cs;
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
-      if (request <= t_r) {
-        o.irecv = cr + t1;
+      if (request <= t_r) {  // pulled late: o_u more
+        o.irecv = m.unexpected_recv + cr + t1;
         t_rw = t_r + o.irecv + comp;
-        arrival = t_r + cr + t1 + t2;
+        arrival = t_r + o.irecv + t2;
       } else {
         t_rw = t_r + comp;
         arrival = std::max(request, t_rw) + cr + t1 + t2;
@@ -356,7 +363,7 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       o.isend = cs;
       t_sw = cs + comp;
       t_rw = t_r + comp;
-      const Picoseconds answered = std::max(cs + L, t_r);
+      const Picoseconds answered = late_answer(m, cs + L, t_r);
       const Picoseconds injected = answered + cr + cs + L + cr + t1;
       o.sender_done = std::max(injected, t_sw);
       arrival = injected + t2;

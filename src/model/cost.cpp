@@ -92,8 +92,9 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
     c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
   }
   c.latency = latency_;
-  // Rendezvous data arrives only after its receive is matched: never unexpected.
-  if (!r.rendezvous) c.unexpected_recv = r.o_u;
+  // Eager: data that arrived before its receive; rendezvous: a request that did (its data
+  // arrives only after the match).
+  c.unexpected_recv = r.o_u;
   c.crossing_recv = r.o_x;
   c.control_send = r.ctrl_s;
   c.control_recv = r.ctrl_r;

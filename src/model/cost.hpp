@@ -40,7 +40,8 @@ struct MessageCost {
   Picoseconds send_overhead{};  ///< o_s + k*O_s: the sender is busy
   Picoseconds transfer{};       ///< L - omega + (k-1)*G after the send overhead ends
   Picoseconds recv_overhead{};  ///< o_r + k*O_r: the receiver is busy after arrival
-  /// o_u: added to recv_overhead when eager data arrived before its receive was posted
+  /// o_u: added to recv_overhead when eager data arrived before its receive was posted, and to
+  /// the answer of a rendezvous request that did
   Picoseconds unexpected_recv{};
   /// o_x: added to recv_overhead when the message crossed one its receiver sent to the same
   /// peer (LinkRange::crossing_recv_us; Engine and VirtualNetwork tell when)

@@ -29,8 +29,9 @@ struct LinkRange {
   double gap_per_byte_us = 0;            ///< G
   /// o_u: what a receive costs beyond o_r + kO_r when its eager data arrived before it was
   /// posted (MPI's unexpected-message path: matched from the unexpected queue and copied out of
-  /// its buffer). commgauge's addition, measured where the server-delay PRTT's receives are all
-  /// posted late while PRTT(n,0,s)'s are not; 0: a late receive costs what an early one does.
+  /// its buffer); in a rendezvous range, what its answer costs more when the request did.
+  /// commgauge's addition, measured where the server-delay PRTT's receives are all posted late
+  /// while PRTT(n,0,s)'s are not; 0: a late receive costs what an early one does.
   double unexpected_recv_us = 0;
   /// o_x: what a receive costs beyond o_r + kO_r (and o_u) when its message crossed one its
   /// receiver had sent to the same peer (both under way at once, as in an exchange: over shared

@@ -43,6 +43,7 @@ struct Op {
   Picoseconds arrived_at{};      // send: when it did
   Picoseconds posted_at{};       // send: when its send overhead (or request) began
   bool request_arrived = false;  // rendezvous send: its request reached the receiver
+  bool late_request = false;     // ... before its receive was posted (the answer costs o_u more)
   bool acknowledged = false;     // eager send with acknowledgement: the receiver sent it
   bool delivered = false;        // send: the receiver's copy ran (the op is no longer needed)
   bool done = false;
@@ -451,7 +452,10 @@ void VirtualNetwork::Engine::on_matched(std::int64_t send_id, Picoseconds t) {
             {s.arrived_at < t ? ActionKind::copy_unexpected : ActionKind::copy, s.match}, t);
     return;
   }
-  if (s.cost.rendezvous && s.request_arrived) answer_request(send_id, t);
+  if (s.cost.rendezvous && s.request_arrived) {
+    op(send_id).late_request = true;
+    answer_request(send_id, t);
+  }
 }
 
 // The receive is posted and the request has arrived: the receiver answers (seed 004, T4).
@@ -461,7 +465,8 @@ void VirtualNetwork::Engine::answer_request(std::int64_t send_id, Picoseconds t)
   if (s.cost.progress == model::Progress::dependent) {
     trigger(receiver, {ActionKind::answer, send_id}, t);
   } else {
-    const Picoseconds answered = t + s.cost.control_recv + s.cost.control_send;
+    const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
+    const Picoseconds answered = t + late + s.cost.control_recv + s.cost.control_send;
     schedule(EventKind::ack_arrival, send_id, answered + s.cost.latency, t);
   }
 }
@@ -510,12 +515,13 @@ void VirtualNetwork::Engine::run_action(int endpoint, Action action, Picoseconds
     }
     case ActionKind::answer: {
       const Op& s = op(action.op);
+      const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
       if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
-        e.clock = start + s.cost.control_recv + s.cost.send_overhead;
+        e.clock = start + late + s.cost.control_recv + s.cost.send_overhead;
         schedule(EventKind::arrival, action.op, e.clock + s.cost.transfer, start);
         break;
       }
-      e.clock = start + s.cost.control_recv + s.cost.control_send;
+      e.clock = start + late + s.cost.control_recv + s.cost.control_send;
       schedule(EventKind::ack_arrival, action.op, e.clock + s.cost.latency, start);
       break;
     }

@@ -301,7 +301,7 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       const auto& in = cal.intervals[k];
       t.add_row({r.ranges[k].protocol, interval_text(r.ranges[k]),
                  with_ci(p.send_overhead_us, in[0], 4), with_ci(p.recv_overhead_us, in[1], 4),
-                 p.rendezvous ? std::string("-") : with_ci(p.unexpected_recv_us, in[6], 4),
+                 with_ci(p.unexpected_recv_us, in[6], 4),
                  k < cal.crossing.size() && cal.crossing[k].sizes > 0
                      ? with_ci(p.crossing_recv_us, cal.crossing[k].interval, 4)
                      : std::string("-"),

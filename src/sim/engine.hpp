@@ -109,7 +109,8 @@ struct Op {
   bool waited : 1 = false;
   bool cancelled : 1 = false;
   bool released : 1 = false;
-  bool into_sent : 1 = false;  // receive: into the block the rank sent earlier in the call
+  bool into_sent : 1 = false;     // receive: into the block the rank sent earlier in the call
+  bool late_request : 1 = false;  // rendezvous send: its request came before its receive (o_u)
 };
 
 // --contention: an operation's flow, kept apart from the operation (most replays have none).

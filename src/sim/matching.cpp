@@ -121,12 +121,15 @@ void Engine::link(std::uint32_t send_id, std::uint32_t recv_id) {
 }
 
 void Engine::on_matched(std::uint32_t send_id, Picoseconds t) {
-  const Op& s = ops_[send_id];
+  Op& s = ops_[send_id];
   if (s.arrived) {
     trigger(ops_[s.match].owner, {ActionKind::copy, s.match, t});
     return;
   }
-  if (s.cost.rendezvous && s.request_arrived) answer_request(send_id, t);
+  if (s.cost.rendezvous && s.request_arrived) {
+    s.late_request = true;  // matched from the unexpected queue: its answer costs o_u more
+    answer_request(send_id, t);
+  }
 }
 
 // The receive is posted and the request has arrived: the receiver answers (seed 004, T4).
@@ -135,7 +138,8 @@ void Engine::answer_request(std::uint32_t send_id, Picoseconds t) {
   if (s.cost.progress == model::Progress::dependent) {
     trigger(ops_[s.match].owner, {ActionKind::answer, send_id, t});
   } else {
-    const Picoseconds answered = t + s.cost.control_recv + s.cost.control_send;
+    const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
+    const Picoseconds answered = t + late + s.cost.control_recv + s.cost.control_send;
     schedule(EventKind::ack_arrival, send_id, answered + s.cost.latency);
   }
 }
@@ -209,16 +213,17 @@ void Engine::run_action(Rank& r, const Action& a) {
     }
     case ActionKind::answer: {
       Op& s = ops_[a.op];
+      const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
       if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
         if (s.match != kNone && ops_[s.match].into_sent)
           s.cost.transfer += net_.into_sent(s.owner, s.peer, s.bytes);
-        r.clock = start + s.cost.control_recv + s.cost.send_overhead;
-        r.busy += s.cost.control_recv + s.cost.send_overhead;
+        r.clock = start + late + s.cost.control_recv + s.cost.send_overhead;
+        r.busy += late + s.cost.control_recv + s.cost.send_overhead;
         send_data(a.op, r.clock);
         break;
       }
-      r.clock = start + s.cost.control_recv + s.cost.control_send;
-      r.busy += s.cost.control_recv + s.cost.control_send;
+      r.clock = start + late + s.cost.control_recv + s.cost.control_send;
+      r.busy += late + s.cost.control_recv + s.cost.control_send;
       schedule(EventKind::ack_arrival, a.op, r.clock + s.cost.latency);
       break;
     }

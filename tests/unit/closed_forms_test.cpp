@@ -207,7 +207,8 @@ TEST(ClosedFormsMatchVirtualNetwork, PrttOverAPulledRendezvous) {
   }
 }
 
-// o_u: a receive posted after its eager data arrived costs o_r + o_u (the unexpected path).
+// o_u: a receive posted after its eager data arrived costs o_r + o_u (the unexpected path), the
+// answer to a rendezvous request that came before its receive o_u more.
 // The closed forms decide, message by message, which receives are posted late - every
 // server-delay receive after the first, the PRTT(n,0,s) receives of a server slower than the
 // sends, a reply that reaches a client still inside its send - as the virtual network does.
@@ -222,7 +223,7 @@ TEST(ClosedFormsMatchVirtualNetwork, PrttWithUnexpectedReceivesCostingOu) {
     links.push_back(acknowledged_link(p, 6.0));
     links.push_back(acknowledged_link(p, 0.0, 0.25));
   }
-  std::size_t late_cases = 0;
+  std::size_t late_cases = 0, late_rendezvous = 0;
   for (auto link : links) {
     for (auto& r : link.ranges)
       r.unexpected_recv_us = 0.37;
@@ -242,14 +243,17 @@ TEST(ClosedFormsMatchVirtualNetwork, PrttWithUnexpectedReceivesCostingOu) {
             EXPECT_EQ(prtt(c, n, us(d), k), virtual_prtt(l, n, d, k, false)) << what;
             EXPECT_EQ(prtt_server_delay(c, n, us(d), k), virtual_prtt(l, n, d, k, true))
                 << "server delay " << what;
-            if (prtt_server_delay(c, n, us(d), k) != prtt_server_delay(c0, n, us(d), k))
+            if (prtt_server_delay(c, n, us(d), k) != prtt_server_delay(c0, n, us(d), k)) {
               ++late_cases;
+              if (c.message(k).rendezvous) ++late_rendezvous;
+            }
           }
         }
       }
     }
   }
   EXPECT_GT(late_cases, 100u);  // o_u is charged, not only agreed on
+  EXPECT_GT(late_rendezvous, 20u);
 }
 
 TEST(ClosedForms, APulledRendezvousCostsTheRequestTheTransferAndTheFin) {
@@ -323,48 +327,54 @@ TEST(ClosedFormsMatchVirtualNetwork, LogGPSSendAndRecvTimes) {
   }
 }
 
+// Every overlap case against the virtual network, receives posted before and after the data or
+// the request, with o_u = 0 and with a late receive's o_u charged.
 TEST(ClosedFormsMatchVirtualNetwork, IsendComputeWaitAllCasesBothArrivalOrders) {
-  for (const auto& [p, link] :
-       {std::pair{Progress::independent, loggps_link(Progress::independent)},
-        std::pair{Progress::dependent, loggps_link(Progress::dependent)},
-        std::pair{Progress::independent,
-                  commgauge::testing::acknowledged_link(Progress::independent, 3.0)},
-        std::pair{Progress::dependent,
-                  commgauge::testing::acknowledged_link(Progress::dependent, 3.0)},
-        std::pair{Progress::dependent, commgauge::testing::pulled_link(3.0)}}) {
-    const CostModel c(link);
-    for (std::uint64_t k : {8u, 2000u, 20000u, 500000u}) {
-      for (double comp : {0.0, 5.0, 1000.0}) {
-        for (double t_r : {0.0, 2.0, 30.0}) {  // receive posted before and after the request
-          net::VirtualNetwork net(link);
-          double times[6] = {};
-          net.run([&](Transport& t) {
-            const bool src = t.role() == Role::source;
-            if (!src) t.compute(t_r);
-            const double a = t.now_us();
-            net::Request r = src ? t.isend(k) : t.irecv(k);
-            const double b = t.now_us();
-            t.compute(comp);
-            const double w = t.now_us();
-            t.wait(r);
-            const double e = t.now_us();
-            const int o = src ? 0 : 3;
-            times[o] = b - a;      // time in the nonblocking call
-            times[o + 1] = e - w;  // time in the wait
-            times[o + 2] = e;      // done
-          });
-          const OverlapCosts m = isend_compute_wait(c, k, us(comp), us(t_r));
-          EXPECT_EQ(m.mechanism == OverlapCase::eager_TA,
-                    c.message(k).acknowledged && !c.message(k).rendezvous);
-          EXPECT_EQ(m.mechanism == OverlapCase::dcp_RTA, c.message(k).pulled);
-          const auto what = ::testing::Message() << "progress " << to_string(p) << " k=" << k
-                                                 << " comp=" << comp << " t_r=" << t_r;
-          EXPECT_EQ(m.isend, to_picoseconds(times[0])) << what;
-          EXPECT_EQ(m.osw, to_picoseconds(times[1])) << what;
-          EXPECT_EQ(m.sender_done, to_picoseconds(times[2])) << what;
-          EXPECT_EQ(m.irecv, to_picoseconds(times[3])) << what;
-          EXPECT_EQ(m.orw, to_picoseconds(times[4])) << what;
-          EXPECT_EQ(m.receiver_done, to_picoseconds(times[5])) << what;
+  for (auto [p, link] : {std::pair{Progress::independent, loggps_link(Progress::independent)},
+                         std::pair{Progress::dependent, loggps_link(Progress::dependent)},
+                         std::pair{Progress::independent, commgauge::testing::acknowledged_link(
+                                                              Progress::independent, 3.0)},
+                         std::pair{Progress::dependent,
+                                   commgauge::testing::acknowledged_link(Progress::dependent, 3.0)},
+                         std::pair{Progress::dependent, commgauge::testing::pulled_link(3.0)}}) {
+    for (const double o_u : {0.0, 0.37}) {
+      for (auto& r : link.ranges)
+        r.unexpected_recv_us = o_u;
+      const CostModel c(link);
+      for (std::uint64_t k : {8u, 2000u, 20000u, 500000u}) {
+        for (double comp : {0.0, 5.0, 1000.0}) {
+          for (double t_r : {0.0, 2.0, 30.0}) {  // receive posted before and after the request
+            net::VirtualNetwork net(link);
+            double times[6] = {};
+            net.run([&](Transport& t) {
+              const bool src = t.role() == Role::source;
+              if (!src) t.compute(t_r);
+              const double a = t.now_us();
+              net::Request r = src ? t.isend(k) : t.irecv(k);
+              const double b = t.now_us();
+              t.compute(comp);
+              const double w = t.now_us();
+              t.wait(r);
+              const double e = t.now_us();
+              const int o = src ? 0 : 3;
+              times[o] = b - a;      // time in the nonblocking call
+              times[o + 1] = e - w;  // time in the wait
+              times[o + 2] = e;      // done
+            });
+            const OverlapCosts m = isend_compute_wait(c, k, us(comp), us(t_r));
+            EXPECT_EQ(m.mechanism == OverlapCase::eager_TA,
+                      c.message(k).acknowledged && !c.message(k).rendezvous);
+            EXPECT_EQ(m.mechanism == OverlapCase::dcp_RTA, c.message(k).pulled);
+            const auto what = ::testing::Message()
+                              << "progress " << to_string(p) << " k=" << k << " comp=" << comp
+                              << " t_r=" << t_r << " o_u=" << o_u;
+            EXPECT_EQ(m.isend, to_picoseconds(times[0])) << what;
+            EXPECT_EQ(m.osw, to_picoseconds(times[1])) << what;
+            EXPECT_EQ(m.sender_done, to_picoseconds(times[2])) << what;
+            EXPECT_EQ(m.irecv, to_picoseconds(times[3])) << what;
+            EXPECT_EQ(m.orw, to_picoseconds(times[4])) << what;
+            EXPECT_EQ(m.receiver_done, to_picoseconds(times[5])) << what;
+          }
         }
       }
     }

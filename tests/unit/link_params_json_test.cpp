@@ -70,7 +70,8 @@ TEST(LinkParamsJson, NegativeOverheadIsRejected) {
 }
 
 // o_u (a receive posted after its eager data arrived) is read, written back, defaults to 0, and
-// a negative value is refused by name; the cost model charges it to eager data only.
+// a negative value is refused by name; the cost model carries it in every range (a rendezvous
+// range's is what answering a request that came before its receive costs more).
 TEST(LinkParamsJson, UnexpectedReceiveOverheadRoundTripsAndIsChecked) {
   auto doc = valid_document();
   EXPECT_EQ(link_params_from_json(doc, "net.json").ranges[0].unexpected_recv_us, 0.0);
@@ -81,7 +82,7 @@ TEST(LinkParamsJson, UnexpectedReceiveOverheadRoundTripsAndIsChecked) {
   EXPECT_DOUBLE_EQ(link_params_to_json(link)["ranges"][0]["o_u_us"].get<double>(), 0.25);
   const model::CostModel cost(link);
   EXPECT_EQ(cost.message(100).unexpected_recv, model::to_picoseconds(0.25));
-  EXPECT_EQ(cost.message(20000).unexpected_recv, model::Picoseconds{});  // rendezvous
+  EXPECT_EQ(cost.message(20000).unexpected_recv, model::to_picoseconds(0.5));  // rendezvous
   doc["ranges"][0]["o_u_us"] = -0.1;
   EXPECT_THAT(error_of(doc), HasSubstr("/ranges/0/o_u_us"));
 }

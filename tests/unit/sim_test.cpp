@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "link_fixtures.hpp"
 #include "model/closed_forms.hpp"
 #include "model/models.hpp"
 #include "sim/simulator.hpp"
@@ -533,6 +534,43 @@ TEST(SimGolden, AReceivePostedAfterItsDataArrivedCostsOu) {
     }
   }
   EXPECT_EQ(late_cases, 3);  // 8 B: a delay or a slower receiver makes the receives late
+}
+
+// A rendezvous request that came before its receive was posted (the server computing d before
+// each receive) costs its answer o_u more, as in the closed forms: pushed (ICP and DCP) and
+// pulled rendezvous, the replayed server-delay PRTT equal to the picosecond, and o_u charged
+// once per late receive.
+TEST(SimGolden, ARendezvousRequestThatCameBeforeItsReceiveCostsOu) {
+  for (auto l : {link(4096, model::Progress::independent), link(4096, model::Progress::dependent),
+                 pulled_link()}) {
+    constexpr std::uint64_t k = 20000;
+    constexpr std::uint32_t n = 6;
+    for (auto& r : l.ranges)
+      r.unexpected_recv_us = 0.37;
+    auto no_ou = l;
+    for (auto& r : no_ou.ranges)
+      r.unexpected_recv_us = 0;
+    for (const double d_us : {0.0, 30.0}) {
+      const Picoseconds d = model::to_picoseconds(d_us);
+      TraceBuilder b(2);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        b.send(0, 1, k);
+        if (i > 0) b.compute(1, d);
+        b.recv(1, 0, k);
+      }
+      b.send(1, 0, k);
+      b.recv(0, 1, k);
+      const auto run = simulate(b.write("late-request"), l, "loggps");
+      ASSERT_TRUE(run.cost.message(k).rendezvous);
+      const auto expected = model::prtt_server_delay(run.cost, n, d, k);
+      EXPECT_EQ(rank_end(run, 0), expected) << "d=" << d_us;
+      // Every request but the first comes before its receive, at d = 0 too: the next one
+      // arrives while the server still waits for the data (T2 + T3 > o'_s + L).
+      EXPECT_EQ(expected - model::prtt_server_delay(model::CostModel(no_ou), n, d, k),
+                model::to_picoseconds(0.37 * (n - 1)))
+          << "d=" << d_us;
+    }
+  }
 }
 
 // o_x: a receive whose message crossed the receiver's latest send to the same peer (each posted
