@@ -495,6 +495,21 @@ TEST(SimGolden, BackToBackMessagesFollowTheGapAndTheReceiverOverhead) {
   }
 }
 
+// The server-delay PRTT(n,d,s) as a trace (rank 0 the client, rank 1 the server computing d
+// before each receive after the first), replayed under loggps.
+Run replay_server_delay_prtt(const model::LinkParams& l, std::uint32_t n, Picoseconds d,
+                             std::uint64_t k, const char* name) {
+  TraceBuilder b(2);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    b.send(0, 1, k);
+    if (i > 0) b.compute(1, d);
+    b.recv(1, 0, k);
+  }
+  b.send(1, 0, k);
+  b.recv(0, 1, k);
+  return simulate(b.write(name), l, "loggps");
+}
+
 // o_u: the replay charges a receive posted after its eager data arrived o_r + o_u, as the
 // closed forms (and the virtual network they are tested against) do: seed 000's PRTT(n,0,s) and
 // commgauge's server-delay PRTT replayed from traces equal their closed forms to the
@@ -509,15 +524,7 @@ TEST(SimGolden, AReceivePostedAfterItsDataArrivedCostsOu) {
       for (const double d_us : {0.0, 10.0}) {
         constexpr std::uint32_t n = 6;
         const Picoseconds d = model::to_picoseconds(d_us);
-        TraceBuilder b(2);
-        for (std::uint32_t i = 0; i < n; ++i) {
-          b.send(0, 1, k);
-          if (i > 0) b.compute(1, d);
-          b.recv(1, 0, k);
-        }
-        b.send(1, 0, k);
-        b.recv(0, 1, k);
-        const auto run = simulate(b.write("unexpected"), l, "loggps");
+        const auto run = replay_server_delay_prtt(l, n, d, k, "unexpected");
         const auto expected = model::prtt_server_delay(run.cost, n, d, k);
         EXPECT_EQ(rank_end(run, 0), expected)
             << "k=" << k << " d=" << d_us << " +o_r " << extra_o_r;
@@ -552,15 +559,7 @@ TEST(SimGolden, ARendezvousRequestThatCameBeforeItsReceiveCostsOu) {
       r.unexpected_recv_us = 0;
     for (const double d_us : {0.0, 30.0}) {
       const Picoseconds d = model::to_picoseconds(d_us);
-      TraceBuilder b(2);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        b.send(0, 1, k);
-        if (i > 0) b.compute(1, d);
-        b.recv(1, 0, k);
-      }
-      b.send(1, 0, k);
-      b.recv(0, 1, k);
-      const auto run = simulate(b.write("late-request"), l, "loggps");
+      const auto run = replay_server_delay_prtt(l, n, d, k, "late-request");
       ASSERT_TRUE(run.cost.message(k).rendezvous);
       const auto expected = model::prtt_server_delay(run.cost, n, d, k);
       EXPECT_EQ(rank_end(run, 0), expected) << "d=" << d_us;
