@@ -100,9 +100,10 @@ struct CalibrationOptions {
 /// Fits the link's parameters (L or the send overlap omega, and per range o_s, o_r, O_s, O_r, g,
 /// G; LogGP: not O_s, O_r) with o_u = 0, and then (LogGPS) all of them again with each range's
 /// o_u free as well, from that point: a receive posted after its eager data (or its rendezvous
-/// request) arrived is seen only in the server-delay PRTT, where it trades against o_r and L, so o_u is what that curve
-/// leaves once the others have spoken; fitted to the points, keeping the ranges' sizes, rendezvous
-/// flags and progress of `start`, which is also the starting point. Needs at least one point.
+/// request) arrived is seen only in the server-delay PRTT, where it trades against o_r and L, so
+/// o_u is what that curve leaves once the others have spoken; fitted to the points, keeping the
+/// ranges' sizes, rendezvous flags and progress of `start`, which is also the starting point. Needs
+/// at least one point.
 Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> points,
                       Structure structure, const CalibrationOptions& options = {});
 

@@ -52,6 +52,12 @@ struct MessageCost {
   Picoseconds control_recv{};  ///< o' (default o_r): receiving one (seed 004 o', seed 001 O')
 };
 
+/// What a rendezvous answer costs beyond its control overheads: o_u when its request arrived
+/// before the receive was posted (the virtual network and the replay tell when).
+inline Picoseconds late_answer_cost(const MessageCost& m, bool request_came_first) {
+  return request_came_first ? m.unexpected_recv : Picoseconds{};
+}
+
 /// LinkParams compiled to integer units once, so that costing a message is a lookup and a
 /// few integer multiplications (per-byte values are held in femtoseconds per byte).
 class CostModel {

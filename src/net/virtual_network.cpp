@@ -465,7 +465,7 @@ void VirtualNetwork::Engine::answer_request(std::int64_t send_id, Picoseconds t)
   if (s.cost.progress == model::Progress::dependent) {
     trigger(receiver, {ActionKind::answer, send_id}, t);
   } else {
-    const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
+    const Picoseconds late = model::late_answer_cost(s.cost, s.late_request);
     const Picoseconds answered = t + late + s.cost.control_recv + s.cost.control_send;
     schedule(EventKind::ack_arrival, send_id, answered + s.cost.latency, t);
   }
@@ -515,7 +515,7 @@ void VirtualNetwork::Engine::run_action(int endpoint, Action action, Picoseconds
     }
     case ActionKind::answer: {
       const Op& s = op(action.op);
-      const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
+      const Picoseconds late = model::late_answer_cost(s.cost, s.late_request);
       if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
         e.clock = start + late + s.cost.control_recv + s.cost.send_overhead;
         schedule(EventKind::arrival, action.op, e.clock + s.cost.transfer, start);

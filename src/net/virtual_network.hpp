@@ -24,8 +24,8 @@
 //   happen at once, off the endpoint's CPU. The same holds for sending and taking the
 //   acknowledgement of eager data. The receive-side copy always needs a call.
 // * a receive copy costs o_u more when its eager data arrived before the receive was posted
-//   (a rendezvous answer as much when its request did), and o_x more when its message crossed the receiver's latest send (each posted before the
-//   other arrived, as in an exchange).
+//   (a rendezvous answer as much when its request did), and o_x more when its message crossed the
+//   receiver's latest send (each posted before the other arrived, as in an exchange).
 // * a test() that fails twice at the same virtual time waits for the next event (a spin loop
 //   would otherwise never let virtual time advance).
 // * a send's events are created when the send starts, so o_s + L may be negative only down to

@@ -138,7 +138,7 @@ void Engine::answer_request(std::uint32_t send_id, Picoseconds t) {
   if (s.cost.progress == model::Progress::dependent) {
     trigger(ops_[s.match].owner, {ActionKind::answer, send_id, t});
   } else {
-    const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
+    const Picoseconds late = model::late_answer_cost(s.cost, s.late_request);
     const Picoseconds answered = t + late + s.cost.control_recv + s.cost.control_send;
     schedule(EventKind::ack_arrival, send_id, answered + s.cost.latency);
   }
@@ -213,7 +213,7 @@ void Engine::run_action(Rank& r, const Action& a) {
     }
     case ActionKind::answer: {
       Op& s = ops_[a.op];
-      const Picoseconds late = s.late_request ? s.cost.unexpected_recv : Picoseconds{};
+      const Picoseconds late = model::late_answer_cost(s.cost, s.late_request);
       if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
         if (s.match != kNone && ops_[s.match].into_sent)
           s.cost.transfer += net_.into_sent(s.owner, s.peer, s.bytes);
