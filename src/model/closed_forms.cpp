@@ -277,59 +277,44 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       o.isend = t1;
       t_sw = t1 + comp;
       o.sender_done = t_sw;
+      // The copy happens in the receiver's Wait ("finished at the routine of MPI_Wait"): data
+      // that arrived while the receiver computed before MPI_Irecv is not seen by that call,
+      // which does not progress (trace::progresses); it costs o_u more if it came first.
       arrival = t1 + t2;
-      if (arrival <= t_r) {  // the copy happens in MPI_Irecv itself (unexpected if earlier: o_u)
-        o.irecv = t3 + (arrival < t_r ? m.unexpected_recv : Picoseconds{});
-        t_rw = t_r + o.irecv + comp;
-        o.receiver_done = t_rw;
-      } else {
-        t_rw = t_r + comp;
-        o.receiver_done = std::max(arrival, t_rw) + t3;
-      }
+      t_rw = t_r + comp;
+      o.receiver_done =
+          std::max(arrival, t_rw) + t3 + (arrival < t_r ? m.unexpected_recv : Picoseconds{});
       break;
     }
     case OverlapCase::eager_TA: {
-      // As eager, and the receiver acknowledges the data before its copy: under DCP inside
-      // MPI_Irecv if it had arrived, else in its Wait (o'_s on its CPU); under ICP at arrival.
-      // The sender's Wait ends once it has taken the ack (o'_r).
+      // As eager, and the receiver acknowledges the data before its copy: under DCP in its
+      // Wait (o'_s on its CPU; MPI_Irecv does not progress), under ICP at arrival. The sender's
+      // Wait ends once it has taken the ack (o'_r).
       const bool dcp = m.progress == Progress::dependent;
       const Picoseconds ack_cpu = dcp ? cs : Picoseconds{};
       o.isend = t1;
       t_sw = t1 + comp;
       arrival = t1 + t2;
-      Picoseconds handled{};
-      if (arrival <= t_r) {  // acknowledged and copied in MPI_Irecv itself
-        handled = dcp ? t_r : arrival;
-        o.irecv = ack_cpu + t3 + (arrival < t_r ? m.unexpected_recv : Picoseconds{});
-        t_rw = t_r + o.irecv + comp;
-        o.receiver_done = t_rw;
-      } else {
-        t_rw = t_r + comp;
-        handled = dcp ? std::max(arrival, t_rw) : arrival;
-        o.receiver_done = std::max(dcp ? handled : arrival, t_rw) + ack_cpu + t3;
-      }
+      t_rw = t_r + comp;
+      const Picoseconds handled = dcp ? std::max(arrival, t_rw) : arrival;
+      o.receiver_done = std::max(arrival, t_rw) + ack_cpu + t3 +
+                        (arrival < t_r ? m.unexpected_recv : Picoseconds{});
       const Picoseconds acked = handled + cs + L;
       o.sender_done = dcp ? std::max(acked, t_sw) + cr : std::max(acked + cr, t_sw);
       break;
     }
     case OverlapCase::dcp_RAT: {
-      // seed 001 §2.2.2, DCP/RAT: MPI_Irecv answers the request if it has arrived
-      // (Tr > Ts + O' + L), otherwise the receiver's Wait does; the sender's Wait receives the
-      // ack and sends the data.
+      // seed 001 §2.2.2, DCP/RAT: the receiver's Wait answers the request; the sender's Wait
+      // receives the ack and sends the data. (The seed has MPI_Irecv answer a request that
+      // arrived before it, Tr > Ts + O' + L; in Open MPI it does only if the receiver
+      // progressed since, in some other call: here it computed, so its Wait answers, o_u later.)
       o.isend = cs;
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
-      Picoseconds answered{};
-      if (request <= t_r) {  // answered late: o_u more
-        answered = t_r + m.unexpected_recv;
-        o.irecv = m.unexpected_recv + cr + cs;
-        t_rw = t_r + o.irecv + comp;
-        receiver_free = t_rw;
-      } else {
-        t_rw = t_r + comp;
-        answered = std::max(request, t_rw);
-        receiver_free = answered + cr + cs;
-      }
+      t_rw = t_r + comp;
+      const Picoseconds answered =
+          std::max(request, t_rw) + (request <= t_r ? m.unexpected_recv : Picoseconds{});
+      receiver_free = answered + cr + cs;
       const Picoseconds ack = answered + cr + cs + L;
       o.sender_done = std::max(ack, t_sw) + cr + t1;
       arrival = o.sender_done + t2;
@@ -338,20 +323,15 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
     }
     case OverlapCase::dcp_RTA: {
       // DCP with RTA (no formulas in seed 001): the receiver pulls the data when it handles the
-      // request, inside MPI_Irecv if it had arrived, else in its Wait (o'_r + T1); the data
+      // request in its Wait (o'_r + T1, o_u more if the request came before MPI_Irecv); the data
       // arrives T2 later and, inside the Wait, the receiver sends the FIN (o'_s) and copies (T3).
       // The sender's Wait ends once it has taken the FIN (o'_r).
       o.isend = cs;
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
-      if (request <= t_r) {  // pulled late: o_u more
-        o.irecv = m.unexpected_recv + cr + t1;
-        t_rw = t_r + o.irecv + comp;
-        arrival = t_r + o.irecv + t2;
-      } else {
-        t_rw = t_r + comp;
-        arrival = std::max(request, t_rw) + cr + t1 + t2;
-      }
+      t_rw = t_r + comp;
+      arrival = std::max(request, t_rw) + (request <= t_r ? m.unexpected_recv : Picoseconds{}) +
+                cr + t1 + t2;
       const Picoseconds handled = std::max(arrival, t_rw);
       o.receiver_done = handled + cs + t3;
       o.sender_done = std::max(handled + cs + L, t_sw) + cr;

@@ -43,9 +43,10 @@ struct Op {
   Picoseconds arrived_at{};      // send: when it did
   Picoseconds posted_at{};       // send: when its send overhead (or request) began
   bool request_arrived = false;  // rendezvous send: its request reached the receiver
-  bool late_request = false;     // ... before its receive was posted (the answer costs o_u more)
-  bool acknowledged = false;     // eager send with acknowledgement: the receiver sent it
-  bool delivered = false;        // send: the receiver's copy ran (the op is no longer needed)
+  Picoseconds request_arrived_at{};  // ... when it did
+  bool late_request = false;  // ... before its receive was posted (the answer costs o_u more)
+  bool acknowledged = false;  // eager send with acknowledgement: the receiver sent it
+  bool delivered = false;     // send: the receiver's copy ran (the op is no longer needed)
   bool done = false;
   bool consumed = false;  // completed by the user's wait or test
 };
@@ -111,6 +112,10 @@ class VirtualNetwork::Engine {
     Picoseconds clock{};
     State state = State::ready;
     bool in_call = false;
+    bool progressing = false;  // in a call that progresses (trace::progresses): not isend/irecv
+    // The latest time it was in such a call: what arrived until then it has seen (an MPI_Irecv
+    // matches it at once); what arrived later waits for its next progressing call.
+    Picoseconds progressed_at{-1};
     Picoseconds next_send{};  // earliest start of the next send (the gap)
     Picoseconds last_failed_test{-1};
     // The endpoint's latest send, for o_x: a message to it crossed this one when each was
@@ -119,7 +124,7 @@ class VirtualNetwork::Engine {
       std::int64_t op = -1;
       Picoseconds posted{}, arrived{};
     } latest_send;
-    std::deque<Action> pending;  // actions deferred until the endpoint is inside a call
+    std::deque<Action> pending;  // actions deferred until the endpoint is in a call that progresses
     std::condition_variable cv;
     std::int64_t waiting_on = -1;
     std::string waiting_what;
@@ -132,15 +137,18 @@ class VirtualNetwork::Engine {
   void thread_main(int i, const std::function<void(Transport&)>& fn, Transport& endpoint);
   void dispatch(Lock& lk, int self);
   void yield(Lock& lk, int i);
-  void enter_call(Lock& lk, int i);
+  /// isend and irecv do not progress (as MPI_Isend/MPI_Irecv in Open MPI); wait and test do.
+  void enter_call(Lock& lk, int i, bool progresses = true);
   void exit_call(Lock& lk, int i);
   void block_until_done(Lock& lk, int i, std::int64_t id, const std::string& what);
 
   void schedule(EventKind kind, std::int64_t op, Picoseconds time, Picoseconds created);
   void process(const Event& ev);
   void on_matched(std::int64_t send_id, Picoseconds t);
-  void answer_request(std::int64_t send_id, Picoseconds t);
-  void trigger(int endpoint, Action action, Picoseconds t);
+  void answer_request(std::int64_t send_id, Picoseconds t, bool seen = false);
+  /// Runs the action now if the endpoint is in a call that progresses, or in any call if the
+  /// message it handles was `seen` there; otherwise defers it to its next progressing call.
+  void trigger(int endpoint, Action action, Picoseconds t, bool seen = false);
   void run_action(int endpoint, Action action, Picoseconds t);
   void consume(std::int64_t id);
   void maybe_erase(std::int64_t id);
@@ -210,6 +218,8 @@ void VirtualNetwork::Engine::reset() {
     e.clock = {};
     e.state = State::ready;
     e.in_call = false;
+    e.progressing = false;
+    e.progressed_at = Picoseconds{-1};
     e.next_send = {};
     e.last_failed_test = Picoseconds{-1};
     e.latest_send = {};
@@ -335,9 +345,12 @@ void VirtualNetwork::Engine::yield(Lock& lk, int i) {
   dispatch(lk, i);
 }
 
-void VirtualNetwork::Engine::enter_call(Lock& lk, int i) {
+void VirtualNetwork::Engine::enter_call(Lock& lk, int i, bool progresses) {
   Endpoint& e = eps_[i];
   e.in_call = true;
+  e.progressing = progresses;
+  if (!progresses) return;
+  e.progressed_at = e.clock;
   if (e.pending.empty()) return;
   while (!e.pending.empty()) {
     const Action a = e.pending.front();
@@ -349,7 +362,10 @@ void VirtualNetwork::Engine::enter_call(Lock& lk, int i) {
 
 void VirtualNetwork::Engine::exit_call(Lock& lk, int i) {
   yield(lk, i);
-  eps_[i].in_call = false;
+  Endpoint& e = eps_[i];
+  if (e.progressing) e.progressed_at = e.clock;
+  e.in_call = false;
+  e.progressing = false;
 }
 
 void VirtualNetwork::Engine::block_until_done(Lock& lk, int i, std::int64_t id,
@@ -402,6 +418,7 @@ void VirtualNetwork::Engine::process(const Event& ev) {
     case EventKind::request_arrival: {
       Op& s = op(ev.op);
       s.request_arrived = true;
+      s.request_arrived_at = ev.time;
       if (s.match >= 0) answer_request(ev.op, ev.time);
       break;
     }
@@ -445,25 +462,29 @@ void VirtualNetwork::Engine::process(const Event& ev) {
 
 void VirtualNetwork::Engine::on_matched(std::int64_t send_id, Picoseconds t) {
   const Op& s = op(send_id);
+  // Matched at a posting: what the receiver has seen (it progressed since it arrived) is handled
+  // in the posting call; what it has not waits for its next progressing call.
+  const Picoseconds seen_until = eps_[op(s.match).owner].progressed_at;
   if (s.arrived) {
     // The data is there (eager, or unexpected): only the copy is left. It may retire `s`. Data
     // that arrived before the receive was posted takes the unexpected path (o_u).
     trigger(op(s.match).owner,
-            {s.arrived_at < t ? ActionKind::copy_unexpected : ActionKind::copy, s.match}, t);
+            {s.arrived_at < t ? ActionKind::copy_unexpected : ActionKind::copy, s.match}, t,
+            s.arrived_at <= seen_until);
     return;
   }
   if (s.cost.rendezvous && s.request_arrived) {
     op(send_id).late_request = true;
-    answer_request(send_id, t);
+    answer_request(send_id, t, s.request_arrived_at <= seen_until);
   }
 }
 
 // The receive is posted and the request has arrived: the receiver answers (seed 004, T4).
-void VirtualNetwork::Engine::answer_request(std::int64_t send_id, Picoseconds t) {
+void VirtualNetwork::Engine::answer_request(std::int64_t send_id, Picoseconds t, bool seen) {
   Op& s = op(send_id);
   const int receiver = op(s.match).owner;
   if (s.cost.progress == model::Progress::dependent) {
-    trigger(receiver, {ActionKind::answer, send_id}, t);
+    trigger(receiver, {ActionKind::answer, send_id}, t, seen);
   } else {
     const Picoseconds late = model::late_answer_cost(s.cost, s.late_request);
     const Picoseconds answered = t + late + s.cost.control_recv + s.cost.control_send;
@@ -471,9 +492,9 @@ void VirtualNetwork::Engine::answer_request(std::int64_t send_id, Picoseconds t)
   }
 }
 
-void VirtualNetwork::Engine::trigger(int endpoint, Action action, Picoseconds t) {
+void VirtualNetwork::Engine::trigger(int endpoint, Action action, Picoseconds t, bool seen) {
   Endpoint& e = eps_[endpoint];
-  if (!e.in_call) {
+  if (!e.progressing && !(seen && e.in_call)) {
     e.pending.push_back(action);
     return;
   }
@@ -554,7 +575,7 @@ void VirtualNetwork::Engine::maybe_erase(std::int64_t id) {
 std::int64_t VirtualNetwork::Engine::isend(int i, Tag tag, std::uint64_t bytes,
                                            std::uint64_t payload) {
   Lock lk(mu_);
-  enter_call(lk, i);
+  enter_call(lk, i, false);
   Endpoint& e = eps_[i];
   const std::int64_t id = next_op_++;
   Op& s = ops_[id];
@@ -604,7 +625,7 @@ std::int64_t VirtualNetwork::Engine::isend(int i, Tag tag, std::uint64_t bytes,
 
 std::int64_t VirtualNetwork::Engine::irecv(int i, Tag tag, std::uint64_t bytes) {
   Lock lk(mu_);
-  enter_call(lk, i);
+  enter_call(lk, i, false);
   Endpoint& e = eps_[i];
   const std::int64_t id = next_op_++;
   Op& r = ops_[id];

@@ -61,8 +61,8 @@ void Engine::find_least_compute(std::uint32_t i) {
   std::uint32_t previous = 0;
   Event e;
   while (load_next_call(pass, static_cast<std::int32_t>(i), e)) {
-    const bool init = e.kind == trace::RecordKind::function && e.function < kinds_.size() &&
-                      kinds_[e.function] == CallKind::init;
+    const bool init = e.kind == trace::RecordKind::function && e.function < calls_.size() &&
+                      calls_[e.function].kind == CallKind::init;
     if (!init) {
       const Picoseconds c = computation(pass, e);
       const auto [it, added] = least.try_emplace(site_of(previous, e.function), c);
@@ -409,9 +409,11 @@ void Engine::advance(std::uint32_t ri) {
               trace::kPeer | trace::kTag | trace::kRoot | trace::kComm | trace::kBytes;
           timeline_arguments_[ri] = {e.fields & kShown, e.peer, e.tag, e.root, e.comm, e.bytes};
         }
-        r.call = e.kind == trace::RecordKind::poll_run ? CallKind::test
-                 : e.function < kinds_.size()          ? kinds_[e.function]
-                                                       : CallKind::opaque;
+        const CallInfo info = e.kind == trace::RecordKind::poll_run ? CallInfo{CallKind::test, true}
+                              : e.function < calls_.size()          ? calls_[e.function]
+                                                                    : CallInfo{};
+        r.call = info.kind;
+        r.progressing = info.progresses;
         if (r.call == CallKind::init) {
           r.started = true;
           r.previous_function = e.function;
@@ -459,7 +461,7 @@ void Engine::advance(std::uint32_t ri) {
         r.in_call = true;
         r.call_start = r.clock;
         r.busy = {};
-        if (!r.pending.empty()) {
+        if (r.progressing && !r.pending.empty()) {
           for (const Action& a : r.pending)
             run_action(r, a);
           r.pending.clear();
@@ -490,6 +492,7 @@ void Engine::advance(std::uint32_t ri) {
         }
         break;
       case Phase::exit:
+        if (r.progressing) r.progressed_at = r.clock;
         finish_call(r);
         if (r.call == CallKind::finalize || r.call == CallKind::abort) {
           // MPI_Finalize keeps progressing what is still in flight: the rank stays inside MPI.

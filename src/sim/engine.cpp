@@ -16,9 +16,9 @@ namespace {  // one unit with the other parts (CMake unity group "engine")
 Engine::Engine(const trace::TraceReader& trace, const Network& network, const Options& options)
     : trace_(trace), net_(network), policy_(options) {
   const auto table = trace::function_table();
-  kinds_.assign(table.size() + 1, CallKind::opaque);
+  calls_.assign(table.size() + 1, CallInfo{});
   for (const auto& f : table)
-    kinds_[f.id] = kind_of(f);
+    calls_[f.id] = {kind_of(f), trace::progresses(trace::semantics_of(f).kind)};
   function_totals_.resize(table.size() + 1);
   const std::uint32_t n = trace.ranks();
   if (!trace.missing_ranks().empty())
@@ -161,6 +161,7 @@ void Engine::process(const QueuedEvent& e) {
     case EventKind::request_arrival: {
       Op& s = ops_[e.target];
       s.request_arrived = true;
+      s.arrived_at = e.time;  // the request's, until the data's arrival replaces it
       if (s.match != kNone)
         answer_request(e.target, e.time);
       else if (s.cancelled)

@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "collectives/openmpi_tuned.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/huge_pages.hpp"
@@ -86,7 +88,7 @@ struct Op {
   model::MessageCost cost;
   Picoseconds posted_at{};
   Picoseconds partner_posted{};  // when the matching operation was posted
-  Picoseconds arrived_at{};      // send: when its data reached the receiver
+  Picoseconds arrived_at{};      // send: when its data (rendezvous: first its request) arrived
   std::uint64_t comm = 0;
   std::uint64_t bytes = 0;
   std::int32_t owner = 0;
@@ -200,6 +202,7 @@ struct Rank {
   Phase phase = Phase::read;
   CallKind call = CallKind::none;
   bool in_call = false;
+  bool progressing = false;  // in a call that progresses (trace::progresses): pending work runs
   bool blocked = false;
   bool started = false;  // MPI_Init seen
   bool step_posted = false;
@@ -227,7 +230,10 @@ struct Rank {
   OpQueue posted;                    // receives not yet matched, in posting order
   OpQueue unexpected;                // sends to this rank not yet matched, in order
   std::uint32_t requests = kNone;    // the newest request, linked through Op::next_request
-  std::vector<Action> pending;       // CPU work that waits until the rank is inside MPI
+  // CPU work that waits for a call that progresses: one inline, as most ranks hold one (an
+  // MPI_Irecv's copy deferred to the Wait); a std::vector allocated per rank and made a 128 K-rank
+  // ring replay 8 % slower (docs/simulate.md).
+  boost::container::small_vector<Action, 1> pending;
   std::vector<std::uint32_t> temps;  // operations of the current step or blocking call
   std::vector<collectives::Step> steps;
   std::size_t step = 0;
@@ -237,6 +243,10 @@ struct Rank {
   RankResult result;
   std::int64_t init_end_tick = 0;
   Picoseconds finalize_at{-1};
+  // When it last left a call that progresses: what arrived until then it has seen (an MPI_Irecv
+  // takes it at once); what arrived later waits for its next progressing call. (Set at the
+  // exit only: no posting call runs between a progressing call's entry and its exit.)
+  Picoseconds progressed_at{-1};
   std::uint64_t probe_comm = 0;
   std::int32_t probe_source = 0, probe_tag = 0;
   std::unique_ptr<RareState> rare;
@@ -348,8 +358,10 @@ class Engine {
   void link(std::uint32_t send_id, std::uint32_t recv_id);
   void on_matched(std::uint32_t send_id, Picoseconds t);
   void acknowledge(Rank& r, std::uint32_t send_id, Picoseconds t);
-  void answer_request(std::uint32_t send_id, Picoseconds t);
-  void trigger(std::int32_t rank, Action a);
+  void answer_request(std::uint32_t send_id, Picoseconds t, bool seen = false);
+  // Runs the action now if the rank is in a call that progresses, or in any call if the message
+  // it handles was `seen` there; otherwise defers it to the rank's next progressing call.
+  void trigger(std::int32_t rank, Action a, bool seen = false);
   void run_action(Rank& r, const Action& a);
   // Whether send `s` to rank r crossed r's latest send to s's owner (o_x).
   bool crossed(const Rank& r, const Op& s) const;
@@ -434,7 +446,13 @@ class Engine {
   std::uint64_t clamped_events_ = 0;  // events computed before now_ (see schedule)
   Picoseconds noise_added_{};         // --noise, in all
   std::uint64_t noisy_computations_ = 0;
-  std::vector<CallKind> kinds_;   // by function id
+  // By function id: the replay's kind of the call, and trace::progresses of its own kind (a
+  // collective the replay has no operation for is kind none, yet progresses). One load a record.
+  struct CallInfo {
+    CallKind kind = CallKind::opaque;
+    bool progresses = true;
+  };
+  std::vector<CallInfo> calls_;
   Event event_;                   // the event being read or started, of any rank
   std::int32_t event_rank_ = -1;  // whose event event_ holds
   std::unordered_map<std::uint64_t, std::vector<std::int32_t>> comms_;

@@ -122,21 +122,24 @@ void Engine::link(std::uint32_t send_id, std::uint32_t recv_id) {
 
 void Engine::on_matched(std::uint32_t send_id, Picoseconds t) {
   Op& s = ops_[send_id];
+  if (!s.arrived && !(s.cost.rendezvous && s.request_arrived)) return;  // posted before it came
+  // Matched at the receiver's posting: what it has seen (it progressed since the arrival) is
+  // handled in the posting call; what it has not waits for its next progressing call.
+  const std::int32_t receiver = ops_[s.match].owner;
+  const bool seen = s.arrived_at <= ranks_[static_cast<std::size_t>(receiver)].progressed_at;
   if (s.arrived) {
-    trigger(ops_[s.match].owner, {ActionKind::copy, s.match, t});
+    trigger(receiver, {ActionKind::copy, s.match, t}, seen);
     return;
   }
-  if (s.cost.rendezvous && s.request_arrived) {
-    s.late_request = true;  // matched from the unexpected queue: its answer costs o_u more
-    answer_request(send_id, t);
-  }
+  s.late_request = true;  // matched from the unexpected queue: its answer costs o_u more
+  answer_request(send_id, t, seen);
 }
 
 // The receive is posted and the request has arrived: the receiver answers (seed 004, T4).
-void Engine::answer_request(std::uint32_t send_id, Picoseconds t) {
+void Engine::answer_request(std::uint32_t send_id, Picoseconds t, bool seen) {
   const Op& s = ops_[send_id];
   if (s.cost.progress == model::Progress::dependent) {
-    trigger(ops_[s.match].owner, {ActionKind::answer, send_id, t});
+    trigger(ops_[s.match].owner, {ActionKind::answer, send_id, t}, seen);
   } else {
     const Picoseconds late = model::late_answer_cost(s.cost, s.late_request);
     const Picoseconds answered = t + late + s.cost.control_recv + s.cost.control_send;
@@ -162,9 +165,9 @@ void Engine::acknowledge(Rank& r, std::uint32_t send_id, Picoseconds t) {
   schedule(EventKind::ack_arrival, send_id, r.clock + s.cost.latency);
 }
 
-void Engine::trigger(std::int32_t rank, Action a) {
+void Engine::trigger(std::int32_t rank, Action a, bool seen) {
   Rank& r = ranks_[static_cast<std::size_t>(rank)];
-  if (!r.in_call) {
+  if (!r.in_call || !(r.progressing || seen)) {
     r.pending.push_back(a);
     return;
   }

@@ -625,6 +625,62 @@ TEST(SimGolden, AMessageThatCrossedTheReceiversOwnCostsOx) {
   }
 }
 
+// Which calls progress (trace::progresses): as in Open MPI, MPI_Isend and MPI_Irecv do not take
+// arrived messages, waits and blocking calls do; a posting call handles only what its rank has
+// seen, by having been in a progressing call since it arrived.
+TEST(SimGolden, OnlyCallsThatProgressTakeArrivedMessages) {
+  const auto l = link();
+  constexpr std::uint64_t k = 8;
+  const auto function_ps = [](const sim::Result& result, const std::string& name) {
+    const auto it = result.functions.find(name);
+    return it == result.functions.end() ? Picoseconds{-1} : it->second.predicted_ps;
+  };
+  {  // Data that arrived while the receiver computed: its MPI_Irecv costs nothing, its Wait the
+     // copy (o_r + o_u: it came before the receive was posted).
+    auto late = l;
+    late.ranges[0].unexpected_recv_us = 0.37;
+    TraceBuilder b(2);
+    b.send(0, 1, k);
+    b.compute(1, model::to_picoseconds(20.0));
+    const auto r = b.irecv(1, 0, k);
+    b.compute(1, model::to_picoseconds(5.0)).waitall(1, {{r, -1, 0, 0, k, false}});
+    const auto run = simulate(b.write("progress-unseen"), late, "loggps");
+    const auto m = run.cost.message(k);
+    EXPECT_EQ(function_ps(run.result, "MPI_Irecv"), Picoseconds{});
+    EXPECT_EQ(function_ps(run.result, "MPI_Wait"), m.recv_overhead + m.unexpected_recv);
+    EXPECT_EQ(rank_end(run, 1), model::to_picoseconds(25.0) + m.recv_overhead + m.unexpected_recv);
+  }
+  {  // The copy of data that arrived during computation waits for the Wait, not the MPI_Isend
+     // before it: the reply leaves at once.
+    TraceBuilder b(2);
+    b.send(0, 1, k).recv(0, 1, k);
+    const auto r = b.irecv(1, 0, k);
+    b.compute(1, model::to_picoseconds(20.0));
+    const auto s = b.isend(1, 0, k);
+    b.waitall(1, {{s, -1, -1, 0, 0, false}, {r, -1, 0, 0, k, false}});
+    const auto run = simulate(b.write("progress-isend"), l, "loggps");
+    const auto m = run.cost.message(k);
+    const Picoseconds sent = model::to_picoseconds(20.0) + m.send_overhead;
+    EXPECT_EQ(function_ps(run.result, "MPI_Isend"), m.send_overhead);
+    EXPECT_EQ(rank_end(run, 1), sent + m.recv_overhead);
+    EXPECT_EQ(rank_end(run, 0), sent + m.transfer + m.recv_overhead);
+  }
+  {  // Data that arrived while the receiver waited in MPI_Recv for another message was seen
+     // there: the MPI_Irecv posted after it takes it at once (o_r + o_u: unexpected).
+    auto late = l;
+    late.ranges[0].unexpected_recv_us = 0.37;
+    TraceBuilder b(2);
+    b.send(0, 1, k, 2).compute(0, model::to_picoseconds(30.0)).send(0, 1, k, 1);
+    b.recv(1, 0, k, 1);
+    const auto r = b.irecv(1, 0, k, 2);
+    b.compute(1, model::to_picoseconds(5.0)).waitall(1, {{r, -1, 0, 2, k, false}});
+    const auto run = simulate(b.write("progress-seen"), late, "loggps");
+    const auto m = run.cost.message(k);
+    EXPECT_EQ(function_ps(run.result, "MPI_Irecv"), m.recv_overhead + m.unexpected_recv);
+    EXPECT_EQ(function_ps(run.result, "MPI_Wait"), Picoseconds{});
+  }
+}
+
 TEST(SimGolden, RendezvousSendWithEarlyAndLateReceiverIsSeed004Table4) {
   const std::uint64_t k = 10000;
   for (const Picoseconds t_r : {Picoseconds{0}, Picoseconds{2'000'000}, Picoseconds{40'000'000}}) {

@@ -206,6 +206,39 @@ TEST(VirtualNetwork, DependentProgressWaitsForCalls) {
   EXPECT_EQ(to_picoseconds(t.receiver), injected + c.transfer + c.recv_overhead);
 }
 
+// As the replay (SimGolden.OnlyCallsThatProgressTakeArrivedMessages): irecv and isend do not
+// progress. A message that arrived while the receiver computed is copied in its wait, and one
+// its receiver saw inside a wait for another is taken by the irecv posted after it.
+TEST(VirtualNetwork, OnlyCallsThatProgressTakeArrivedMessages) {
+  auto link = loggp_link();
+  link.ranges[0].recv_overhead_us = 6;  // the first copy lasts past the second's arrival
+  link.ranges[0].unexpected_recv_us = 0.37;
+  const auto c = VirtualNetwork(link).cost().message(8);
+  for (const bool seen : {false, true}) {
+    VirtualNetwork net(link);
+    double irecv_us = -1, wait_us = -1;
+    net.run([&](Transport& t) {
+      if (t.role() == Role::source) {
+        t.send(8);
+        if (!seen) t.compute(10);  // the second message then arrives during the computation
+        t.send(8);
+      } else {
+        t.recv(8);  // the second message, if sent at once, arrives while this one is copied
+        t.compute(20);
+        const double a = t.now_us();
+        Request r = t.irecv(8);
+        const double b = t.now_us();
+        t.wait(r);
+        irecv_us = b - a;
+        wait_us = t.now_us() - b;
+      }
+    });
+    const double copy = model::to_microseconds(c.recv_overhead + c.unexpected_recv);
+    EXPECT_NEAR(irecv_us, seen ? copy : 0.0, kTol) << seen;
+    EXPECT_NEAR(wait_us, seen ? 0.0 : copy, kTol) << seen;
+  }
+}
+
 TEST(VirtualNetwork, TestLoopAdvancesVirtualTime) {
   VirtualNetwork net(loggp_link());
   double done_at = 0;
