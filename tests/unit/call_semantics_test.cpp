@@ -50,6 +50,20 @@ TEST(CallSemantics, OnlyTheWaitAndTestFamiliesAndRequestFreeCompleteRequests) {
     EXPECT_FALSE(semantics_of(id).completes_requests) << function_name(id);
 }
 
+// Which calls progress (take arrived messages) as Open MPI's ob1 does: waits, tests, probes,
+// blocking point-to-point calls and collectives; not the posting calls nor local ones.
+TEST(CallSemantics, WaitsTestsProbesBlockingCallsAndCollectivesProgressPostingCallsDoNot) {
+  for (const std::uint32_t id :
+       {fn::Wait, fn::Waitall, fn::Waitany, fn::Test, fn::Testsome, fn::Probe, fn::Iprobe,
+        fn::Improbe, fn::Recv, fn::Send, fn::Ssend, fn::Sendrecv, fn::Mrecv, fn::Allreduce,
+        fn::Iallreduce, fn::Barrier, fn::Comm_split, fn::Init, fn::Finalize})
+    EXPECT_TRUE(progresses(semantics_of(id).kind)) << function_name(id);
+  for (const std::uint32_t id :
+       {fn::Isend, fn::Issend, fn::Irecv, fn::Imrecv, fn::Send_init, fn::Recv_init, fn::Start,
+        fn::Startall, fn::Cancel, fn::Request_free, fn::Comm_free, fn::Comm_rank})
+    EXPECT_FALSE(progresses(semantics_of(id).kind)) << function_name(id);
+}
+
 TEST(CallSemantics, InitThreadIsInitAndCommunicatorsHaveTheirKinds) {
   EXPECT_EQ(semantics_of(fn::Init).kind, CallKind::init);
   EXPECT_EQ(semantics_of(fn::Init_thread).kind, CallKind::init);
