@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -323,13 +324,15 @@ nlohmann::json expect_one_rendezvous_switch_at(const nlohmann::json& switches,
   return sw;
 }
 
-double gaps_between_calls_s(const std::filesystem::path& trace, int rank,
-                            const std::string& function) {
+namespace {
+// `rank`'s calls of `function` as `commgauge trace-dump` lists them: (start, duration) in seconds.
+std::vector<std::pair<double, double>> dumped_calls(const std::filesystem::path& trace, int rank,
+                                                    const std::string& function) {
   const Outcome o = run({commgauge(), "trace-dump", trace.string()});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   std::istringstream lines(o.out);
   std::string line;
-  double gaps = 0, previous_end = -1;
+  std::vector<std::pair<double, double>> calls;
   while (std::getline(lines, line)) {
     std::istringstream fields(line);
     int r = -1;
@@ -337,11 +340,28 @@ double gaps_between_calls_s(const std::filesystem::path& trace, int rank,
     double start = 0;
     if (!(fields >> r >> index >> start >> duration >> name) || r != rank || name != function)
       continue;
-    const double end = start + std::stod(duration) * 1e-6;  // "15.583us"
+    calls.emplace_back(start, std::stod(duration) * 1e-6);  // "15.583us"
+  }
+  return calls;
+}
+}  // namespace
+
+double gaps_between_calls_s(const std::filesystem::path& trace, int rank,
+                            const std::string& function) {
+  double gaps = 0, previous_end = -1;
+  for (const auto& [start, duration] : dumped_calls(trace, rank, function)) {
     if (previous_end >= 0) gaps += start - previous_end;
-    previous_end = end;
+    previous_end = start + duration;
   }
   return gaps;
+}
+
+std::vector<double> call_durations_s(const std::filesystem::path& trace, int rank,
+                                     const std::string& function) {
+  std::vector<double> out;
+  for (const auto& call : dumped_calls(trace, rank, function))
+    out.push_back(call.second);
+  return out;
 }
 
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more) {

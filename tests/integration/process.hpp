@@ -129,6 +129,9 @@ nlohmann::json expect_one_rendezvous_switch_at(const nlohmann::json& switches,
 /// (`commgauge trace-dump`'s start and duration of each call), in seconds.
 double gaps_between_calls_s(const std::filesystem::path& trace, int rank,
                             const std::string& function);
+/// The duration of each of `rank`'s calls of `function` in a trace, in seconds, in order.
+std::vector<double> call_durations_s(const std::filesystem::path& trace, int rank,
+                                     const std::string& function);
 /// `base` followed by `more`: a command line with more arguments.
 std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& more);
 

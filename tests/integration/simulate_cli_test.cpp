@@ -1,5 +1,6 @@
 // commgauge simulate on the example MPI programs traced for real, and its bad input.
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -128,7 +129,8 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
   const std::string blocks = "100", stage_us = "50", last_stage_us = "250";
   struct Rank0 {
     double measured_s = 0, loggp_s = 0, loggps_s = 0;  // rank 0's time inside MPI
-    double bound_s = 0;  // rank 1's time between receives less rank 0's between sends
+    double bound_s = 0;        // rank 1's time between receives less rank 0's between sends
+    double median_send_s = 0;  // rank 0's median MPI_Send in the trace
   };
   std::map<std::string, Rank0> by_size;
   for (const std::string bytes : {"8", "1024", "16384"}) {
@@ -142,6 +144,10 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
     Rank0& r0 = by_size[bytes];
     r0.bound_s =
         gaps_between_calls_s(trace, 1, "MPI_Recv") - gaps_between_calls_s(trace, 0, "MPI_Send");
+    auto sends = call_durations_s(trace, 0, "MPI_Send");
+    ASSERT_EQ(sends.size(), std::stoul(blocks));
+    std::nth_element(sends.begin(), sends.begin() + sends.size() / 2, sends.end());
+    r0.median_send_s = sends[sends.size() / 2];
     const auto doc = read(json);
     for (const auto& m : doc["models"]) {
       const auto& rank0 = m["ranks"][0];
@@ -165,10 +171,13 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
     EXPECT_LT(r0.loggp_s, 0.1 * r0.bound_s);
   }
   // Eager without acknowledgement: the sends return at once, in the program and in both models
-  // (against the wait they would have had: the bound of the rendezvous run).
+  // (against the wait they would have had: the bound of the rendezvous run). The program's by
+  // its median send against the rendezvous run's wait per block: a rank descheduled inside a
+  // few sends by the load (one CI run: 4.4 ms in all, against a 3.5 ms tenth of the wait) does
+  // not move the median.
   const Rank0& small = by_size["8"];
   const double wait_s = by_size["16384"].bound_s;
-  EXPECT_LT(small.measured_s, 0.1 * wait_s);
+  EXPECT_LT(small.median_send_s, 0.1 * wait_s / std::stod(blocks));
   EXPECT_LT(small.loggp_s, 0.1 * wait_s);
   EXPECT_LT(small.loggps_s, 0.1 * wait_s);
 }
