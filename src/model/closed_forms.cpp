@@ -312,10 +312,9 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
       t_rw = t_r + comp;
-      const Picoseconds answered =
-          std::max(request, t_rw) + (request <= t_r ? m.unexpected_recv : Picoseconds{});
+      const Picoseconds answered = std::max(request, t_rw) + late_answer_cost(m, request <= t_r);
       receiver_free = answered + cr + cs;
-      const Picoseconds ack = answered + cr + cs + L;
+      const Picoseconds ack = receiver_free + L;
       o.sender_done = std::max(ack, t_sw) + cr + t1;
       arrival = o.sender_done + t2;
       o.receiver_done = std::max({arrival, t_rw, receiver_free}) + t3;
@@ -330,8 +329,7 @@ OverlapCosts isend_compute_wait(const CostModel& c, std::uint64_t k, Picoseconds
       t_sw = cs + comp;
       const Picoseconds request = cs + L;
       t_rw = t_r + comp;
-      arrival = std::max(request, t_rw) + (request <= t_r ? m.unexpected_recv : Picoseconds{}) +
-                cr + t1 + t2;
+      arrival = std::max(request, t_rw) + late_answer_cost(m, request <= t_r) + cr + t1 + t2;
       const Picoseconds handled = std::max(arrival, t_rw);
       o.receiver_done = handled + cs + t3;
       o.sender_done = std::max(handled + cs + L, t_sw) + cr;

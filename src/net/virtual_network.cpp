@@ -461,22 +461,21 @@ void VirtualNetwork::Engine::process(const Event& ev) {
 }
 
 void VirtualNetwork::Engine::on_matched(std::int64_t send_id, Picoseconds t) {
-  const Op& s = op(send_id);
-  // Matched at a posting: what the receiver has seen (it progressed since it arrived) is handled
-  // in the posting call; what it has not waits for its next progressing call.
-  const Picoseconds seen_until = eps_[op(s.match).owner].progressed_at;
+  Op& s = op(send_id);
+  if (!s.arrived && !(s.cost.rendezvous && s.request_arrived)) return;  // posted before it came
+  // Matched at the receiver's posting: what it has seen (it progressed since the arrival) is
+  // handled in the posting call; what it has not waits for its next progressing call.
+  const int receiver = op(s.match).owner;
+  const Picoseconds seen_until = eps_[receiver].progressed_at;
   if (s.arrived) {
     // The data is there (eager, or unexpected): only the copy is left. It may retire `s`. Data
     // that arrived before the receive was posted takes the unexpected path (o_u).
-    trigger(op(s.match).owner,
-            {s.arrived_at < t ? ActionKind::copy_unexpected : ActionKind::copy, s.match}, t,
-            s.arrived_at <= seen_until);
+    trigger(receiver, {s.arrived_at < t ? ActionKind::copy_unexpected : ActionKind::copy, s.match},
+            t, s.arrived_at <= seen_until);
     return;
   }
-  if (s.cost.rendezvous && s.request_arrived) {
-    op(send_id).late_request = true;
-    answer_request(send_id, t, s.request_arrived_at <= seen_until);
-  }
+  s.late_request = true;
+  answer_request(send_id, t, s.request_arrived_at <= seen_until);
 }
 
 // The receive is posted and the request has arrived: the receiver answers (seed 004, T4).
