@@ -60,7 +60,8 @@ void check(std::span<const double> size, std::span<const Curve> curves) {
 bool is_step(std::span<const double> size, std::span<const Curve> curves, std::size_t first,
              std::size_t last, std::size_t c, const ChangeOptions& o) {
   const std::size_t local_first = c >= first + 3 ? c - 3 : first;
-  if (joint_distance(size, curves, local_first, c - 1, c, o.relative_noise_floor) <= o.pfact * 3) {
+  const double off_line = o.pfact * (o.threshold_per_curve ? 3 : 2);
+  if (joint_distance(size, curves, local_first, c - 1, c, o.relative_noise_floor) <= off_line) {
     return false;
   }
   const std::size_t ahead =
@@ -68,7 +69,7 @@ bool is_step(std::span<const double> size, std::span<const Curve> curves, std::s
   std::size_t off = 0;
   for (std::size_t j = 0; j < ahead; ++j) {
     if (joint_distance(size, curves, local_first, c - 1, c + j, o.relative_noise_floor) >
-        o.pfact * 3) {
+        off_line) {
       ++off;
     }
   }

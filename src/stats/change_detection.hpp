@@ -15,10 +15,12 @@
 //   when its drop exceeds pfact^2 x 9 per curve (a 3 pfact-sigma step; or in all, for callers
 //   that confirm each split by measuring again), and the x points after
 //   it must agree (look-ahead), and the first point after it must already be off the old line
-//   (a step, not a bend). A point's noise is the larger of its own (from its repetitions) and
-//   the curve's measured scatter around a locally straight line (robust: a median), with a tiny
-//   relative floor so exact data does not turn rounding error into switches. Segments may be
-//   as narrow as 2 points.
+//   (a step, not a bend) by 3 pfact noise units (2 pfact for callers that confirm: a step
+//   whose first point misses the stricter bar is otherwise read one point later, where the
+//   line through the points before it straddles the step). A point's noise is the larger of its own
+//   (from its repetitions) and the curve's measured scatter around a locally straight line (robust:
+//   a median), with a tiny relative floor so exact data does not turn rounding error into switches.
+//   Segments may be as narrow as 2 points.
 
 #include <cstddef>
 #include <span>
@@ -37,8 +39,9 @@ struct ChangeOptions {
   double pfact = 2.0;  ///< sensitivity factor of seed 000
   std::size_t min_segment = 2;
   double relative_noise_floor = 1e-6;
-  /// The joint split's chi-square gain must exceed pfact^2 x 9 per curve (true), or in all
-  /// (false: a more sensitive first pass, for callers that confirm every split by measuring
+  /// The joint split's chi-square gain must exceed pfact^2 x 9 per curve and its first point
+  /// lie 3 pfact noise units off the old line (true), or the gain in all and the point 2 pfact
+  /// off (false: a more sensitive first pass, for callers that confirm every split by measuring
   /// again).
   bool threshold_per_curve = true;
 };

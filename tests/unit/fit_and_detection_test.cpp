@@ -211,6 +211,41 @@ TEST(JointDetection, ExactDataNeedsNoNoise) {
   EXPECT_EQ(detect_changes_joint(step.size, step.curves, {}).size(), 1u);
 }
 
+TEST(JointDetection, AConfirmedFirstPassPutsAStepAtItsFirstSizeNotOneLater) {
+  // PRTT(1,0,s), o_s, o_r and G_all (us; value and standard error) of a loggp run over vader on
+  // this machine (2026-12-04), whose 11 B step other runs bisected exact to one byte. The step's
+  // first point lies 4-6 noise units off the line before it; at the stricter bar (6) the split
+  // is not found here, and in 6 of 48 runs' data it went to 23 B, where the line through 8, 11
+  // and 16 B straddles the step (the bisection cannot find it inside (16, 23]); at 4, 46 of 48
+  // split at 11 B and none elsewhere below 64 B.
+  const std::vector<double> size = {1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 91, 128, 181, 256};
+  const std::vector<Curve> curves = {
+      {{0.9315, 0.9415, 0.9170, 0.9470, 0.9470, 0.9365, 1.0520, 1.0670, 1.0775, 1.0570, 1.0920,
+        1.0670, 1.0870, 1.1025, 1.0970, 1.1320},
+       {0.0202, 0.0153, 0.0179, 0.0283, 0.0181, 0.0156, 0.0102, 0.0153, 0.0199, 0.0153, 0.0151,
+        0.0179, 0.0128, 0.0306, 0.0230, 0.0125}},
+      {{0.0660, 0.0672, 0.0654, 0.0657, 0.0672, 0.0660, 0.0710, 0.0676, 0.0706, 0.0736, 0.0711,
+        0.0736, 0.0751, 0.0724, 0.0835, 0.0865},
+       {0.0020, 0.0025, 0.0034, 0.0032, 0.0031, 0.0047, 0.0038, 0.0023, 0.0029, 0.0026, 0.0052,
+        0.0027, 0.0045, 0.0026, 0.0025, 0.0037}},
+      {{0.1587, 0.1638, 0.1748, 0.1774, 0.1770, 0.1744, 0.1914, 0.1997, 0.1790, 0.1883, 0.1890,
+        0.1769, 0.1998, 0.2355, 0.2071, 0.2575},
+       {0.0074, 0.0085, 0.0071, 0.0062, 0.0078, 0.0124, 0.0127, 0.0150, 0.0087, 0.0092, 0.0102,
+        0.0052, 0.0179, 0.0141, 0.0079, 0.0101}},
+      {{0.1536, 0.1653, 0.1691, 0.1657, 0.1740, 0.1723, 0.2001, 0.2034, 0.2097, 0.2304, 0.2081,
+        0.2457, 0.2255, 0.2184, 0.2495, 0.2715},
+       {0.0066, 0.0091, 0.0084, 0.0040, 0.0064, 0.0091, 0.0053, 0.0078, 0.0095, 0.0094, 0.0079,
+        0.0065, 0.0096, 0.0036, 0.0041, 0.0059}}};
+  ChangeOptions confirmed;  // as loggp calls it: every split is measured again
+  confirmed.threshold_per_curve = false;
+  const auto changes = detect_changes_joint(size, curves, confirmed);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(size[changes[0]], 11);
+  // The strict pass (no confirmation) reads it one size later: why the first pass is sensitive.
+  const auto strict = detect_changes_joint(size, curves, {});
+  EXPECT_TRUE(strict.empty() || size[strict[0]] > 11);
+}
+
 double two_steps(double s) {
   return s < 256 ? 1 : (s < 362 ? 3 : 6);
 }
