@@ -205,7 +205,15 @@ struct CurveCheck {
   /// how many there are: a large one says the machine changed between the phases.
   double max_abs_unfitted = 0;
   std::size_t unfitted = 0;
+  /// Over the fitted points' (curve, size) cells: how many there are, how many the set misses
+  /// by more than kSelfCheckTarget, and how many of those lie outside the cell's own 95 %
+  /// interval (a miss the measurement resolves, not one within its noise).
+  std::size_t cells = 0, cells_off = 0, cells_off_outside_interval = 0;
 };
+
+/// The self-check's target miss per cell (issue 14 item 5: within 5 % of every curve at every
+/// size).
+inline constexpr double kSelfCheckTarget = 0.05;
 
 /// The calibrated set: one parameter set per range fitted jointly to all four curves
 /// (model/calibration.hpp), with bootstrap intervals and what the curves leave open.

@@ -84,11 +84,16 @@ std::pair<double, double> side_distances(const std::vector<LoggpPoint>& pts, std
 
 std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first, std::size_t last,
                            std::size_t split) {
+  // An end moves only when it lies on the other side's lines (within the curves' step bar of 3
+  // pfact, pfact 2), not merely nearer them than its own: a bisection point measured after the
+  // machine changed its latency mode lies far off both (vader's 9 B at 0.31 us between sides at
+  // 0.93 and 1.03 us once moved the 11 B step to (8, 9] B).
+  constexpr double kOnTheLines = 6;
   int direction = 0;  // -1: moving down, +1: moving up
   for (;;) {
     if (direction <= 0 && split >= first + 3 && split + 1 <= last) {
       const auto [to_left, to_right] = side_distances(pts, first, last, split, split - 1);
-      if (to_right + 2 < to_left) {
+      if (to_right + 2 < to_left && to_right <= kOnTheLines) {
         --split;
         direction = -1;
         continue;
@@ -96,7 +101,7 @@ std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first
     }
     if (direction >= 0 && split + 2 <= last && split >= first + 2) {
       const auto [to_left, to_right] = side_distances(pts, first, last, split, split);
-      if (to_left + 2 < to_right) {
+      if (to_left + 2 < to_right && to_left <= kOnTheLines) {
         ++split;
         direction = 1;
         continue;
@@ -1051,6 +1056,24 @@ std::size_t keep_interleaved_rounds(std::vector<LoggpPoint>& points) {
   return dropped;
 }
 
+namespace {
+
+// Curve k of a point, in the self-check's order: PRTT(1,0,s), (n,0,s), (n,d,s), server-delay.
+const PrttStat& curve_stat(const LoggpPoint& p, std::size_t k) {
+  switch (k) {
+    case 0:
+      return p.prtt1;
+    case 1:
+      return p.prtt_n0;
+    case 2:
+      return p.prtt_nd;
+    default:
+      return p.prtt_nr;
+  }
+}
+
+}  // namespace
+
 CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPoint>& points,
                         std::uint32_t n) {
   const auto pts = curve_points(points, n);
@@ -1069,6 +1092,14 @@ CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPo
       }
       sum += d * d;
       ++terms;
+      ++c.cells;
+      if (d > kSelfCheckTarget) {
+        ++c.cells_off;
+        const PrttStat& measured = curve_stat(points[i], k);
+        const double model_us = measured.median_us * (1 + e.deviation[i][k]);
+        if (model_us < measured.lower_us || model_us > measured.upper_us)
+          ++c.cells_off_outside_interval;
+      }
       c.max_abs[k] = std::max(c.max_abs[k], d);
       if (d >= c.max_abs_all) {
         c.max_abs_all = d;

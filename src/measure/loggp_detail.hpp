@@ -154,11 +154,12 @@ std::pair<double, double> side_distances(const std::vector<LoggpPoint>& points, 
                                          std::size_t last, std::size_t split, std::size_t x);
 
 /// A curve bisection's bracket (points[split - 1], points[split]] checked at its ends: an end
-/// nearer the other side's lines by more than 2 noise units moves the split past it, one way
-/// only, while each side keeps 2 points besides the end tested. Each end was placed by one
-/// comparison when it was a midpoint; a wrong one sends every later step past the switch, and the
-/// bracket still ends "exact" (quiet runs put vader's inline-send step, 257 B, at 310, 362 or
-/// 514 B). Returns the split.
+/// on the other side's lines (within 6 noise units) and nearer them than its own side's by more
+/// than 2 moves the split past it, one way only, while each side keeps 2 points besides the end
+/// tested. An end far off both sides (measured in another latency mode) stays. Each end was placed
+/// by one comparison when it was a midpoint; a wrong one sends every later step past the switch,
+/// and the bracket still ends "exact" (quiet runs put vader's inline-send step, 257 B, at 310, 362
+/// or 514 B). Returns the split.
 std::size_t settle_bracket(const std::vector<LoggpPoint>& points, std::size_t first,
                            std::size_t last, std::size_t split);
 

@@ -62,7 +62,11 @@ nlohmann::json check_json(const measure::CurveCheck& c) {
           {"rms_deviation", c.rms},
           {"worst_size_bytes", c.worst_size},
           {"unfitted_points", c.unfitted},
-          {"max_deviation_unfitted", c.max_abs_unfitted}};
+          {"max_deviation_unfitted", c.max_abs_unfitted},
+          {"cells", c.cells},
+          {"target_deviation", measure::kSelfCheckTarget},
+          {"cells_off_target", c.cells_off},
+          {"cells_off_target_outside_ci95", c.cells_off_outside_interval}};
 }
 
 std::string bound_text(double v) {
@@ -392,6 +396,15 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
   out += "self-check, largest |model - measured| / measured over the interleaved rounds' sizes:\n";
   if (calibrated) out += check_line("calibrated", r.calibrated_check);
   out += check_line("seeds' estimators", r.seed_check);
+  // Item 5's target per cell, and how many misses the measurement itself resolves.
+  const auto off_line = [&](const char* name, const measure::CurveCheck& c) {
+    return fmt::format(
+        "  {:<18} {} of {} (curve, size) cells off by more than {:.0f} %, {} of them outside "
+        "the cell's 95 % interval\n",
+        name, c.cells_off, c.cells, 100 * measure::kSelfCheckTarget, c.cells_off_outside_interval);
+  };
+  if (calibrated) out += off_line("calibrated", r.calibrated_check);
+  out += off_line("seeds' estimators", r.seed_check);
   if (unfitted > 0) {
     // A large miss there says the machine changed between the rounds and the bisection.
     out += fmt::format("  at the {} bisection sizes (measured later, not fitted): ", unfitted);

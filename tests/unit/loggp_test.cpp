@@ -168,6 +168,29 @@ TEST(LoggpOnVirtualNetwork, RecoversPlainLogGP) {
   expect_rel(r.link.ranges[0].gap_per_byte_us, G, 0.001, "calibrated G");
 }
 
+TEST(LoggpOnVirtualNetwork, TheSelfCheckCountsCellsOffTargetAndThoseItsIntervalsResolve) {
+  // The exact curves of a virtual link, then two cells lifted by 10 %: one whose interval is
+  // narrow (the model lies outside it), one whose interval is wide enough to hold the model.
+  LoggpResult r = run(loggp_link(5, 1.5, 4, 0.001));
+  ASSERT_EQ(r.calibrated_check.cells_off, 0u);
+  const auto fitted = std::count_if(r.points.begin(), r.points.end(),
+                                    [](const LoggpPoint& p) { return p.fitted(); });
+  EXPECT_EQ(r.calibrated_check.cells, 4 * static_cast<std::size_t>(fitted));
+  auto points = r.points;
+  PrttStat& narrow = points[1].prtt1;
+  narrow.median_us *= 1.1;
+  narrow.lower_us = narrow.median_us * 0.99;
+  narrow.upper_us = narrow.median_us * 1.01;
+  PrttStat& wide = points[2].prtt_n0;
+  wide.median_us *= 1.1;
+  wide.lower_us = wide.median_us * 0.8;
+  wide.upper_us = wide.median_us * 1.2;
+  const CurveCheck c = check_curves(r.link, points, LoggpOptions{}.n);
+  EXPECT_EQ(c.cells, r.calibrated_check.cells);
+  EXPECT_EQ(c.cells_off, 2u);
+  EXPECT_EQ(c.cells_off_outside_interval, 1u);
+  EXPECT_NEAR(c.max_abs_all, 1 - 1 / 1.1, 1e-3);  // the model is 1/1.1 of the lifted cells
+}
 TEST(LoggpOnVirtualNetwork, SeparatesSendAndReceiveOverheads) {
   auto link = loggps_link(model::Progress::independent);
   link.ranges.resize(1);  // eager: o_s 1.0, o_r 1.4, O_s 0.0002, O_r 0.0003, g 2, G 0.0008
@@ -1257,6 +1280,22 @@ TEST(LoggpAnalysis, ABracketEndOnTheOtherSidesLinesMovesTheSwitchBackToTheStep) 
   EXPECT_EQ(measure::detail::settle_bracket(pts, 0, 9, 6), 4u);
   // Placed too low, (200, 300] B: 300 B fits the left side's lines, the split moves up.
   EXPECT_EQ(measure::detail::settle_bracket(pts, 0, 9, 2), 4u);
+  // An end far off both sides' lines (a bisection point measured after the machine changed its
+  // latency mode): 400 B 3 us above the left side's lines and 2 us above the right side's, nearer
+  // the right by far but on neither. It stays where the bisection put it (it would have moved the
+  // split to (300, 400] B).
+  std::vector<LoggpPoint> shifted = pts;
+  LoggpPoint& far = shifted[3];
+  far.prtt1.median_us += 3;
+  far.prtt1.lower_us += 3;
+  far.prtt1.upper_us += 3;
+  far.o_s_us += 3;
+  far.o_r_us += 3;
+  far.g_all_us += 3;
+  const auto [l3, r3] = measure::detail::side_distances(shifted, 0, 9, 4, 3);
+  ASSERT_LT(r3 + 2, l3);  // nearer the right side's lines
+  ASSERT_GT(r3, 6);       // but not on them
+  EXPECT_EQ(measure::detail::settle_bracket(shifted, 0, 9, 4), 4u);
   // The midpoint test's distances: 500 B lies on the right side's lines, 400 B on the left's.
   const auto [l5, r5] = measure::detail::side_distances(pts, 0, 9, 5, 4);
   EXPECT_LT(r5 + 2, l5);
