@@ -366,6 +366,13 @@ void add_profile_command(CLI::App& app, Action& action) {
                         1024 * calls->reduce_per_byte->upper_us);
           }
           std::printf("\n");
+          if (calls->reduce_per_call) {
+            std::printf(
+                "a reduction's own cost per call (MPI_Reduce_local of one double less its byte; "
+                "simulate charges it per step that combines): %.4g us [%.4g, %.4g]\n",
+                calls->reduce_per_call->median_us, calls->reduce_per_call->lower_us,
+                calls->reduce_per_call->upper_us);
+          }
           // A per-byte cost with its interval, printed per KiB.
           auto per_kib = [](const char* what, const std::optional<measure::PrttStat>& stat) {
             if (!stat) return;

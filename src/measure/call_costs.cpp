@@ -71,6 +71,19 @@ PrttStat per_byte(net::Transport& t, const CallCostOptions& o, Operation&& op) {
 void measure_local_work(net::Transport& t, const CallCostOptions& o, CallCosts& r) {
   if (t.reduce_local(kSmall)) {
     r.reduce_per_byte = per_byte(t, o, [&](std::size_t bytes) { t.reduce_local(bytes); });
+    // One double per call, in rounds of kCalls (each call lasts about as long as the clock's
+    // resolution), less the double's bytes at the per-byte rate.
+    constexpr std::uint32_t kCalls = 1000;
+    constexpr std::size_t kOne = sizeof(double);
+    const double bytes_us = kOne * r.reduce_per_byte->median_us;
+    std::vector<double> per_call;
+    for (std::uint32_t round = 0; round < o.rounds; ++round) {
+      const double t0 = t.now_us();
+      for (std::uint32_t i = 0; i < kCalls; ++i)
+        t.reduce_local(kOne);
+      per_call.push_back(std::max(0.0, (t.now_us() - t0) / kCalls - bytes_us));
+    }
+    r.reduce_per_call = detail::stat_of(per_call, 1);
   }
   // Page-aligned, as the transports' buffers: a destination a few bytes past the source's page
   // offset copies several times more slowly (net/page_aligned.hpp).
@@ -242,6 +255,7 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   adopt(&model::LinkParams::poll_us, costs.poll);
   adopt(&model::LinkParams::copy_us_per_byte, costs.copy_per_byte);
   adopt(&model::LinkParams::reduce_us_per_byte, costs.reduce_per_byte);
+  adopt(&model::LinkParams::reduce_call_us, costs.reduce_per_call);
   adopt(&model::LinkParams::reduce_into_sent_us_per_byte, costs.reduce_into_sent_per_byte);
   adopt(&model::LinkParams::copy_into_sent_us_per_byte, costs.copy_into_sent_per_byte);
   adopt(&model::LinkParams::written_send_us_per_byte, costs.written_send_per_byte);

@@ -13,6 +13,11 @@
 //   and a memory copy, each timed at 64 KiB and at 4 KiB in the same rounds (which goes first
 //   alternates), the difference per byte: the per-call cost drops out. Measured in a tight loop
 //   (warm caches), on the source only.
+// * a reduction's own cost per call, whatever its size: MPI_Reduce_local of one double in rounds
+//   of back-to-back calls, less that double's per-byte cost. A reduction step of Open MPI's
+//   coll/base calls the operation once per step (ompi_op_reduce); at 8 B that call is most of
+//   the step's local work (0.014-0.015 us over vader on a 2-core VM, where 8 bytes at the
+//   per-byte rate cost 0.0001 us).
 // * a reduction into the buffer a 64 KiB exchange has just sent from, per byte (where the
 //   transport reduces: MPI): what Open MPI's recursive doubling does on the higher rank of each
 //   pair. Where the peer pulls the data with a single copy (vader's rendezvous) it has just read
@@ -68,6 +73,8 @@ struct CallCosts {
   std::optional<PrttStat> comm_free;        ///< microseconds per MPI_Comm_free
   std::optional<PrttStat> reduce_per_byte;  ///< microseconds per byte (where the transport
                                             ///< reduces: MPI)
+  std::optional<PrttStat> reduce_per_call;  ///< microseconds per reduction, beyond its bytes
+                                            ///< (where the transport reduces: MPI)
   PrttStat copy_per_byte;                   ///< microseconds per byte
   /// Microseconds per byte of a reduction into the buffer an exchange of 64 KiB has just sent
   /// from (where the transport reduces: MPI).

@@ -97,6 +97,10 @@ struct LinkParams {
   /// MPI_SUM, and a memory copy, per byte); 0: not measured (the replay charges nothing).
   double reduce_us_per_byte = 0;
   double copy_us_per_byte = 0;
+  /// A reduction's own cost per call, beyond its bytes (profile: MPI_Reduce_local of one double
+  /// less its byte cost); the replay charges it once per collective step that combines. 0: not
+  /// measured (charged nothing).
+  double reduce_call_us = 0;
   /// A reduction into the buffer a rendezvous message has just been sent from (profile: after
   /// an exchange of 64 KiB): where the peer pulled it, writing it back costs more than warm.
   /// 0: not measured (reduce_us_per_byte is charged).

@@ -49,8 +49,10 @@ Network::Network(const std::string& model_name,
     }
   }
   for (const auto& m : models_) {
-    if (m && (m->link().reduce_us_per_byte > 0 || m->link().copy_us_per_byte > 0)) {
+    if (m && (m->link().reduce_us_per_byte > 0 || m->link().copy_us_per_byte > 0 ||
+              m->link().reduce_call_us > 0)) {
       reduce_ps_per_byte_ = m->link().reduce_us_per_byte * 1e6;
+      reduce_call_ps_ = m->link().reduce_call_us * 1e6;
       copy_ps_per_byte_ = m->link().copy_us_per_byte * 1e6;
       reduce_into_sent_ps_per_byte_ = m->link().reduce_into_sent_us_per_byte * 1e6;
       copy_into_sent_ps_per_byte_ = m->link().copy_into_sent_us_per_byte * 1e6;
@@ -72,6 +74,7 @@ model::Picoseconds Network::local_work(std::uint64_t reduce_bytes, std::uint64_t
                                  ? reduce_into_sent_ps_per_byte_
                                  : reduce_ps_per_byte_;
   const double ps = static_cast<double>(reduce_bytes) * reduce_rate +
+                    (reduce_bytes > 0 ? reduce_call_ps_ : 0.0) +
                     static_cast<double>(copy_bytes) * copy_ps_per_byte_;
   if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
     throw TimeRangeError(

@@ -47,7 +47,8 @@ class Network {
   /// Freeing one (comm_free_us), 0 if not measured or under model none.
   model::Picoseconds comm_release() const { return comm_release_; }
   /// A collective step's local work (reduce_us_per_byte, copy_us_per_byte of the same class as
-  /// the poll cost): combining `reduce_bytes` and copying `copy_bytes`; 0 if not measured or
+  /// the poll cost): combining `reduce_bytes` (and, if any, reduce_call_us once: the step calls
+  /// the operation once) and copying `copy_bytes`; 0 if not measured or
   /// under model none. `into_sent_rendezvous`: the combination is written into the buffer the
   /// step has just sent as a rendezvous message (reduce_into_sent_us_per_byte, where measured).
   model::Picoseconds local_work(std::uint64_t reduce_bytes, std::uint64_t copy_bytes,
@@ -99,6 +100,7 @@ class Network {
   model::Picoseconds comm_release_{};
   bool charges_crossing_ = false;
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
+  double reduce_call_ps_ = 0;
   double copy_into_sent_ps_per_byte_ = 0;
 };
 

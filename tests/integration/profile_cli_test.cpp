@@ -67,6 +67,11 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   // MPI's Comm_dup agrees on the context id in at least two rounds and selects collectives).
   ASSERT_TRUE(cls["link"].contains("comm_create_us")) << cls["link"].dump();
   EXPECT_GT(cls["link"]["comm_create_us"].get<double>(), 0);
+  // A reduction's own cost per call: something, and far below a message's one-way time.
+  ASSERT_TRUE(cls["link"].contains("reduce_call_us")) << cls["link"].dump();
+  EXPECT_GT(cls["link"]["reduce_call_us"].get<double>(), 0);
+  EXPECT_LT(cls["link"]["reduce_call_us"].get<double>(),
+            cls["latency"]["results"][0]["median_us"].get<double>());
   // A collective's local work per byte: copying and combining a byte costs something, and far
   // less than moving it through TCP (the one-way time of 256 KiB over its bytes); so does
   // combining into, and copying into, the buffer a 64 KiB exchange has just sent.

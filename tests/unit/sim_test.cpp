@@ -1,6 +1,7 @@
 // The simulator against known truth: golden tests exact to the picosecond (closed forms of the
 // one cost convention, or recurrences written out by hand), determinism and deadlocks.
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -204,27 +205,37 @@ TEST(SimGolden, IntercommBcastIsRootToTheFirstRemoteMemberThenABcastInside) {
 
 // A collective's local work: 2 ranks, starting together, are symmetric, so the local work each
 // does shifts both alike. Ring allreduce of 32 KiB (the tuned rules' choice on 2 ranks):
-// copy the 32 KiB vector, combine the 16 KiB half received; alltoall of 8 KiB per peer: copy
-// the own block. At 100 ps per byte copied and 200 per byte combined.
+// copy the 32 KiB vector, combine the 16 KiB half received; recursive doubling of 8 B (its
+// choice there): copy the vector, combine the 8 B received, and on rank 0 (the lower of the
+// pair, which combined into its temporary buffer) copy the result back; alltoall of 8 KiB per
+// peer: copy the own block. At 100 ps per byte copied, 200 per byte combined and 5,000 per
+// combining step. Rank 0's, then rank 1's local work:
 TEST(SimGolden, CollectivesChargeTheirCopiesAndReductions) {
   struct Case {
     std::uint32_t f;
     std::uint64_t bytes;
-    Picoseconds local;
+    Picoseconds local[2];
   };
-  for (const Case& c : {Case{trace::fn::Allreduce, 32768, Picoseconds{32768 * 100 + 16384 * 200}},
-                        Case{trace::fn::Alltoall, 8192, Picoseconds{8192 * 100}}}) {
+  constexpr Picoseconds kRing{32768 * 100 + 16384 * 200 + 5000};
+  for (const Case& c :
+       {Case{trace::fn::Allreduce, 32768, {kRing, kRing}},
+        Case{trace::fn::Allreduce,
+             8,
+             {Picoseconds{16 * 100 + 8 * 200 + 5000}, Picoseconds{8 * 100 + 8 * 200 + 5000}}},
+        Case{trace::fn::Alltoall, 8192, {Picoseconds{8192 * 100}, Picoseconds{8192 * 100}}}}) {
     TraceBuilder b(2);
     for (std::uint32_t r = 0; r < 2; ++r)
       b.collective(r, c.f, c.bytes);
-    const std::string name = c.f == trace::fn::Allreduce ? "allreduce" : "alltoall";
+    const std::string name =
+        fmt::format("{}-{}", c.f == trace::fn::Allreduce ? "allreduce" : "alltoall", c.bytes);
     auto l = link();
     const auto without = simulate(b.write(name), l, "loggps");
     l.copy_us_per_byte = 0.0001;
     l.reduce_us_per_byte = 0.0002;
+    l.reduce_call_us = 0.005;
     const auto with = simulate(b.write(name + "-local"), l, "loggps");
     for (std::uint32_t r = 0; r < 2; ++r)
-      EXPECT_EQ(rank_end(with, r), rank_end(without, r) + c.local) << name << " rank " << r;
+      EXPECT_EQ(rank_end(with, r), rank_end(without, r) + c.local[r]) << name << " rank " << r;
   }
 }
 
