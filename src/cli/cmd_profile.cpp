@@ -159,6 +159,8 @@ void add_profile_command(CLI::App& app, Action& action) {
     TransportFlags transport;
     std::string output, tables_csv;
     std::string max_size = "256KiB";
+    std::string max_bytes = "0.9GB";
+    std::uint64_t max_messages = measure::LoggpOptions{}.max_messages;
     std::string latency_sizes;
     std::string link_class = "auto";
     std::string link_label;
@@ -171,6 +173,13 @@ void add_profile_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", f->output, "the profile file to write (or update)")->required();
   add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->add_option("--max-size", f->max_size, "largest message size measured")
+      ->capture_default_str();
+  cmd->add_option("--max-messages", f->max_messages,
+                  "messages (both directions) the loggp part may use (a larger --max-size "
+                  "needs more)")
+      ->capture_default_str();
+  cmd->add_option("--max-bytes", f->max_bytes,
+                  "bytes (both directions) the loggp part may use (a larger --max-size needs more)")
       ->capture_default_str();
   cmd->add_option("--latency-sizes", f->latency_sizes,
                   "sizes of the latency part (default: 1:max:4; at most 10000)");
@@ -188,6 +197,8 @@ void add_profile_command(CLI::App& app, Action& action) {
       const std::uint64_t max_size = parse_byte_size(f->max_size, "--max-size");
       measure::LoggpOptions lo;
       lo.max_size = max_size;
+      lo.max_messages = f->max_messages;
+      lo.max_bytes = parse_byte_size(f->max_bytes, "--max-bytes");
       lo.validate();
       measure::OverlapOptions oo;
       oo.max_size = max_size;

@@ -278,7 +278,7 @@ TEST(ProfileCliErrors, InterNodeOnOneHostNeedsARealLink) {
 
 // An input error one rank finds mid-run under mpirun (the sweep's first rounds above the byte
 // budget, known only on the source) aborts the job with 2, naming the flag: it exited 1 and
-// named the option's field (max_bytes), which profile has no flag for.
+// named the option's field (max_bytes).
 TEST(ProfileCliErrors, ABudgetBelowTheFirstRoundsIsAnInputErrorUnderMpirun) {
   const auto o = run(with(mpirun(2), {"profile", "-o", scratch_file("budget.json").string(),
                                       "--max-size", "1MiB", "--timer-trials", "1000"}),
@@ -288,6 +288,24 @@ TEST(ProfileCliErrors, ABudgetBelowTheFirstRoundsIsAnInputErrorUnderMpirun) {
                                "1048576 B need"));
   EXPECT_THAT(o.err, HasSubstr("lower the largest size"));
   EXPECT_FALSE(std::filesystem::exists(scratch_file("budget.json")));
+}
+
+// The budget that stops a sweep to 1 MiB is profile's to raise (a program's largest messages
+// are the sizes worth measuring): with --max-bytes and --max-messages the same sweep runs, on
+// the virtual network, and the class records 1 MiB as the largest size it measured.
+TEST(ProfileCli, ABudgetRaisedMeasuresUpToTheLargestSize) {
+  const auto json = scratch_file("budget-raised.json");
+  std::vector<std::string> args = {
+      commgauge(), "profile", "--transport", "virtual", "--virtual-net",
+      COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "-o", json.string(),
+      "--max-size", "1MiB", "--latency-trials", "10", "--timer-trials", "100"};
+  expect_error(run(args), "--max-size: the first 6 rounds of a sweep up to 1048576 B need");
+  args.insert(args.end(), {"--max-bytes", "20GB", "--max-messages", "1000000"});
+  const auto o = run(args);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto p = read_json(json);
+  EXPECT_EQ(p["link_classes"]["intra_node"]["source"]["measured_max_bytes"], 1048576u)
+      << p["link_classes"]["intra_node"]["source"].dump();
 }
 
 TEST(OverlapCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {
