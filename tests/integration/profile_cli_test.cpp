@@ -295,10 +295,20 @@ TEST(ProfileCliErrors, ABudgetBelowTheFirstRoundsIsAnInputErrorUnderMpirun) {
 // the virtual network, and the class records 1 MiB as the largest size it measured.
 TEST(ProfileCli, ABudgetRaisedMeasuresUpToTheLargestSize) {
   const auto json = scratch_file("budget-raised.json");
-  std::vector<std::string> args = {
-      commgauge(), "profile", "--transport", "virtual", "--virtual-net",
-      COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "-o", json.string(),
-      "--max-size", "1MiB", "--latency-trials", "10", "--timer-trials", "100"};
+  std::vector<std::string> args = {commgauge(),
+                                   "profile",
+                                   "--transport",
+                                   "virtual",
+                                   "--virtual-net",
+                                   COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json",
+                                   "-o",
+                                   json.string(),
+                                   "--max-size",
+                                   "1MiB",
+                                   "--latency-trials",
+                                   "10",
+                                   "--timer-trials",
+                                   "100"};
   expect_error(run(args), "--max-size: the first 6 rounds of a sweep up to 1048576 B need");
   args.insert(args.end(), {"--max-bytes", "20GB", "--max-messages", "1000000"});
   const auto o = run(args);
