@@ -218,6 +218,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
                               {cluster.same_node_class, cluster.different_nodes_class},
                               profile::parameter_set_from_string(f->parameters, "--parameters"))
                         : std::map<std::string, model::LinkParams>{};
+      const auto largest_measured = needs_profile
+                                        ? profile::measured_max_bytes(profile_doc, f->profile)
+                                        : std::map<std::string, std::uint64_t>{};
       if (needs_profile) {
         for (const auto& [name, reasons] : profile::untrusted_classes(profile_doc, f->profile)) {
           if (name == cluster.same_node_class || name == cluster.different_nodes_class)
@@ -241,6 +244,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
         std::optional<sim::Network> net;
         try {
           net.emplace(m, links, cluster, nodes);
+          if (needs_profile) net->set_measured_max_bytes(largest_measured);
         } catch (const InputError& error) {
           if (models.size() == 1) throw InputError("--profile " + f->profile, error.what());
           // --model all: a model the profile cannot serve is skipped, with the reason.
@@ -264,6 +268,13 @@ void add_simulate_command(CLI::App& app, Action& action) {
         const double cpu0 = cpu_seconds();
         const auto wall0 = std::chrono::steady_clock::now();
         sim::Result r = sim::simulate(trace, *net, options);
+        if (r.beyond_measured.messages > 0)
+          r.notes.push_back(fmt::format(
+              "{} of {} messages are larger than the largest size their link class was "
+              "measured at (the largest: {} B): their cost is the last range's, extrapolated; "
+              "profile --max-size {} measures up to it",
+              r.beyond_measured.messages, r.messages, r.beyond_measured.largest_bytes,
+              r.beyond_measured.largest_bytes));
         const double cpu = cpu_seconds() - cpu0;
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

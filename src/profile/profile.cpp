@@ -133,6 +133,16 @@ std::map<std::string, std::vector<std::string>> untrusted_classes(const nlohmann
   return out;
 }
 
+std::map<std::string, std::uint64_t> measured_max_bytes(const nlohmann::json& doc,
+                                                        const std::string& where) {
+  std::map<std::string, std::uint64_t> out;
+  if (!doc.is_object() || doc.value("format", "") != "commgauge-profile") return out;
+  for (const auto& [name, cls] : profile_from_json(doc, where).classes)
+    if (cls.source.contains("measured_max_bytes"))
+      out[name] = cls.source["measured_max_bytes"].get<std::uint64_t>();
+  return out;
+}
+
 std::map<std::string, model::LinkParams> links_of_document(
     const nlohmann::json& doc, const std::string& where, const std::vector<std::string>& single_as,
     ParameterSet set) {

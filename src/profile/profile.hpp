@@ -74,6 +74,11 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
 std::map<std::string, std::vector<std::string>> untrusted_classes(const nlohmann::json& document,
                                                                   const std::string& where);
 
+/// The largest size each measured class of `document` (a profile; nothing for a single link
+/// document) was measured at (source.measured_max_bytes), where recorded.
+std::map<std::string, std::uint64_t> measured_max_bytes(const nlohmann::json& document,
+                                                        const std::string& where);
+
 /// Every link class of `document` (a profile, or a single link document under both class names
 /// `single_as`), in the parameter set asked for; `where` names the file in errors.
 std::map<std::string, model::LinkParams> links_of_document(

@@ -63,6 +63,10 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     }
   }
   ++result_.messages;
+  if (net_.beyond_measured(me, dest, bytes)) {
+    ++result_.beyond_measured.messages;
+    result_.beyond_measured.largest_bytes = std::max(result_.beyond_measured.largest_bytes, bytes);
+  }
   Rank& d = ranks_[static_cast<std::size_t>(dest)];
   const Found recv = find(d.posted, [&](const Op& rv) {
     return rv.resolved && rv.comm == comm && rv.peer == me && (rv.tag == tag || rv.tag == -1);

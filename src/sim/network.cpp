@@ -118,6 +118,14 @@ model::Picoseconds Network::into_sent(std::int32_t source, std::int32_t destinat
                         "into the block its receiver sent");
 }
 
+void Network::set_measured_max_bytes(const std::map<std::string, std::uint64_t>& by_class) {
+  const std::string* names[2] = {&cluster_.same_node_class, &cluster_.different_nodes_class};
+  for (int i = 0; i < 2; ++i) {
+    const auto it = by_class.find(*names[i]);
+    measured_max_bytes_[i] = it == by_class.end() ? 0 : it->second;
+  }
+}
+
 const std::string& Network::link_class(std::int32_t source, std::int32_t destination) const {
   return same_node(source, destination) ? cluster_.same_node_class : cluster_.different_nodes_class;
 }

@@ -4,6 +4,7 @@
 // rank. Model `none` makes every message free: the baseline that shows what each model adds.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,15 @@ class Network {
   /// Whether a message of some range costs o_x when it crosses one the other way (any class's
   /// model): the engine tracks each rank's latest send per peer only then.
   bool charges_crossing() const { return charges_crossing_; }
+  /// The largest message size each class's link was measured at (a profile's
+  /// measured_max_bytes), by class name; a class not named is not known (nothing counted).
+  void set_measured_max_bytes(const std::map<std::string, std::uint64_t>& by_class);
+  /// Whether a message of `bytes` between the two ranks is larger than the largest size its
+  /// class was measured at: its cost is the last range's, extrapolated.
+  bool beyond_measured(std::int32_t source, std::int32_t destination, std::uint64_t bytes) const {
+    const std::uint64_t largest = measured_max_bytes_[same_node(source, destination) ? 0 : 1];
+    return largest > 0 && bytes > largest;
+  }
   /// The link class name used between the two ranks.
   const std::string& link_class(std::int32_t source, std::int32_t destination) const;
   /// The model of a class (nullptr for model none).
@@ -98,6 +108,7 @@ class Network {
   model::Picoseconds failed_poll_{};
   model::Picoseconds comm_creation_{};
   model::Picoseconds comm_release_{};
+  std::uint64_t measured_max_bytes_[2] = {0, 0};  ///< [0] same node, [1] different nodes
   bool charges_crossing_ = false;
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
   double reduce_call_ps_ = 0;

@@ -203,6 +203,12 @@ struct Result {
   std::uint64_t shared_transfers = 0;
   std::uint64_t rate_recomputations = 0;
   std::uint64_t largest_sharing_component = 0;
+  /// Messages (point-to-point and collectives' steps) larger than the largest size their link
+  /// class was measured at (Network::set_measured_max_bytes), and the largest of them.
+  struct BeyondMeasured {
+    std::uint64_t messages = 0;
+    std::uint64_t largest_bytes = 0;
+  } beyond_measured;
   std::vector<std::string> notes;
   Breakdown total;                            ///< summed over ranks
   std::optional<CriticalPath> critical_path;  ///< --critical-path: the slowest rank's

@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class SimulateCli : public ::testing::Test {
  protected:
@@ -141,6 +142,7 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
     const Outcome o = run({commgauge(), "simulate", trace.string(), "--profile", profile.string(),
                            "--model", "all", "--compare", "--json", json.string()});
     ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+    EXPECT_THAT(o.out, Not(HasSubstr("larger than the largest size")));  // all within 64 KiB
     Rank0& r0 = by_size[bytes];
     r0.bound_s =
         gaps_between_calls_s(trace, 1, "MPI_Recv") - gaps_between_calls_s(trace, 0, "MPI_Send");
@@ -180,6 +182,23 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
   EXPECT_LT(small.median_send_s, 0.1 * wait_s / std::stod(blocks));
   EXPECT_LT(small.loggp_s, 0.1 * wait_s);
   EXPECT_LT(small.loggps_s, 0.1 * wait_s);
+  // Messages above the 64 KiB the profile measured are priced by extrapolation, and simulate
+  // says so: a synthetic ring of 128 KiB messages on one node, every one of them beyond.
+  const fs::path ring = dir_ / "ring128k";
+  ASSERT_EQ(run({commgauge(), "synth", "ring", "--ranks", "2", "--iterations", "3", "--bytes",
+                 "128KiB", "--ranks-per-node", "2", "-o", ring.string()})
+                .exit_code,
+            0);
+  const fs::path ring_json = dir_ / "ring128k.json";
+  const Outcome o = run({commgauge(), "simulate", ring.string(), "--profile", profile.string(),
+                         "--model", "loggps", "--json", ring_json.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto doc = read(ring_json);
+  EXPECT_GT(doc["messages"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(doc["messages_beyond_measured"]["messages"], doc["messages"]);
+  EXPECT_EQ(doc["messages_beyond_measured"]["largest_bytes"], 131072u);
+  EXPECT_THAT(o.out, HasSubstr("larger than the largest size their link class was measured at "
+                               "(the largest: 131072 B)"));
 }
 #endif
 

@@ -121,6 +121,29 @@ TEST(SimGolden, FailedPollsCostThePollTimeEach) {
   EXPECT_EQ(simulate(path, l, "loggps").result.predicted_ps, 3'000'000_ps + kOutside);
 }
 
+// Messages larger than the largest size their class was measured at are counted, point to point
+// and collectives' steps alike: 2 ranks send 1 KiB and 4 KiB one way each and run an allreduce of
+// 8 KiB (recursive doubling there: one exchange of 8 KiB, 2 messages), with intra_node measured
+// up to 2 KiB: 1 + 2 messages beyond, the largest 8192 B. The costs do not change; a class
+// whose largest size is not known counts nothing.
+TEST(SimGolden, MessagesBeyondTheMeasuredSizesAreCounted) {
+  TraceBuilder b(2);
+  b.send(0, 1, 1024).recv(1, 0, 1024).send(0, 1, 4096).recv(1, 0, 4096);
+  for (std::uint32_t r = 0; r < 2; ++r)
+    b.collective(r, trace::fn::Allreduce, 8192);
+  const trace::TraceReader trace(b.write("beyond"));
+  const std::vector<std::uint32_t> nodes = {0, 0};
+  sim::Network net("loggps", {{"intra_node", link()}}, sim::cluster_of_placement(nodes), nodes);
+  const auto unknown = sim::simulate(trace, net, {});
+  EXPECT_EQ(unknown.beyond_measured.messages, 0u);
+  net.set_measured_max_bytes({{"intra_node", 2048}, {"inter_node", 1}});
+  const auto counted = sim::simulate(trace, net, {});
+  EXPECT_EQ(counted.messages, 4u);
+  EXPECT_EQ(counted.beyond_measured.messages, 3u);
+  EXPECT_EQ(counted.beyond_measured.largest_bytes, 8192u);
+  EXPECT_EQ(counted.predicted_ps, unknown.predicted_ps);
+}
+
 // A communicator made from a parent costs the library's local work (comm_create_us), then the
 // members' agreement replayed as messages over the parent: Comm_split is an Allgather of two
 // ints and an Allreduce of one int; Comm_dup the Allreduce alone; Comm_free its local work
