@@ -37,7 +37,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
     measure::TimerOptions timer;
     std::string min_size = "1";
     std::string max_size = "256KiB";
-    std::string max_bytes = "0.9GB";
+    std::string max_bytes;
     std::string sizes;
     std::optional<double> delay;
     bool no_refine = false;
@@ -115,13 +115,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
                   "bound in seconds on extra rounds and refinement (0: none)")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--max-messages", f->loggp.max_messages,
-                  "messages (both directions) the whole run may use")
-      ->capture_default_str()
-      ->group(g);
-  cmd->add_option("--max-bytes", f->max_bytes, "bytes (both directions) the whole run may use")
-      ->capture_default_str()
-      ->group(g);
+  add_loggp_budget_options(*cmd, f->loggp, f->max_bytes, "the whole run", g);
   cmd->add_flag("--no-calibrate", f->no_calibrate,
                 "report the seeds' estimators only, without the calibrated set fitted to all four "
                 "PRTT curves")
@@ -147,7 +141,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
         lo.min_size = parse_byte_size(f->min_size, "--min-size");
         lo.max_size = parse_byte_size(f->max_size, "--max-size");
       }
-      lo.max_bytes = parse_byte_size(f->max_bytes, "--max-bytes");
+      apply_loggp_budget(lo, f->max_bytes);
       if (f->delay) {
         if (*f->delay < 0)
           throw InputError("--delay", fmt::format("must be >= 0 us, got {}", *f->delay));

@@ -159,8 +159,8 @@ void add_profile_command(CLI::App& app, Action& action) {
     TransportFlags transport;
     std::string output, tables_csv;
     std::string max_size = "256KiB";
-    std::string max_bytes = "0.9GB";
-    std::uint64_t max_messages = measure::LoggpOptions{}.max_messages;
+    measure::LoggpOptions loggp;  ///< its budgets, from the flags
+    std::string max_bytes;
     std::string latency_sizes;
     std::string link_class = "auto";
     std::string link_label;
@@ -174,13 +174,8 @@ void add_profile_command(CLI::App& app, Action& action) {
   add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->add_option("--max-size", f->max_size, "largest message size measured")
       ->capture_default_str();
-  cmd->add_option("--max-messages", f->max_messages,
-                  "messages (both directions) the loggp part may use (a larger --max-size "
-                  "needs more)")
-      ->capture_default_str();
-  cmd->add_option("--max-bytes", f->max_bytes,
-                  "bytes (both directions) the loggp part may use (a larger --max-size needs more)")
-      ->capture_default_str();
+  add_loggp_budget_options(*cmd, f->loggp, f->max_bytes, "the loggp part", "Options",
+                           " (a larger --max-size needs more)");
   cmd->add_option("--latency-sizes", f->latency_sizes,
                   "sizes of the latency part (default: 1:max:4; at most 10000)");
   cmd->add_option("--latency-trials", f->latency_trials, "trials per latency size")
@@ -195,10 +190,9 @@ void add_profile_command(CLI::App& app, Action& action) {
   cmd->callback([&action, f] {
     action = [f](int& argc, char**& argv) {
       const std::uint64_t max_size = parse_byte_size(f->max_size, "--max-size");
-      measure::LoggpOptions lo;
+      measure::LoggpOptions lo = f->loggp;
       lo.max_size = max_size;
-      lo.max_messages = f->max_messages;
-      lo.max_bytes = parse_byte_size(f->max_bytes, "--max-bytes");
+      apply_loggp_budget(lo, f->max_bytes);
       lo.validate();
       measure::OverlapOptions oo;
       oo.max_size = max_size;

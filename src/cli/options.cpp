@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "profile/json_file.hpp"
 #include "profile/link_params_json.hpp"
 
@@ -57,6 +58,23 @@ void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& 
                  "write every table printed as one CSV, table,row,column,value (- for standard "
                  "output)")
       ->group(group);
+}
+
+void add_loggp_budget_options(CLI::App& app, measure::LoggpOptions& loggp, std::string& max_bytes,
+                              const std::string& whose, const std::string& group,
+                              const std::string& hint) {
+  max_bytes = fmt::format("{:g}GB", static_cast<double>(loggp.max_bytes) / 1e9);
+  app.add_option("--max-messages", loggp.max_messages,
+                 "messages (both directions) " + whose + " may use" + hint)
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--max-bytes", max_bytes, "bytes (both directions) " + whose + " may use" + hint)
+      ->capture_default_str()
+      ->group(group);
+}
+
+void apply_loggp_budget(measure::LoggpOptions& loggp, const std::string& max_bytes) {
+  loggp.max_bytes = parse_byte_size(max_bytes, "--max-bytes");
 }
 
 void add_transport_options(CLI::App& app, TransportFlags& f) {

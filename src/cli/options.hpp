@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "measure/loggp.hpp"
 #include "model/sharing.hpp"
 #include "net/launch.hpp"
 
@@ -31,6 +32,15 @@ void add_transport_options(CLI::App& app, TransportFlags& flags);
 
 /// `--tables-csv FILE`: every table the command prints, as one CSV (report::TableSink).
 void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& group);
+
+/// loggp's budgets for a whole run (LoggpOptions::max_messages, and max_bytes as text in
+/// `max_bytes`, its default written from the options' own), the same flags on loggp and profile;
+/// `whose` names the run they bound, `hint` follows each description. apply_loggp_budget parses
+/// the text into the options.
+void add_loggp_budget_options(CLI::App& app, measure::LoggpOptions& loggp, std::string& max_bytes,
+                              const std::string& whose, const std::string& group,
+                              const std::string& hint = "");
+void apply_loggp_budget(measure::LoggpOptions& loggp, const std::string& max_bytes);
 
 /// A subcommand's work, run after parsing; returns the exit status.
 using Action = std::function<int(int& argc, char**& argv)>;
