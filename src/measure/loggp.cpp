@@ -988,11 +988,75 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       not_counted[j] = not_counted[j] || pending[j];
     return detail::hand_shake_below(r.switches, not_counted, k);
   };
+  // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
+  // probe separates the sides or clearly does not: up to 2 kConfirmAttempts.
+  const auto probe_bracket = [&](std::size_t c, std::vector<ProbeSample>& pooled) {
+    const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
+    pooled.assign(2, ProbeSample{});
+    Separation s;
+    for (int attempt = 0; attempt < 2 * kConfirmAttempts; ++attempt) {
+      if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
+      const auto v = probe(session, {lo, hi}, kProbeReps, probe_delay_us(pts[c]));
+      for (std::size_t i = 0; i < 2; ++i)
+        pooled[i].add(v[i]);
+      s = separation(pooled[0], pooled[1], kConfirmAlpha);
+      if (s.separated || no_hand_shake(s, pts[c - 1])) break;
+    }
+    return s;
+  };
+  // Two hand-shakes in a row, the lower one the probe's alone and the upper one the curves' as
+  // well: where the upper one's late receive rises by a hand-shake in the probe and the lower
+  // one's by less than a one-way time (detail::lower_hand_shake_weaker), the lower one is no
+  // hand-shake. It is settled again as a change of the sends' waiting (vader's 257 B inline
+  // step, which the probe read as a hand-shake in 4 of 100 runs on 2026-12-05, the real switch
+  // above then read "as below"), or by the curves; true when it was.
+  const auto weaker_hand_shake_below = [&](std::size_t k) {
+    std::vector<bool> not_counted(drop);
+    for (std::size_t j = 0; j < pending.size(); ++j)
+      not_counted[j] = not_counted[j] || pending[j];
+    const auto j = detail::hand_shake_switch_below(r.switches, not_counted, k);
+    if (!j || r.switches[*j].curves_saw_hand_shake || !as_found[k].curves_saw_hand_shake ||
+        scan_only_candidate(as_found[k])) {
+      return false;
+    }
+    LoggpSwitch& lower = r.switches[*j];
+    const std::size_t cj = c_found[*j], ck = r.changes[k];
+    std::vector<ProbeSample> pooled;
+    const Separation upper = probe_bracket(ck, pooled);
+    const double one_way_lower = pts[cj - 1].prtt1.median_us / 2;
+    const double one_way_upper = pts[ck - 1].prtt1.median_us / 2;
+    if (!upper.separated || !detail::lower_hand_shake_weaker(
+                                lower.late_recv_below_us, lower.late_recv_above_us, one_way_lower,
+                                upper.below_us, upper.above_us, one_way_upper)) {
+      return false;
+    }
+    const std::string why = fmt::format(
+        "; the probe's hand-shake here was the weaker of two: its late receive rose {:.3g} -> "
+        "{:.3g} us (one-way below {:.3g} us), the curves' switch in ({}, {}] B {:.3g} -> {:.3g} "
+        "us (one-way below {:.3g} us)",
+        lower.late_recv_below_us, lower.late_recv_above_us, one_way_lower, pts[ck - 1].bytes,
+        pts[ck].bytes, upper.below_us, upper.above_us, one_way_upper);
+    const std::uint64_t lo = pts[cj - 1].bytes, hi = pts[cj].bytes;
+    lower = as_found[*j];
+    r.changes[*j] = cj;
+    lower.rendezvous = false;
+    lower.found_by += why;
+    bisect_transfer(session, lower, lo, hi, probe_delay_us(pts[cj]));
+    curve_only[*j] = !lower.confirmed;
+    if (!lower.confirmed) {
+      lower = as_found[*j];
+      lower.rendezvous = false;
+      lower.found_by += why + "; the sends' change did not hold to the end: the curves decide";
+    }
+    notes.push_back(fmt::format("the switch in ({}, {}] B is not rendezvous{}", lo, hi, why));
+    return true;
+  };
   // True when candidate k lies above a switch the probe confirmed as rendezvous (and is settled
   // so).
   const auto above_a_hand_shake = [&](std::size_t k) {
     LoggpSwitch& sw = r.switches[k];
     if (!hand_shake_under(k)) return false;
+    if (weaker_hand_shake_below(k) && !hand_shake_under(k)) return false;
     // Above vader's switch the late receive grows with the transfer (about 8 us from 128 to
     // 181 KiB), which the precedence test finds significant: the probe's yes there once sent
     // a bisection through the whole byte budget to a false switch at (85895, 92682] B.
@@ -1012,22 +1076,6 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
       curve_only[k] = true;
     }
     return true;
-  };
-  // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
-  // probe separates the sides or clearly does not: up to 2 kConfirmAttempts.
-  const auto probe_bracket = [&](std::size_t c, std::vector<ProbeSample>& pooled) {
-    const std::uint64_t lo = pts[c - 1].bytes, hi = pts[c].bytes;
-    pooled.assign(2, ProbeSample{});
-    Separation s;
-    for (int attempt = 0; attempt < 2 * kConfirmAttempts; ++attempt) {
-      if (!session.may_spend(probe_cost({lo, hi}, kProbeReps))) break;
-      const auto v = probe(session, {lo, hi}, kProbeReps, probe_delay_us(pts[c]));
-      for (std::size_t i = 0; i < 2; ++i)
-        pooled[i].add(v[i]);
-      s = separation(pooled[0], pooled[1], kConfirmAlpha);
-      if (s.separated || no_hand_shake(s, pts[c - 1])) break;
-    }
-    return s;
   };
   // A probe that could not tell, or a hand-shake that did not hold through the bisection, is
   // asked once more with fresh trials before the curves decide: under two busy loops a
@@ -1241,10 +1289,17 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // make a second rendezvous switch).
   for (std::size_t k = 0; k < r.changes.size(); ++k) {
     if (!settled_first[k] || drop[k] || !hand_shake_under(k)) continue;
+    const LoggpSwitch settled = r.switches[k];
+    const std::size_t settled_at = r.changes[k];
+    const bool settled_curve_only = curve_only[k];
     r.switches[k] = as_found[k];
     r.changes[k] = c_found[k];
     curve_only[k] = false;
-    above_a_hand_shake(k);
+    if (!above_a_hand_shake(k)) {  // the hand-shake below was the weaker reading: as settled
+      r.switches[k] = settled;
+      r.changes[k] = settled_at;
+      curve_only[k] = settled_curve_only;
+    }
   }
   for (std::size_t k = r.changes.size(); k-- > 0;) {
     if (!drop[k]) continue;

@@ -349,11 +349,29 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
 
 bool hand_shake_below(const std::vector<LoggpSwitch>& switches, const std::vector<bool>& dropped,
                       std::size_t k) {
+  return hand_shake_switch_below(switches, dropped, k).has_value();
+}
+
+std::optional<std::size_t> hand_shake_switch_below(const std::vector<LoggpSwitch>& switches,
+                                                   const std::vector<bool>& dropped,
+                                                   std::size_t k) {
   for (std::size_t j = std::min(k, switches.size()); j-- > 0;) {
     if (j < dropped.size() && dropped[j]) continue;
-    if (switches[j].rendezvous && switches[j].confirmed) return true;
+    if (switches[j].rendezvous && switches[j].confirmed) return j;
   }
-  return false;
+  return std::nullopt;
+}
+
+bool lower_hand_shake_weaker(double lower_below_us, double lower_above_us, double one_way_lower_us,
+                             double upper_below_us, double upper_above_us,
+                             double one_way_upper_us) {
+  if (!(one_way_lower_us > 0 && one_way_upper_us > 0)) return false;
+  const double lower = lower_above_us - lower_below_us;
+  const double upper = upper_above_us - upper_below_us;
+  // Over TCP a real switch's late receive rises by less than the one-way time (16.8 -> 29.7 us
+  // at 64 KiB, one-way 17.7): the upper one must then rise by more than its own one-way time,
+  // which the transfer's growth inside a rendezvous range does not give.
+  return lower < one_way_lower_us && upper > one_way_upper_us && upper > 2 * std::max(lower, 0.0);
 }
 
 bool no_hand_shake(const Separation& s, const LoggpPoint& below) {

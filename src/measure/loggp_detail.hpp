@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,20 @@ bool ends_apart(const ProbeSample& eager_end, const ProbeSample& rendezvous_end,
 /// (both sides pay one; the late receive grows with the transfer).
 bool hand_shake_below(const std::vector<LoggpSwitch>& switches, const std::vector<bool>& dropped,
                       std::size_t k);
+
+/// The switch hand_shake_below finds (the nearest such below k), or none.
+std::optional<std::size_t> hand_shake_switch_below(const std::vector<LoggpSwitch>& switches,
+                                                   const std::vector<bool>& dropped, std::size_t k);
+
+/// Two hand-shakes in a row, the lower one seen by the probe alone and the upper one by the
+/// curves as well: whether the lower one is the weaker reading. Its late receive rose by less
+/// than the one-way time below it (`one_way_lower_us`, PRTT(1,0,s)/2 of the sweep), while the
+/// upper one's probe rose by more than the one-way time below it and by more than twice the
+/// lower's rise (floors, us). Over vader a fragment that is not sent inline costs a late
+/// receiver 0.1-0.6 us more from 257 B, which the probe's precedence test at times read as a
+/// hand-shake (4 of 100 runs on 2026-12-05), where the real switch above rose by 2.6-11 us.
+bool lower_hand_shake_weaker(double lower_below_us, double lower_above_us, double one_way_lower_us,
+                             double upper_below_us, double upper_above_us, double one_way_upper_us);
 
 /// How many of `values` lie above `threshold`.
 std::size_t count_above(const std::vector<double>& values, double threshold);

@@ -2,6 +2,7 @@
 // probe's verdicts on samples drawn like those measured on a loaded 2-core machine.
 
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -270,6 +271,45 @@ TEST(ProbeSeparation, HandShakeBelowComesFromAConfirmedRendezvousSwitch) {
   EXPECT_FALSE(measure::detail::hand_shake_below(sw, dropped, 0));
   EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 1));
   EXPECT_TRUE(measure::detail::hand_shake_below(sw, dropped, 2));  // past the eager step
+}
+
+// The nearest such switch below, the one a weaker reading is checked on.
+TEST(ProbeSeparation, TheHandShakeSwitchBelowIsTheNearestConfirmedOne) {
+  std::vector<measure::LoggpSwitch> sw(4);
+  sw[0].rendezvous = sw[0].confirmed = true;
+  sw[1].confirmed = true;  // eager
+  sw[2].rendezvous = sw[2].confirmed = true;
+  const std::vector<bool> dropped{false, false, true, false};
+  EXPECT_FALSE(measure::detail::hand_shake_switch_below(sw, dropped, 0).has_value());
+  EXPECT_EQ(measure::detail::hand_shake_switch_below(sw, dropped, 2),
+            std::optional<std::size_t>(0));
+  EXPECT_EQ(measure::detail::hand_shake_switch_below(sw, dropped, 3), std::optional<std::size_t>(0))
+      << "the dropped one does not count";
+  EXPECT_EQ(measure::detail::hand_shake_switch_below(sw, {}, 3), std::optional<std::size_t>(2));
+}
+
+// The four runs of 100 (`scripts/switch-census 50 --full`, 2026-12-05, quiet) in which the probe
+// read vader's 257 B inline step as a hand-shake: the verdicts' late-receive floors below and
+// above it and the sweep's one-way time at 256 B; the real switch above as the probe read it in
+// runs of the same census (8 KiB: 1.572 -> 4.549 us, one-way at 5793 B 1.418; 4 KiB: 1.002 ->
+// 3.647, one-way at 2896 B 1.084). Each misread is the weaker of the two.
+TEST(ProbeSeparation, AnInlineStepReadAsAHandShakeIsTheWeakerOfTwo) {
+  using measure::detail::lower_hand_shake_weaker;
+  EXPECT_TRUE(lower_hand_shake_weaker(1.063, 1.393, 0.626, 1.572, 4.549, 1.418));
+  EXPECT_TRUE(lower_hand_shake_weaker(0.912, 1.463, 0.581, 1.572, 4.549, 1.418));
+  EXPECT_TRUE(lower_hand_shake_weaker(1.243, 1.534, 0.599, 1.002, 3.647, 1.084));
+  EXPECT_TRUE(lower_hand_shake_weaker(2.114, 2.515, 0.559, 1.572, 4.549, 1.418));
+  // The real switch below (vader's 4 KiB: it rose by more than its one-way time) stays,
+  // whatever rises above it.
+  EXPECT_FALSE(lower_hand_shake_weaker(1.002, 3.647, 1.084, 3.5, 12.0, 3.7));
+  // Over TCP a real switch rises by less than its one-way time (16.8 -> 29.7 us at 64 KiB,
+  // one-way 17.7); above it the late receive grows with the transfer, by less than the one-way
+  // time below each bracket: no demotion.
+  EXPECT_FALSE(lower_hand_shake_weaker(16.8, 29.7, 17.7, 29.7, 41.9, 25.0));
+  // An upper rise of less than twice the lower one decides nothing.
+  EXPECT_FALSE(lower_hand_shake_weaker(1.0, 1.5, 0.6, 2.0, 2.9, 0.8));
+  // Without a one-way time nothing is said.
+  EXPECT_FALSE(lower_hand_shake_weaker(1.0, 1.3, 0.0, 1.5, 4.5, 1.4));
 }
 
 }  // namespace
