@@ -144,7 +144,10 @@ model::GigeParams read_gige_params(const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     throw InputError(path, "expected {\"beta\": ..., \"gamma_o\": ..., \"gamma_i\": ...}");
   }
-  if (!(p.beta > 0) || !std::isfinite(p.beta)) throw InputError(path, "/beta: must be positive");
+  // beta is a penalty per conflicting communication (seed 003 measured about 1); bounded so that
+  // beta times a node's degree (at most 999999) stays a finite penalty.
+  if (!(p.beta > 0 && p.beta <= 1e6))
+    throw InputError(path, fmt::format("/beta: must be a number in (0, 1e6], got {}", p.beta));
   // Definition 1's non-member factor 1 - gamma / card (card >= 1) must not turn negative, and a
   // gamma is a coefficient of extra penalty (share-fit never fits one below 0): a negative one
   // could drive a penalty to 0 or below (an infinite rate).

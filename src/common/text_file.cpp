@@ -33,8 +33,10 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-// A new file beside the target, created exclusively (never a file or symlink that is there
-// already) with the permissions a plain open would give under the umask; its name in `name`.
+int standard_output_fd = STDOUT_FILENO;
+
+}  // namespace
+
 int create_temporary(const std::filesystem::path& target, std::string& name) {
   static std::atomic<unsigned> counter{0};
   const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
@@ -47,10 +49,6 @@ int create_temporary(const std::filesystem::path& target, std::string& name) {
   errno = EEXIST;
   return -1;
 }
-
-int standard_output_fd = STDOUT_FILENO;
-
-}  // namespace
 
 // The stream's buffer over the temporary's descriptor. Hand-written because the standard library
 // has no stream over a descriptor we opened ourselves (O_EXCL | O_NOFOLLOW); the first failed

@@ -49,6 +49,11 @@ class AtomicFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
+/// A new file beside `target`, created exclusively (never a file or symlink that is there
+/// already: O_EXCL | O_NOFOLLOW) with the permissions a plain open would give under the umask;
+/// returns its descriptor and its name in `name`, or -1 with errno set.
+int create_temporary(const std::filesystem::path& target, std::string& name);
+
 /// Syncs the directory holding `path`, so that renames into it survive a crash of the machine
 /// (commit() does it; a set of published files needs it once). A failing sync -> OutputError;
 /// a directory that cannot be opened is left unsynced.

@@ -176,6 +176,27 @@ Scheme parse_scheme(const std::string& text, const std::string& origin) {
   return s;
 }
 
+void validate_scheme(const Scheme& s, const std::string& where) {
+  if (s.communications.empty()) throw InputError(where, "expected at least one communication");
+  if (s.nodes < 1 || s.nodes > 999999)
+    throw InputError(where, fmt::format("expected 1 to 999999 nodes, got {}", s.nodes));
+  std::set<std::string> names;
+  for (const auto& c : s.communications) {
+    if (c.source < 0 || c.source >= s.nodes || c.destination < 0 || c.destination >= s.nodes) {
+      throw InputError(where, fmt::format("communication \"{}\": nodes {} -> {} are not both "
+                                          "inside the scheme's {} nodes",
+                                          c.name, c.source, c.destination, s.nodes));
+    }
+    if (c.source == c.destination) {
+      throw InputError(where, fmt::format("communication \"{}\": a destination other than the "
+                                          "source was expected",
+                                          c.name));
+    }
+    if (!names.insert(c.name).second)
+      throw InputError(where, fmt::format("communication \"{}\" is defined twice", c.name));
+  }
+}
+
 Scheme read_scheme(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path.string(), "cannot open the file");

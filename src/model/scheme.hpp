@@ -34,6 +34,11 @@ struct Scheme {
   std::vector<int> in_degree() const;
 };
 
+/// Checks a scheme read from elsewhere (a share --json document): at least one communication,
+/// 1 to 999999 nodes, every node inside them, a destination other than the source, unique names.
+/// InputError naming `where` and the communication.
+void validate_scheme(const Scheme& s, const std::string& where);
+
 /// Parses the text; `origin` names it in errors, which read "origin:line:col: expected ...".
 Scheme parse_scheme(const std::string& text, const std::string& origin);
 Scheme read_scheme(const std::filesystem::path& path);

@@ -37,6 +37,7 @@ model::Scheme scheme_of_share_json(const nlohmann::json& doc, const std::string&
   } catch (const nlohmann::json::exception& e) {
     throw InputError(where, fmt::format("/scheme: {}", e.what()));
   }
+  model::validate_scheme(s, where + ": /scheme");
   return s;
 }
 
@@ -45,8 +46,17 @@ std::vector<double> read_measured_penalties(const std::string& path, const model
   const model::Scheme measured_scheme = scheme_of_share_json(doc, path);
   std::map<std::string, double> by_name;
   for (const auto& c : doc.value("communications", nlohmann::json::array())) {
-    if (c.contains("measured_penalty"))
-      by_name[c["name"].get<std::string>()] = c["measured_penalty"].get<double>();
+    if (!c.contains("measured_penalty")) continue;
+    const double penalty =
+        c["measured_penalty"].is_number() ? c["measured_penalty"].get<double>() : std::nan("");
+    // A penalty is a ratio of two measured times: finite and above 0.
+    if (!(std::isfinite(penalty) && penalty > 0)) {
+      throw InputError(path, fmt::format("communication {}: measured_penalty must be a finite "
+                                         "number above 0, got {}",
+                                         c.value("name", nlohmann::json()).dump(),
+                                         c["measured_penalty"].dump()));
+    }
+    by_name[c.at("name").get<std::string>()] = penalty;
   }
   std::vector<double> out;
   for (const auto& c : scheme.communications) {

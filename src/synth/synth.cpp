@@ -1,16 +1,21 @@
 #include "synth/synth.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <system_error>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "common/text_file.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
@@ -616,21 +621,21 @@ SynthResult write_synthetic_trace(
   std::error_code ec;
   if (output.extension() == ".cgtc") {
     file = output;
-    if (fs::is_directory(file, ec)) throw InputError("-o", file.string() + " is a directory");
-    if (fs::exists(file, ec) && !force)
-      throw InputError("-o", file.string() + " exists (give --force to replace it)");
-    if (file.has_parent_path()) {
-      fs::create_directories(file.parent_path(), ec);
-      if (ec)
-        throw InputError("-o",
-                         "cannot create " + file.parent_path().string() + ": " + ec.message());
-    }
+    trace::prepare_output_container(file, force);
   } else {
     trace::prepare_output_directory(output, force);
     file = output / "trace.cgtc";
   }
-  // Written aside and renamed when whole: an interrupted run leaves no half trace at `file`.
-  const fs::path temporary = file.string() + ".tmp";
+  // Written aside and renamed when whole: an interrupted run leaves no half trace at `file`. The
+  // temporary is a new file of ours (never a user's file or a symlink named like it).
+  std::string temporary_name;
+  const int fd = create_temporary(file, temporary_name);
+  if (fd < 0) {
+    throw InputError("-o", fmt::format("cannot create a file beside {}: {}", file.string(),
+                                       std::strerror(errno)));
+  }
+  ::close(fd);
+  const fs::path temporary = temporary_name;
   SynthResult result;
   try {
     trace::ContainerWriter writer(temporary, plan.ranks);

@@ -55,11 +55,15 @@ void prepare_output_directory(const fs::path& dir, bool force) {
       std::vector<fs::path> old_trace;
       for (const auto& entry : fs::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
+        // synth's temporary container (common/text_file's create_temporary), left by a crash.
+        const bool container_temporary =
+            name.rfind(".trace.cgtc.", 0) == 0 && entry.path().extension() == ".tmp";
         const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
                                 name == "trace.cgtc" || name == "trace.cgtc.tmp" ||
+                                container_temporary ||
                                 (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
         if (!trace_file || entry.is_symlink(ec) || !entry.is_regular_file(ec) ||
-            !holds_trace_data(entry.path(), name))
+            !holds_trace_data(entry.path(), container_temporary ? "trace.cgtc.tmp" : name))
           throw InputError("-o", dir.string() + " holds " + name +
                                      ", which is not part of a trace; refusing to clear it");
         old_trace.push_back(entry.path());
@@ -72,6 +76,23 @@ void prepare_output_directory(const fs::path& dir, bool force) {
   }
   fs::create_directories(dir, ec);
   if (ec) throw InputError("-o", "cannot create " + dir.string() + ": " + ec.message());
+}
+
+void prepare_output_container(const fs::path& file, bool force) {
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) throw InputError("-o", file.string() + " is a directory");
+  if (fs::exists(fs::symlink_status(file, ec))) {
+    if (!force) throw InputError("-o", file.string() + " exists (give --force to replace it)");
+    if (fs::is_symlink(fs::symlink_status(file, ec)) || !fs::is_regular_file(file, ec) ||
+        !holds_trace_data(file, "trace.cgtc")) {
+      throw InputError("-o", file.string() + " is not a commgauge trace; refusing to replace it");
+    }
+  }
+  if (file.has_parent_path()) {
+    fs::create_directories(file.parent_path(), ec);
+    if (ec)
+      throw InputError("-o", "cannot create " + file.parent_path().string() + ": " + ec.message());
+  }
 }
 
 }  // namespace commgauge::trace

@@ -178,7 +178,8 @@ void MappedRankFile::close() {
 
 ContainerWriter::ContainerWriter(const std::filesystem::path& path, std::uint32_t ranks)
     : path_(path), extents_(ranks) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Never through a symlink: the callers name a file of their own (a temporary they created).
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw_errno(errno, path, "cannot create");
   buffer_.reserve(1u << 20);
   unsigned char header[kContainerHeaderBytes];

@@ -206,5 +206,57 @@ TEST(ShareCliErrors, MyrinetLimitIsAClearError) {
   EXPECT_THAT(o.err, HasSubstr("sets of communication states"));
 }
 
+// Measured documents and parameters read back (share-fit, --evaluate, --params): a scheme
+// outside its nodes (0 nodes, -1, a destination far beyond them) is an input error naming it,
+// not a crash; a penalty that is not a finite number above 0 and a beta whose penalties would
+// overflow are refused, not printed as nan or inf.
+TEST(ShareCliErrors, MeasuredDocumentsAndParametersAreChecked) {
+  const auto doc = [](int nodes, int dest, double penalty) {
+    return nlohmann::json{
+        {"method", "share"},
+        {"scheme",
+         {{"nodes", nodes},
+          {"communications",
+           {{{"name", "a"}, {"source_node", 0}, {"dest_node", dest}, {"bytes", 65536}}}}}},
+        {"communications",
+         {{{"name", "a"},
+           {"source_node", 0},
+           {"dest_node", dest},
+           {"bytes", 65536},
+           {"measured_penalty", penalty}}}}};
+  };
+  struct Case {
+    int nodes, dest;
+    double penalty;
+    std::string says;
+  };
+  const std::vector<Case> cases = {{0, 1, 1.2, "expected 1 to 999999 nodes, got 0"},
+                                   {-1, 1, 1.2, "expected 1 to 999999 nodes, got -1"},
+                                   {2, 99999999, 1.2, "are not both inside the scheme's 2 nodes"},
+                                   {2, 0, 1.2, "a destination other than the source"},
+                                   {2, 1, -1, "measured_penalty must be a finite number above 0"}};
+  for (const auto& c : cases) {
+    const auto measured = scratch_file("measured.json");
+    std::ofstream(measured) << doc(c.nodes, c.dest, c.penalty).dump();
+    const auto o = run({commgauge(), "share-fit", "--measured", measured.string()});
+    EXPECT_EQ(o.exit_code, 2) << c.says << "\n" << o.err;
+    EXPECT_THAT(o.err, HasSubstr(c.says));
+  }
+  const auto negative = scratch_file("negative.json");
+  std::ofstream(negative) << doc(2, 1, -1).dump();
+  const auto two = scratch_file("two.sch");
+  std::ofstream(two) << "a: 0 -> 1\n";
+  const auto e = run({commgauge(), "share", "--scheme", two.string(), "--predict", "--model",
+                      "fair", "--evaluate", negative.string()});
+  EXPECT_EQ(e.exit_code, 2) << e.out;
+  EXPECT_THAT(e.err, HasSubstr("measured_penalty must be a finite number above 0, got -1"));
+  const auto params = scratch_file("gige.json");
+  std::ofstream(params) << R"({"beta": 1e308, "gamma_o": 0.5, "gamma_i": 0.5})";
+  const auto g = run({commgauge(), "share", "--scheme", scheme("fig2-4.sch"), "--predict",
+                      "--model", "gige", "--params", params.string()});
+  EXPECT_EQ(g.exit_code, 2) << g.out;
+  EXPECT_THAT(g.err, HasSubstr("/beta: must be a number in (0, 1e6]"));
+}
+
 }  // namespace
 }  // namespace commgauge::testing

@@ -2,6 +2,8 @@
 // sequences built here independently, checked by trace-check, and bad input refused.
 
 #include <gmock/gmock.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -253,6 +255,50 @@ TEST_F(Synth, ContainerFileOutputAndForce) {
   write_synthetic_trace(options("allreduce", 5, 1, 8, 0), file, true);
   EXPECT_EQ(trace::TraceReader(file).ranks(), 5u);
   EXPECT_FALSE(fs::exists(dir_ / "sub" / "t.cgtc.tmp"));
+}
+
+// A container file: its temporary is a new file of ours, so a symlink or a user's file named
+// like the old temporary (t.cgtc.tmp) is neither written through nor consumed; --force replaces
+// only a trace container (not a user's file, not a symlink); an unwritable directory is an
+// input error.
+TEST_F(Synth, ContainerFileNeverWritesThroughAUsersNames) {
+  const fs::path file = dir_ / "c" / "t.cgtc";
+  fs::create_directories(file.parent_path());
+  std::ofstream(dir_ / "victim.txt") << "precious";
+  fs::create_symlink(dir_ / "victim.txt", dir_ / "c" / "t.cgtc.tmp");
+  write_synthetic_trace(options("ring", 2, 1, 8, 0), file, false);
+  EXPECT_EQ(trace::TraceReader(file).ranks(), 2u);
+  std::ifstream victim(dir_ / "victim.txt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "precious");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "c" / "t.cgtc.tmp"));
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(file.parent_path()))
+    ++files;
+  EXPECT_EQ(files, 2u) << "the trace and the user's symlink, no temporary left";
+
+  const fs::path notes = dir_ / "c" / "notes.cgtc";
+  std::ofstream(notes) << "my notes";
+  try {
+    write_synthetic_trace(options("ring", 2, 1, 8, 0), notes, true);
+    ADD_FAILURE() << "--force replaced a user's file";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is not a commgauge trace"));
+  }
+  std::ifstream in(notes);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "my notes");
+  const fs::path link = dir_ / "c" / "link.cgtc";
+  fs::create_symlink(file, link);
+  EXPECT_THROW(write_synthetic_trace(options("ring", 3, 1, 8, 0), link, true), InputError);
+  EXPECT_EQ(trace::TraceReader(file).ranks(), 2u) << "the symlink's target untouched";
+
+  if (::geteuid() != 0) {  // root writes into a directory without write permission
+    const fs::path ro = dir_ / "ro";
+    fs::create_directories(ro);
+    fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+    EXPECT_THROW(write_synthetic_trace(options("ring", 2, 1, 8, 0), ro / "t.cgtc", false),
+                 InputError);
+    fs::permissions(ro, fs::perms::owner_all);
+  }
 }
 
 TEST_F(Synth, Halo2dExchangesWithFourNeighboursOfTheMostSquareGrid) {
