@@ -11,6 +11,7 @@
 #include <optional>
 #include <regex>
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include "trace/writer.hpp"
@@ -104,6 +105,27 @@ HeaderEssentials read_essentials(const TraceFile& file, std::uint64_t offset,
         v && is_number(*v))
       essentials.overhead_ticks_per_event = as_int64(*v);
   return essentials;
+}
+
+// index.json's "placement" (one host number per rank, into "hosts" where the index lists them,
+// else below the rank count), checked once where every reader opens a trace: trace-check, the
+// replay and the exporters then agree on it (the replay had placed 2 ranks on 6 nodes from
+// [5, 0] while trace-export refused it).
+void check_placement(const nlohmann::json& index, std::uint32_t ranks, const std::string& where) {
+  if (!index.contains("placement")) return;
+  const auto& p = index["placement"];
+  if (!p.is_array() || p.size() != ranks) {
+    throw TraceError(where, fmt::format("/placement: expected an array of {} host numbers", ranks));
+  }
+  const std::uint64_t hosts = index.contains("hosts") && index["hosts"].is_array()
+                                  ? index["hosts"].size()
+                                  : std::uint64_t{ranks};
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    if (!p[r].is_number_unsigned() || p[r].get<std::uint64_t>() >= hosts) {
+      throw TraceError(where, fmt::format("/placement/{}: expected a host number 0 to {}, got {}",
+                                          r, hosts == 0 ? 0 : hosts - 1, p[r].dump()));
+    }
+  }
 }
 
 }  // namespace
@@ -376,6 +398,7 @@ void TraceReader::open_directory(const std::filesystem::path& dir) {
         index_["ranks"].get<std::uint64_t>() == 0)
       throw TraceError(index_path.string(), "no plausible \"ranks\" count");
     ranks_ = index_["ranks"].get<std::uint32_t>();
+    check_placement(index_, ranks_, index_path.string());
   } else {
     rebuild_index();
   }
@@ -537,6 +560,7 @@ void TraceReader::open_container(const std::filesystem::path& path) {
   index_ = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, false);
   if (index_.is_discarded() || !index_.is_object())
     file.fail(index_offset, "index is not a JSON object");
+  check_placement(index_, ranks_, path.string() + ": index");
   for (std::uint32_t r = 0; r < ranks_; ++r)
     if (extents_[r].empty()) missing_.push_back(r);
 }

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
 #include "link_fixtures.hpp"
@@ -236,6 +237,54 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
       "deadlock and %d pass the simulated clock's range\n",
       accepted, rejected, deadlocks, out_of_range);
   EXPECT_GT(rejected, 100);  // the mutations are real damage, mostly caught
+}
+
+// index.json's placement is checked where every reader opens the trace: a host number outside
+// the index's hosts (or not a number, or a list of another length) is a TraceError naming it,
+// so trace-check, the replay and the exporters refuse it alike (the replay had put 2 ranks on 6
+// nodes from [5, 0], which trace-export refused and trace-check accepted).
+TEST(TraceBoundary, APlacementOutsideTheHostsIsRefusedWhereTheTraceIsOpened) {
+  const fs::path dir = fs::temp_directory_path() / ("cg-placement-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  synth::SynthOptions so;
+  so.pattern = "ring";
+  so.ranks = 2;
+  so.iterations = 1;
+  const fs::path valid = dir / "valid.cgtc";
+  synth::write_synthetic_trace(so, valid, true);
+  const Trace original = read_all(valid);
+  ASSERT_EQ(nlohmann::json::parse(original.index).at("hosts").size(), 2u);
+  struct Case {
+    nlohmann::json placement;
+    std::string says;
+  };
+  const std::vector<Case> cases = {{{5, 0}, "/placement/0: expected a host number 0 to 1, got 5"},
+                                   {{-1, 0}, "/placement/0: expected a host number 0 to 1, got -1"},
+                                   {{0, 1e20}, "/placement/1: expected a host number 0 to 1"},
+                                   {{0, nullptr}, "/placement/1: expected a host number 0 to 1"},
+                                   {{0}, "/placement: expected an array of 2 host numbers"},
+                                   {{1, 1}, ""}};
+  for (const auto& c : cases) {
+    Trace t = original;
+    auto index = nlohmann::json::parse(t.index);
+    index["placement"] = c.placement;
+    t.index = index.dump();
+    const fs::path path = dir / "mutant.cgtc";
+    fs::remove(path);
+    write_all(t, path);
+    if (c.says.empty()) {
+      EXPECT_EQ(trace::TraceReader(path).ranks(), 2u) << c.placement.dump();
+      continue;
+    }
+    try {
+      trace::TraceReader reader(path);
+      ADD_FAILURE() << c.placement.dump() << " was accepted";
+    } catch (const trace::TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+    }
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace
