@@ -1,6 +1,7 @@
 #include "report/prediction.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "profile/json_file.hpp"
 #include "report/plot.hpp"
 #include "report/text_table.hpp"
@@ -17,6 +19,15 @@ namespace commgauge::report {
 
 namespace {
 
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+// "size,time" per line (';' also separates; '#' starts a comment). The size is a byte count as
+// users write sizes (8, 8KiB); the time a finite number of microseconds above 0, one-way unless
+// the header names "rtt". Only a first line whose size field is not a number is a header.
 std::vector<Measured> read_csv(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path.string(), "cannot open the file");
@@ -26,34 +37,32 @@ std::vector<Measured> read_csv(const std::filesystem::path& path) {
   bool rtt = false;
   while (std::getline(in, line)) {
     ++number;
+    const std::string where = fmt::format("{}:{}", path.string(), number);
+    line = trimmed(line);
     if (line.empty() || line[0] == '#') continue;
     std::replace(line.begin(), line.end(), ';', ',');
     const auto comma = line.find(',');
-    if (comma == std::string::npos) {
-      throw InputError(fmt::format("{}:{}", path.string(), number),
-                       fmt::format("expected \"size,time\", got \"{}\"", line));
+    if (comma == std::string::npos || line.find(',', comma + 1) != std::string::npos) {
+      throw InputError(where, fmt::format("expected \"size,time\", got \"{}\"", line));
     }
-    const std::string a = line.substr(0, comma);
-    const std::string b = line.substr(comma + 1);
-    char* end_a = nullptr;
-    char* end_b = nullptr;
-    const double size = std::strtod(a.c_str(), &end_a);
-    const double time = std::strtod(b.c_str(), &end_b);
-    if (end_a == a.c_str() || end_b == b.c_str()) {
-      if (out.empty() && number == 1) {  // a header
-        rtt = b.find("rtt") != std::string::npos;
-        continue;
-      }
-      throw InputError(fmt::format("{}:{}", path.string(), number),
-                       fmt::format("expected two numbers \"size,time\", got \"{}\"", line));
+    const std::string a = trimmed(line.substr(0, comma));
+    const std::string b = trimmed(line.substr(comma + 1));
+    if (number == 1 && out.empty() &&
+        (a.empty() || !std::isdigit(static_cast<unsigned char>(a[0])))) {
+      rtt = b.find("rtt") != std::string::npos;  // a header
+      continue;
     }
-    if (size < 0 || !(time > 0)) {
-      throw InputError(fmt::format("{}:{}", path.string(), number),
-                       "sizes must be >= 0 and times positive");
+    const std::uint64_t size = parse_byte_size(a, where);
+    char* end = nullptr;
+    const double time = std::strtod(b.c_str(), &end);
+    if (b.empty() || end != b.c_str() + b.size() || !std::isfinite(time) || !(time > 0)) {
+      throw InputError(where, fmt::format("expected a time in microseconds, a finite number "
+                                          "above 0, got \"{}\"",
+                                          b));
     }
-    out.push_back(
-        {static_cast<std::uint64_t>(size), rtt ? time / 2 : time, std::nullopt, std::nullopt});
+    out.push_back({size, rtt ? time / 2 : time, std::nullopt, std::nullopt});
   }
+  if (out.empty()) throw InputError(path.string(), "holds no \"size,time\" line");
   return out;
 }
 

@@ -1,13 +1,19 @@
 // The reports users read: tables, summaries and JSON sections against hand-computed values.
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/error.hpp"
 
 #include "report/heldout_report.hpp"
 #include "report/loggp_report.hpp"
+#include "report/prediction.hpp"
 #include "report/share_report.hpp"
 #include "report/text_table.hpp"
 
@@ -163,4 +169,34 @@ TEST(LoggpReport, TheBisectionSizesLineNamesOnlyTheSetsTheRunFitted) {
 }
 
 }  // namespace
+// predict --measured's CSV: sizes as users write them, times finite and above 0 that parse
+// whole, a header only on the first line, an empty file an error (a time of "2xyz" was read as
+// 2, "8KiB" as 8 B, "inf" accepted, an empty file taken as no measurements).
+TEST(MeasuredCsv, ReadsWhatItSaysAndRefusesTheRestNamingTheLine) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("cg-measured-" + std::to_string(::getpid()) + ".csv");
+  const auto read = [&](const std::string& text) {
+    std::ofstream(file) << text;
+    return report::read_measured(file);
+  };
+  const auto m = read("size,rtt_us\n8,3.0\n 8KiB ; 12.5 \n# a comment\n\n64kB,20\n");
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].bytes, 8u);
+  EXPECT_DOUBLE_EQ(m[0].one_way_us, 1.5);  // the header names a round trip
+  EXPECT_EQ(m[1].bytes, 8192u);
+  EXPECT_DOUBLE_EQ(m[1].one_way_us, 6.25);
+  EXPECT_EQ(m[2].bytes, 64000u);
+  for (const std::string bad : {"1024,2xyz\n", "1024,inf\n", "8,nan\n", "8,0\n", "8,-1\n", "-8,1\n",
+                                "8,1,2\n", "8\n", "8,1\nsize,time\n", ""}) {
+    EXPECT_THROW(read(bad), InputError) << bad;
+  }
+  try {
+    read("8,1\n16,2xyz\n");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(file.string() + ":2"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(file);
+}
+
 }  // namespace commgauge::report
