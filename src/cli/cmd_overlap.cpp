@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "cli/method_run.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
@@ -61,9 +62,11 @@ void add_overlap_command(CLI::App& app, Action& action) {
              measure::kMaxComputation_us))
       ->capture_default_str()
       ->group(g);
+  // Not given leaves the option's "C of each size" (-1 inside); a value given must be one.
   cmd->add_option("--comp-us", f->overlap.comp_us,
                   fmt::format("computation for Rso and Rro in us (default: C); at most {:g}",
                               measure::kMaxComputation_us))
+      ->check(kNonNegative)
       ->group(g);
   cmd->add_option("--loggp", f->loggp,
                   "link parameters (loggp --json) or profile: its ranges and S to compare with")

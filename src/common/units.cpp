@@ -79,9 +79,9 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::s
     if (parts.size() == 3) {
       char* end = nullptr;
       factor = std::strtod(parts[2].c_str(), &end);
-      if (*end != '\0' || !(factor > 1)) {
-        throw InputError(what,
-                         fmt::format("the factor must be a number > 1, got \"{}\"", parts[2]));
+      if (*end != '\0' || !(factor > 1) || !std::isfinite(factor)) {
+        throw InputError(
+            what, fmt::format("the factor must be a finite number > 1, got \"{}\"", parts[2]));
       }
     }
     if (lo > hi) throw InputError(what, fmt::format("MIN {} is larger than MAX {}", lo, hi));

@@ -165,6 +165,20 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
   const Outcome o = run({commgauge(), "simulate", "x", "--compute-scale", "-1"});
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_THAT(o.err, HasSubstr("--compute-scale: must be a finite number > 0"));
+  // overlap's --comp-us: -1 meant "C of each size" inside and passed as a value (red-team,
+  // 2026-12-05); a size range's factor must be finite (inf gave the first size alone).
+  const Outcome comp =
+      run({commgauge(), "overlap", "--transport", "virtual", "--virtual-net",
+           std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json", "--sizes",
+           "8", "--comp-us", "-1"});
+  EXPECT_EQ(comp.exit_code, 2);
+  EXPECT_THAT(comp.err, HasSubstr("--comp-us: must be a finite number >= 0"));
+  const Outcome factor =
+      run({commgauge(), "predict", "pingpong", "--profile",
+           std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json", "--sizes",
+           "8:1KiB:inf"});
+  EXPECT_EQ(factor.exit_code, 2);
+  EXPECT_THAT(factor.err, HasSubstr("the factor must be a finite number > 1"));
 }
 
 TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
@@ -307,8 +321,9 @@ TEST(CliValues, ExitCodesFollowTheReadmesTable) {
            std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig4.sch"});
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_THAT(o.err, HasSubstr("/gamma_o: must be a finite number in [0, 1], got -1e+308"));
-  // A beta so large that a shared transfer passes the simulated clock is its range error, not a
-  // time wrapped into the past (it gave the prediction without contention, exit 0).
+  // A beta so large that a shared transfer would pass the simulated clock (it once gave the
+  // prediction without contention, exit 0) is refused where it is read: beta is bounded so that
+  // beta times a node's degree stays a finite penalty (share had printed P = inf for 1e308).
   std::ofstream(dir / "gige.json", std::ios::trunc)
       << R"({"beta": 1e15, "gamma_o": 0.115, "gamma_i": 0.036})";
   ASSERT_EQ(run({commgauge(), "synth", "scheme",
@@ -320,7 +335,7 @@ TEST(CliValues, ExitCodesFollowTheReadmesTable) {
            std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json", "--model",
            "loggp", "--contention", "gige", "--gige-params", (dir / "gige.json").string()});
   EXPECT_EQ(o.exit_code, 2) << o.err;
-  EXPECT_THAT(o.err, HasSubstr("passes the range of the simulated clock"));
+  EXPECT_THAT(o.err, HasSubstr("/beta: must be a number in (0, 1e6], got 1000000000000000"));
   // 3: a timeout - serve with no client before --accept-timeout.
   o = run({commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once", "--accept-timeout",
            "0.5"});

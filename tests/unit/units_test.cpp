@@ -43,6 +43,9 @@ TEST(SizeList, ListAndRange) {
   EXPECT_EQ(parse_size_list("1:100:10", "x"), (std::vector<std::uint64_t>{1, 10, 100}));
   EXPECT_THROW(parse_size_list("16:1", "x"), InputError);
   EXPECT_THROW(parse_size_list("1:16:1", "x"), InputError);
+  // An infinite factor gave the first size alone (red-team, 2026-12-05).
+  for (const char* bad : {"8:1KiB:inf", "8:1KiB:nan", "8:1KiB:1e999"})
+    EXPECT_THROW(parse_size_list(bad, "x"), InputError) << bad;
 }
 
 // A job past its time limit gets SIGTERM and then its grace before SIGKILL: one that needs a
