@@ -474,9 +474,13 @@ void add_trace_export_command(CLI::App& app, Action& action) {
     double latency = 1e-6;
     std::vector<std::string> algorithms;
     bool no_check = false;
+    bool force = false;
   };
   auto flags = std::make_shared<Flags>();
   add_no_check_flag(*cmd, flags->no_check);
+  cmd->add_flag("--force", flags->force,
+                "write into an output directory that is not empty (the export's files in it are "
+                "replaced; nothing else is removed)");
   cmd->add_option("--format", flags->format, "output format")
       ->check(CLI::IsMember({"simgrid-ti", "otf2"}))
       ->capture_default_str();
@@ -516,6 +520,19 @@ void add_trace_export_command(CLI::App& app, Action& action) {
                                          " algorithm for " +
                                          std::string(collectives::to_string(*op)));
         options.algorithms[*op] = *algorithm;
+      }
+      {
+        // A directory that holds files already (the user's, or an earlier export) is written
+        // into only with --force: its trace.txt, platform.xml, ... would be replaced.
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        const fs::path out(flags->out);
+        if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+          throw InputError("out", flags->out + " exists and is not a directory");
+        if (!flags->force && fs::is_directory(out, ec) && !fs::is_empty(out, ec)) {
+          throw InputError("out",
+                           flags->out + " is not empty (give --force to write the export into it)");
+        }
       }
       const trace::TraceReader trace = open_trace(flags->dir);
       if (!trace_passes_check(trace, flags->no_check)) return 1;

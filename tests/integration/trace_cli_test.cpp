@@ -579,6 +579,10 @@ TEST_F(TraceTest, ExportRefusesABadPlacementAndLeavesNoPartialFiles) {
   std::ofstream(dir_ / "victim.txt") << "mine";
   fs::create_symlink(dir_ / "victim.txt", dir_ / "export" / "rank-1.txt");
   o = run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "export").string()});
+  EXPECT_EQ(o.exit_code, 2) << "a directory that is not empty needs --force";
+  EXPECT_THAT(o.err, HasSubstr("is not empty (give --force to write the export into it)"));
+  o = run({commgauge(), "trace-export", (dir_ / "trace").string(), (dir_ / "export").string(),
+           "--force"});
   EXPECT_EQ(o.exit_code, 0) << o.err;
   EXPECT_FALSE(fs::is_symlink(dir_ / "export" / "rank-1.txt"));
   std::string victim;
