@@ -10,6 +10,15 @@ extern const CLI::Validator kPositive;
 /// A number >= 0 (finite).
 extern const CLI::Validator kNonNegative;
 
+/// The longest time limit a flag takes (about 11.6 days): a timeout's deadline is a clock value
+/// plus the limit, which overflowed for 9.3e9 s (a TCP connect gave up at once, exit 3) and
+/// turned 1e308 s into a negative wait.
+inline constexpr double kMaxTimeLimit_s = 1e6;
+/// A time limit in seconds, in (0, kMaxTimeLimit_s].
+extern const CLI::Validator kTimeLimit;
+/// The same, or below 0 for no limit (serve --accept-timeout).
+extern const CLI::Validator kTimeLimitOrForever;
+
 /// Adds to every option of every subcommand of `app`: numeric values must be finite (CLI11 reads
 /// "nan", "inf" and 1e999 as doubles, which no command can use), and no value may be empty (an
 /// empty --json or --sizes would otherwise mean "not given").

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "cli/options.hpp"
 #include "common/error.hpp"
 #include "measure/registry.hpp"
@@ -27,11 +28,15 @@ void add_serve_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--bind", f->bind, "address to listen on (default: all)");
   cmd->add_flag("--once", f->once, "serve one session, then exit with its status");
-  cmd->add_option("--io-timeout", f->io_timeout_s,
-                  "seconds a call may wait with no byte moving before the client counts as dead")
+  cmd->add_option(
+         "--io-timeout", f->io_timeout_s,
+         "seconds a call may wait with no byte moving before the client counts as dead; at "
+         "most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str();
   cmd->add_option("--accept-timeout", f->accept_timeout_s,
-                  "seconds to wait for a client (negative: forever)")
+                  "seconds to wait for a client (negative: forever); at most 1e6")
+      ->check(kTimeLimitOrForever)
       ->capture_default_str();
   cmd->add_option("--announce-fd", f->announce_fd, "write the bound port to this file descriptor")
       ->group("");  // internal: used when a client starts its own local peer

@@ -158,10 +158,12 @@ void add_share_command(CLI::App& app, Action& action) {
                   "address the task processes reach the coordinator at (tcp)")
       ->capture_default_str();
   cmd->add_option("--io-timeout", f->io_timeout_s,
-                  "seconds a task may wait with nothing arriving (tcp)")
+                  "seconds a task may wait with nothing arriving (tcp); at most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str();
   cmd->add_option("--connect-timeout", f->connect_timeout_s,
-                  "seconds for every task to connect (tcp)")
+                  "seconds for every task to connect (tcp); at most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str();
   cmd->add_option("--mpi-timeout", f->mpi_timeout_s,
                   "seconds one blocking MPI call may wait before the run ends with exit status 3 "
@@ -291,9 +293,9 @@ void add_share_task_command(CLI::App& app, Action& action) {
   };
   auto f = std::make_shared<Flags>();
   cmd->add_option("--coordinator", f->coordinator)->required();
-  cmd->add_option("--rank", f->rank)->required();
+  cmd->add_option("--rank", f->rank)->required()->check(kNonNegative);
   cmd->add_option("--bind", f->bind);
-  cmd->add_option("--io-timeout", f->io_timeout_s);
+  cmd->add_option("--io-timeout", f->io_timeout_s)->check(kTimeLimit);
   cmd->callback([&action, f] {
     action = [f](int&, char**&) {
       net::TcpGroupOptions o;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "profile/json_file.hpp"
@@ -95,11 +96,16 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
       ->capture_default_str()
       ->group(group);
   app.add_option("--peer", f.peer, "TCP peer HOST:PORT running 'commgauge serve'")->group(group);
-  app.add_option("--connect-timeout", f.connect_timeout_s, "seconds to wait for a TCP connection")
+  app.add_option("--connect-timeout", f.connect_timeout_s,
+                 "seconds to wait for a TCP connection; at most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str()
       ->group(group);
-  app.add_option("--io-timeout", f.io_timeout_s,
-                 "seconds a TCP call may wait with no byte moving before the peer counts as dead")
+  app.add_option(
+         "--io-timeout", f.io_timeout_s,
+         "seconds a TCP call may wait with no byte moving before the peer counts as dead; at "
+         "most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str()
       ->group(group);
   app.add_option(

@@ -179,6 +179,26 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
            "8:1KiB:inf"});
   EXPECT_EQ(factor.exit_code, 2);
   EXPECT_THAT(factor.err, HasSubstr("the factor must be a finite number > 1"));
+  // TCP time limits: a deadline is the clock plus the limit (9.3e9 s overflowed it: a connect
+  // gave up at once, exit 3; 1e308 s became a negative wait); 0 and -1 are no limits either.
+  const std::vector<std::vector<std::string>> limits = {
+      {"latency", "--transport", "tcp", "--connect-timeout", "9.3e9"},
+      {"latency", "--transport", "tcp", "--io-timeout", "-1"},
+      {"serve", "--bind", "127.0.0.1", "--once", "--io-timeout", "1e308"},
+      {"serve", "--bind", "127.0.0.1", "--once", "--accept-timeout", "0"},
+      {"share", "--scheme", std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-1.sch",
+       "--transport", "tcp", "--io-timeout", "0"},
+      {"share", "--scheme", std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-1.sch",
+       "--transport", "tcp", "--connect-timeout", "1e10"}};
+  for (const auto& args : limits) {
+    std::vector<std::string> argv = {commgauge()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const Outcome t = run(argv);
+    EXPECT_EQ(t.exit_code, 2) << args[0] << " " << args[args.size() - 2];
+    EXPECT_THAT(t.err,
+                HasSubstr(args[args.size() - 2] + ": must be a finite number of seconds above 0 "
+                                                  "and at most 1e6"));
+  }
 }
 
 TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
