@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -66,6 +67,20 @@ const CLI::Validator kPositive(
       return std::string();
     },
     "> 0");
+
+CLI::Validator within(double lo, double hi) {
+  char range[64];
+  std::snprintf(range, sizeof range, "%g to %g", lo, hi);
+  const std::string text = range;
+  return CLI::Validator(
+      [lo, hi, text](std::string& value) {
+        double v = 0;
+        if (!read_number(value, v) || !(v >= lo && v <= hi))
+          return "must be a finite number from " + text + ", got \"" + value + "\"";
+        return std::string();
+      },
+      text);
+}
 
 const CLI::Validator kTimeLimit(
     [](std::string& value) {

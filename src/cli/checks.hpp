@@ -19,6 +19,9 @@ extern const CLI::Validator kTimeLimit;
 /// The same, or below 0 for no limit (serve --accept-timeout).
 extern const CLI::Validator kTimeLimitOrForever;
 
+/// A finite number in [lo, hi]; the message names the range as written (%g).
+CLI::Validator within(double lo, double hi);
+
 /// Adds to every option of every subcommand of `app`: numeric values must be finite (CLI11 reads
 /// "nan", "inf" and 1e999 as doubles, which no command can use), and no value may be empty (an
 /// empty --json or --sizes would otherwise mean "not given").

@@ -210,7 +210,8 @@ void add_trace_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"auto", "monotonic"}))
       ->capture_default_str();
   cmd->add_option("--timeout", flags->timeout_s,
-                  "kill the command after this many seconds (0: no limit)")
+                  "kill the command after this many seconds (0: no limit); at most 1e6")
+      ->check(within(0, kMaxTimeLimit_s))
       ->capture_default_str();
   cmd->add_option("command", flags->command, "the command to trace, after --")->required();
   cmd->callback([&action, flags] {
@@ -486,15 +487,17 @@ void add_trace_export_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("trace", flags->dir, "trace directory or container file")->required();
   cmd->add_option("out", flags->out, "output directory (created)")->required();
+  // Bounded so that SimGrid's figures stay finite and printable (1e308 wrote "inf" flops, 1e-300
+  // a speed of "0f").
   cmd->add_option("--host-speed", flags->host_speed,
-                  "flops per second of each host (computation seconds x this = flops)")
-      ->check(kPositive)
+                  "flops per second of each host (computation seconds x this = flops); 1 to 1e18")
+      ->check(within(1, 1e18))
       ->capture_default_str();
-  cmd->add_option("--bandwidth", flags->bandwidth, "link bandwidth in bytes per second")
-      ->check(kPositive)
+  cmd->add_option("--bandwidth", flags->bandwidth, "link bandwidth in bytes per second; 1 to 1e18")
+      ->check(within(1, 1e18))
       ->capture_default_str();
-  cmd->add_option("--latency", flags->latency, "link latency in seconds")
-      ->check(kNonNegative)
+  cmd->add_option("--latency", flags->latency, "link latency in seconds; at most 1e6")
+      ->check(within(0, kMaxTimeLimit_s))
       ->capture_default_str();
   cmd->add_option("--coll", flags->algorithms,
                   "algorithm for lowered collectives, OPERATION=ALGORITHM (e.g. "

@@ -1,6 +1,7 @@
 #include "sim/cluster.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -114,11 +115,15 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
     std::uint64_t seed = 0;
     try {
       std::size_t used = 0;
+      // stoull reads "-1" as 2^64 - 1: a seed is written without a sign.
+      if (spec.size() == 7 || !std::isdigit(static_cast<unsigned char>(spec[7])))
+        throw std::invalid_argument("sign");
       seed = std::stoull(spec.substr(7), &used);
       if (used != spec.size() - 7) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      throw InputError("placement",
-                       fmt::format("\"{}\": expected random:SEED with an integer SEED", spec));
+      throw InputError(
+          "placement",
+          fmt::format("\"{}\": expected random:SEED with a whole number SEED >= 0", spec));
     }
     // A seeded shuffle of the machine's slots (std::mt19937_64 is specified exactly, and the
     // Fisher-Yates loop is written here, so the result is the same everywhere).

@@ -179,6 +179,28 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
            "8:1KiB:inf"});
   EXPECT_EQ(factor.exit_code, 2);
   EXPECT_THAT(factor.err, HasSubstr("the factor must be a finite number > 1"));
+  // Ranges that keep what a command writes finite (red-team, 2026-12-05: trace-export wrote "inf"
+  // flops for --host-speed 1e308 and "0Bps" for --bandwidth 1e-300; trace --timeout -1 ran).
+  const std::string ring = (scratch_file("values-ring")).string();
+  ASSERT_EQ(run({commgauge(), "synth", "ring", "--ranks", "2", "-o", ring}).exit_code, 0);
+  const std::vector<std::vector<std::string>> ranges = {
+      {"trace-export", ring, ring + "-ex", "--host-speed", "1e308", "from 1 to 1e+18"},
+      {"trace-export", ring, ring + "-ex", "--bandwidth", "1e-300", "from 1 to 1e+18"},
+      {"trace-export", ring, ring + "-ex", "--latency", "1e300", "from 0 to 1e+06"},
+      {"trace", "-o", ring + "-t", "--timeout", "-1", "--", "true", "from 0 to 1e+06"}};
+  for (const auto& args : ranges) {
+    std::vector<std::string> argv = {commgauge()};
+    argv.insert(argv.end(), args.begin(), args.end() - 1);
+    const Outcome r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[0];
+    EXPECT_THAT(r.err, HasSubstr("must be a finite number " + args.back())) << r.err;
+  }
+  const Outcome seed =
+      run({commgauge(), "simulate", ring, "--profile",
+           std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggp-simple.json",
+           "--placement", "random:-1"});
+  EXPECT_EQ(seed.exit_code, 2);
+  EXPECT_THAT(seed.err, HasSubstr("expected random:SEED with a whole number SEED >= 0"));
   // TCP time limits: a deadline is the clock plus the limit (9.3e9 s overflowed it: a connect
   // gave up at once, exit 3; 1e308 s became a negative wait); 0 and -1 are no limits either.
   const std::vector<std::vector<std::string>> limits = {
