@@ -982,11 +982,15 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // Candidates whose first try did not settle them: asked again after every candidate's first
   // try, so that a second try never takes what a first one needs.
   std::vector<bool> pending(r.changes.size(), false);
-  const auto hand_shake_under = [&](std::size_t k) {
-    std::vector<bool> not_counted(drop);
+  // The switches not counted below a candidate: dropped, or waiting for their second try.
+  const auto not_counted = [&] {
+    std::vector<bool> out(drop);
     for (std::size_t j = 0; j < pending.size(); ++j)
-      not_counted[j] = not_counted[j] || pending[j];
-    return detail::hand_shake_below(r.switches, not_counted, k);
+      out[j] = out[j] || pending[j];
+    return out;
+  };
+  const auto hand_shake_under = [&](std::size_t k) {
+    return detail::hand_shake_below(r.switches, not_counted(), k);
   };
   // Attempts whose trials are pooled (a burst of load lifts a few trials, not all) until the
   // probe separates the sides or clearly does not: up to 2 kConfirmAttempts.
@@ -1011,10 +1015,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
   // step, which the probe read as a hand-shake in 4 of 100 runs on 2026-12-05, the real switch
   // above then read "as below"), or by the curves; true when it was.
   const auto weaker_hand_shake_below = [&](std::size_t k) {
-    std::vector<bool> not_counted(drop);
-    for (std::size_t j = 0; j < pending.size(); ++j)
-      not_counted[j] = not_counted[j] || pending[j];
-    const auto j = detail::hand_shake_switch_below(r.switches, not_counted, k);
+    const auto j = detail::hand_shake_switch_below(r.switches, not_counted(), k);
     if (!j || r.switches[*j].curves_saw_hand_shake || !as_found[k].curves_saw_hand_shake ||
         scan_only_candidate(as_found[k])) {
       return false;

@@ -651,22 +651,15 @@ std::string size_text(double bytes_per_s) {
 
 namespace {
 
-// Hosts as the trace placed the ranks (index.json's "placement": one host number per rank, each
-// below the rank count); one host per rank without it.
+// Hosts as the trace placed the ranks (index.json's "placement", checked by the reader when it
+// opened the trace: one host number per rank, into "hosts"); one host per rank without it.
 std::vector<std::size_t> placement_of(const TraceReader& trace) {
   std::vector<std::size_t> placement(trace.ranks());
   const auto& index = trace.index();
   if (index.contains("placement") && index["placement"].is_array() &&
       index["placement"].size() == trace.ranks()) {
-    for (std::uint32_t r = 0; r < trace.ranks(); ++r) {
-      const auto& host = index["placement"][r];
-      if (!host.is_number_unsigned() || host.get<std::uint64_t>() >= trace.ranks())
-        throw TraceError(
-            fmt::format("index.json: /placement/{}: expected a host number 0 to {}, "
-                        "got {}",
-                        r, trace.ranks() - 1, host.dump()));
-      placement[r] = host.get<std::size_t>();
-    }
+    for (std::uint32_t r = 0; r < trace.ranks(); ++r)
+      placement[r] = index["placement"][r].get<std::size_t>();
   } else {
     for (std::uint32_t r = 0; r < trace.ranks(); ++r)
       placement[r] = r;
