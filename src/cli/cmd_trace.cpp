@@ -135,9 +135,8 @@ std::string join_command(const std::vector<std::string>& args) {
   return s;
 }
 
-/// An empty (or new) output directory that this process can write into.
-void prepare_directory(const fs::path& dir, bool force) {
-  trace::prepare_output_directory(dir, force);
+/// Checks that this process can create files in `dir` (access() does not see a read-only mount).
+void check_writable(const fs::path& dir) {
   const fs::path probe = dir / ".commgauge-write-test";
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw InputError("-o", dir.string() + " is not writable: " + std::strerror(errno));
@@ -222,9 +221,12 @@ void add_trace_command(CLI::App& app, Action& action) {
               ? MpiFlavour::mpich
               : MpiFlavour::open_mpi;
       const std::string tracer = find_tracer(flags->tracer, mpi);
-      const fs::path dir = fs::absolute(flags->dir);
-      prepare_directory(dir, flags->force);
-      std::vector<std::string> env = {"COMMGAUGE_TRACE_DIR=" + dir.string(),
+      const fs::path final_dir = fs::absolute(flags->dir);
+      // With --force the old trace stays until the new one exists (OutputDirectory::commit).
+      trace::OutputDirectory output(final_dir, flags->force);
+      const fs::path recording = output.recording_dir();
+      check_writable(recording);
+      std::vector<std::string> env = {"COMMGAUGE_TRACE_DIR=" + recording.string(),
                                       "COMMGAUGE_TRACE_COMMAND=" + join_command(flags->command)};
       if (flags->cpu_time) env.push_back("COMMGAUGE_TRACE_CPU=1");
       if (flags->clock == "monotonic") env.push_back("COMMGAUGE_TRACE_CLOCK=monotonic");
@@ -258,8 +260,8 @@ void add_trace_command(CLI::App& app, Action& action) {
       } else {
         env.push_back("LD_PRELOAD=" + tracer);
       }
-      std::fprintf(stderr, "commgauge trace: recording into %s with the tracer %s\n", dir.c_str(),
-                   tracer.c_str());
+      std::fprintf(stderr, "commgauge trace: recording into %s with the tracer %s\n",
+                   final_dir.c_str(), tracer.c_str());
       std::fflush(stderr);
       const double limit_s = flags->timeout_s;
       // After --timeout's SIGTERM the job gets longer than mpirun's own wait before SIGKILL:
@@ -280,20 +282,22 @@ void add_trace_command(CLI::App& app, Action& action) {
         // has written its last block (20 of 603 records lost in 2 of 3 runs under load): the
         // ranks on this host get the signal first, with Hydra stopped until they have ended.
         job.end_first = [entries = std::vector<std::string>{
-                             "LD_PRELOAD=" + tracer, "COMMGAUGE_TRACE_DIR=" + dir.string()}] {
+                             "LD_PRELOAD=" + tracer, "COMMGAUGE_TRACE_DIR=" + recording.string()}] {
           return processes_with_environment(entries);
         };
       }
       const int status = run_child_job(job);
       std::error_code ec;
-      const bool any_rank =
-          fs::exists(dir / trace::rank_file_name(0), ec) || fs::exists(dir / "index.json", ec);
+      const bool any_rank = fs::exists(recording / trace::rank_file_name(0), ec) ||
+                            fs::exists(recording / "index.json", ec);
       if (!any_rank) {
         throw InputError(fmt::format(
             "the command exited with status {} and no rank was traced (is it an MPI program? "
             "did it call MPI_Init?)",
             status));
       }
+      output.commit();
+      const fs::path& dir = final_dir;  // the trace's files are there now
       trace::TraceReader trace(dir);
       if (trace.index_rebuilt()) {
         std::fprintf(stderr,

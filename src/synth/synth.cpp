@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <system_error>
 
 #include <unistd.h>
@@ -619,12 +620,14 @@ SynthResult write_synthetic_trace(
   if (output.empty()) throw InputError("-o", "an output directory or .cgtc file is needed");
   fs::path file;
   std::error_code ec;
+  std::optional<trace::OutputDirectory>
+      directory;  // with --force, the old trace stays till the end
   if (output.extension() == ".cgtc") {
     file = output;
     trace::prepare_output_container(file, force);
   } else {
-    trace::prepare_output_directory(output, force);
-    file = output / "trace.cgtc";
+    directory.emplace(output, force);
+    file = directory->recording_dir() / "trace.cgtc";
   }
   // Written aside and renamed when whole: an interrupted run leaves no half trace at `file`. The
   // temporary is a new file of ours (never a user's file or a symlink named like it).
@@ -645,6 +648,10 @@ SynthResult write_synthetic_trace(
     }
     writer.finish(synthetic_index_json(plan));
     fs::rename(temporary, file);
+    if (directory) {
+      directory->commit();
+      file = output / "trace.cgtc";
+    }
   } catch (...) {
     fs::remove(temporary, ec);
     throw;

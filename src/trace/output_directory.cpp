@@ -1,11 +1,16 @@
 #include "trace/output_directory.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
 
+#include <stdlib.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -41,9 +46,38 @@ bool holds_trace_data(const fs::path& path, const std::string& name) {
   return magic == expected || magic == 0;
 }
 
+constexpr const char* kStagingPrefix = ".commgauge-new-";
+
+bool is_staging_name(const std::string& name) {
+  return name.rfind(kStagingPrefix, 0) == 0;
+}
+
+// One of the files a trace consists of, holding what its name promises.
+bool is_trace_file(const fs::directory_entry& entry) {
+  std::error_code ec;
+  const std::string name = entry.path().filename().string();
+  // synth's temporary container (common/text_file's create_temporary), left by a crash.
+  const bool container_temporary =
+      name.rfind(".trace.cgtc.", 0) == 0 && entry.path().extension() == ".tmp";
+  const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
+                          name == "trace.cgtc" || name == "trace.cgtc.tmp" || container_temporary ||
+                          (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
+  return trace_file && !entry.is_symlink(ec) && entry.is_regular_file(ec) &&
+         holds_trace_data(entry.path(), container_temporary ? "trace.cgtc.tmp" : name);
+}
+
+// The staging directory of a run that crashed before OutputDirectory::commit: trace files only.
+bool is_left_over_staging(const fs::directory_entry& entry) {
+  std::error_code ec;
+  if (entry.is_symlink(ec) || !entry.is_directory(ec)) return false;
+  for (const auto& inner : fs::directory_iterator(entry.path(), ec))
+    if (!is_trace_file(inner)) return false;
+  return !ec;
+}
+
 }  // namespace
 
-void prepare_output_directory(const fs::path& dir, bool force) {
+OutputDirectory::OutputDirectory(const fs::path& dir, bool force) : dir_(dir), recording_dir_(dir) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) throw InputError("-o", dir.string() + " is not a directory");
@@ -51,31 +85,56 @@ void prepare_output_directory(const fs::path& dir, bool force) {
       if (!force)
         throw InputError("-o",
                          dir.string() + " is not empty (give --force to replace the trace in it)");
-      // Everything is checked before anything is removed: a refusal leaves the old trace.
-      std::vector<fs::path> old_trace;
       for (const auto& entry : fs::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
-        // synth's temporary container (common/text_file's create_temporary), left by a crash.
-        const bool container_temporary =
-            name.rfind(".trace.cgtc.", 0) == 0 && entry.path().extension() == ".tmp";
-        const bool trace_file = name == "index.json" || name == "index.json.tmp" ||
-                                name == "trace.cgtc" || name == "trace.cgtc.tmp" ||
-                                container_temporary ||
-                                (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".cgt");
-        if (!trace_file || entry.is_symlink(ec) || !entry.is_regular_file(ec) ||
-            !holds_trace_data(entry.path(), container_temporary ? "trace.cgtc.tmp" : name))
+        const bool part =
+            is_staging_name(name) ? is_left_over_staging(entry) : is_trace_file(entry);
+        if (!part)
           throw InputError("-o", dir.string() + " holds " + name +
                                      ", which is not part of a trace; refusing to clear it");
-        old_trace.push_back(entry.path());
+        old_trace_.push_back(entry.path());
       }
-      if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        throw InputError("-o", "cannot write in " + dir.string());
-      for (const auto& path : old_trace)
-        fs::remove(path);
     }
   }
   fs::create_directories(dir, ec);
   if (ec) throw InputError("-o", "cannot create " + dir.string() + ": " + ec.message());
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw InputError("-o", dir.string() + " is not writable: " + std::strerror(errno));
+  if (!old_trace_.empty()) {
+    std::string pattern = (dir / (std::string(kStagingPrefix) + "XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw InputError(
+          "-o", "cannot create a directory in " + dir.string() + ": " + std::strerror(errno));
+    recording_dir_ = pattern;
+  }
+}
+
+OutputDirectory::~OutputDirectory() {
+  if (committed_ || recording_dir_ == dir_) return;
+  std::error_code ec;
+  fs::remove_all(recording_dir_, ec);
+}
+
+void OutputDirectory::commit() {
+  if (committed_) return;
+  committed_ = true;
+  if (recording_dir_ == dir_) return;
+  std::vector<fs::path> recorded;
+  for (const auto& entry : fs::directory_iterator(recording_dir_))
+    recorded.push_back(entry.path());
+  // index.json last: a crash in between leaves the old index over a mixed set of rank files
+  // rather than a new index naming rank files not yet moved.
+  std::stable_partition(recorded.begin(), recorded.end(),
+                        [](const fs::path& p) { return p.filename() != "index.json"; });
+  std::set<fs::path> replaced;
+  for (const auto& path : recorded) {
+    fs::rename(path, dir_ / path.filename());
+    replaced.insert(dir_ / path.filename());
+  }
+  std::error_code ec;
+  fs::remove(recording_dir_, ec);
+  for (const auto& old : old_trace_)
+    if (!replaced.count(old)) fs::remove_all(old, ec);
 }
 
 void prepare_output_container(const fs::path& file, bool force) {

@@ -14,6 +14,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "process.hpp"
@@ -544,6 +546,29 @@ TEST_F(TraceTest, AnArgumentThatIsNotUtf8IsRecordedAndTheProgramRuns) {
   std::ifstream index(dir_ / "trace" / "index.json");
   const std::string text((std::istreambuf_iterator<char>(index)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("\xef\xbf\xbd\xef\xbf\xbd"));
+}
+#endif
+
+#ifdef EXAMPLE_RING
+// --force replaces a trace only with one that exists: a command that cannot run (mpirun cannot
+// start /nonexistent) leaves the old trace whole; a trace of fewer ranks then replaces it,
+// without the old trace's extra rank files.
+TEST_F(TraceTest, ForceKeepsTheOldTraceWhenTheNewRunTracesNothing) {
+  ASSERT_EQ(trace(3, {EXAMPLE_RING, "2", "100", "5"}).exit_code, 0);
+  const auto old_size = fs::file_size(dir_ / "trace" / "rank-2.cgt");
+  Outcome o = trace(2, {"/nonexistent-program"}, {"--force"});
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_THAT(o.err, HasSubstr("no rank was traced"));
+  EXPECT_EQ(check().exit_code, 0) << "the old trace is whole";
+  EXPECT_EQ(fs::file_size(dir_ / "trace" / "rank-2.cgt"), old_size);
+  o = trace(2, {EXAMPLE_RING, "2", "100", "5"}, {"--force"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(check().exit_code, 0);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir_ / "trace"))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"index.json", "rank-0.cgt", "rank-1.cgt"}));
 }
 #endif
 

@@ -19,6 +19,7 @@
 #include "synth/synth.hpp"
 #include "trace/check.hpp"
 #include "trace/function_ids.hpp"
+#include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
 #include "trace/summary.hpp"
 
@@ -598,6 +599,59 @@ TEST_F(Synth, ForceRefusesAUsersFileThatOnlyHasATracesName) {
   write_synthetic_trace(options("ring", 4, 1, 8, 0), out, true);
   EXPECT_EQ(trace::TraceReader(out).ranks(), 4u);
   EXPECT_FALSE(fs::exists(out / "index.json.tmp"));
+}
+
+// --force removes the old trace only when the new one exists: a run that fails (no rank traced,
+// a write error) leaves the old trace whole and no staging directory behind. On commit, rank
+// files the new trace does not have go with the old trace, and so does a crashed run's staging.
+TEST_F(Synth, ForceKeepsTheOldTraceUntilTheNewOneIsWhole) {
+  const fs::path out = dir_ / "kept";
+  write_synthetic_trace(options("ring", 4, 1, 8, 0), out, false);
+  const auto before = fs::file_size(out / "trace.cgtc");
+  const auto listing = [&out] {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(out))
+      names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const auto files_before = listing();
+  {
+    trace::OutputDirectory failed(out, true);
+    EXPECT_NE(failed.recording_dir(), out) << "an old trace is replaced from a staging directory";
+    EXPECT_EQ(failed.recording_dir().parent_path(), out);
+    std::ofstream(failed.recording_dir() / "rank-0.cgt") << "CGBKnew";
+    // Not committed: as a run that ended with an error.
+  }
+  EXPECT_EQ(trace::TraceReader(out).ranks(), 4u);
+  EXPECT_EQ(fs::file_size(out / "trace.cgtc"), before);
+  EXPECT_EQ(listing(), files_before);
+
+  // A rank-file trace with 3 ranks replaced by one of 2 (as commgauge trace records them); a
+  // crashed run's staging directory holding a rank file goes too.
+  fs::remove_all(out);
+  fs::create_directories(out / ".commgauge-new-crashd");
+  for (const std::string name : {"rank-0.cgt", "rank-1.cgt", "rank-2.cgt"})
+    std::ofstream(out / name) << "CGBKold";
+  std::ofstream(out / ".commgauge-new-crashd" / "rank-0.cgt") << "CGBKold";
+  std::ofstream(out / "index.json") << R"({"format": "commgauge-trace", "ranks": 3})";
+  {
+    trace::OutputDirectory output(out, true);
+    std::ofstream(output.recording_dir() / "rank-0.cgt") << "CGBKnew";
+    std::ofstream(output.recording_dir() / "rank-1.cgt") << "CGBKnew";
+    std::ofstream(output.recording_dir() / "index.json") << R"({"format": "commgauge-trace"})";
+    EXPECT_EQ(std::ifstream(out / "rank-0.cgt").get(), 'C');
+    output.commit();
+  }
+  EXPECT_EQ(listing(), (std::vector<std::string>{"index.json", "rank-0.cgt", "rank-1.cgt"}));
+  std::ifstream rank0(out / "rank-0.cgt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(rank0), {}), "CGBKnew");
+
+  // A staging-named directory that holds a user's file is not ours.
+  fs::create_directories(out / ".commgauge-new-mine");
+  std::ofstream(out / ".commgauge-new-mine" / "notes.txt") << "mine";
+  EXPECT_THROW(trace::OutputDirectory(out, true), InputError);
+  EXPECT_TRUE(fs::exists(out / ".commgauge-new-mine" / "notes.txt"));
 }
 
 }  // namespace
