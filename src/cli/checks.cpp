@@ -4,7 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
+
+#include <unistd.h>
 
 namespace commgauge::cli {
 
@@ -43,6 +47,31 @@ std::string unsigned_value(const std::string& value) {
       return "is out of range (at most 18446744073709551615), got \"" + value + "\"";
   }
   return {};
+}
+
+// A file a command writes its result to (--json, --csv, --plot, ...): checked when the command
+// line is read, so that a typo in a directory does not end an hour of measuring. "-" is standard
+// output where the option takes it (main keeps that stream for the result).
+std::string output_file(const std::string& value, bool stdout_allowed) {
+  namespace fs = std::filesystem;
+  if (value == "-")
+    return stdout_allowed ? std::string()
+                          : std::string("standard output is not supported; give a file name");
+  std::error_code ec;
+  const fs::path path(value);
+  if (fs::is_directory(path, ec)) return "\"" + value + "\" is a directory; give a file name";
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::exists(parent, ec)) return "the directory \"" + parent.string() + "\" does not exist";
+  if (!fs::is_directory(parent, ec)) return "\"" + parent.string() + "\" is not a directory";
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    return "cannot write in \"" + parent.string() + "\": " + std::strerror(errno);
+  return {};
+}
+
+std::string plot_file(const std::string& value) {
+  const std::string ext = std::filesystem::path(value).extension().string();
+  if (ext != ".png" && ext != ".svg") return "expected a .png or .svg file, got \"" + value + "\"";
+  return output_file(value, false);
 }
 
 bool unsigned_type(const CLI::Option& option) {
@@ -125,6 +154,16 @@ void check_every_value(CLI::App& app) {
         if (unsigned_type(*option)) option->check(CLI::Validator(unsigned_value, ""));
       } else {
         option->check(CLI::Validator(not_empty, ""));
+      }
+      const std::string& name = option->get_name();
+      if (name == "--plot") {
+        option->check(CLI::Validator(plot_file, ""));
+      } else if (name == "--timeline") {
+        option->check(
+            CLI::Validator([](const std::string& v) { return output_file(v, false); }, ""));
+      } else if (name == "--json" || name == "--csv" || name == "--tables-csv") {
+        option->check(
+            CLI::Validator([](const std::string& v) { return output_file(v, true); }, ""));
       }
     }
   }

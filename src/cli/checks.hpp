@@ -24,7 +24,9 @@ CLI::Validator within(double lo, double hi);
 
 /// Adds to every option of every subcommand of `app`: numeric values must be finite (CLI11 reads
 /// "nan", "inf" and 1e999 as doubles, which no command can use), and no value may be empty (an
-/// empty --json or --sizes would otherwise mean "not given").
+/// empty --json or --sizes would otherwise mean "not given"). The result files (--json, --csv,
+/// --tables-csv, --timeline, --plot: .png or .svg) must be writable paths in a directory that
+/// exists, checked before any measuring.
 void check_every_value(CLI::App& app);
 
 }  // namespace commgauge::cli

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/failure.hpp"
 #include "cli/options.hpp"
 #include "cli/run_guard.hpp"
 #include "common/error.hpp"
@@ -178,6 +179,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                            " (a larger --max-size needs more)");
   cmd->add_option("--latency-sizes", f->latency_sizes,
                   "sizes of the latency part (default: 1:max:4; at most 10000)");
+  name_field(*cmd, "trials", "--latency-trials");
   cmd->add_option("--latency-trials", f->latency_trials, "trials per latency size")
       ->capture_default_str();
   cmd->add_option("--link-class", f->link_class,
@@ -190,6 +192,7 @@ void add_profile_command(CLI::App& app, Action& action) {
   cmd->callback([&action, f] {
     action = [f](int& argc, char**& argv) {
       const std::uint64_t max_size = parse_byte_size(f->max_size, "--max-size");
+      if (max_size == 0) throw InputError("--max-size", "must be at least 1 B");
       measure::LoggpOptions lo = f->loggp;
       lo.max_size = max_size;
       apply_loggp_budget(lo, f->max_bytes);

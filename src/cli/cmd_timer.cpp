@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/failure.hpp"
 #include "cli/options.hpp"
 #include "cli/run_guard.hpp"
 #include "measure/limits.hpp"
@@ -27,6 +28,7 @@ void add_timer_command(CLI::App& app, Action& action) {
   add_transport_options(*cmd, flags->transport);
   cmd->add_option("--trials", flags->timer.trials, "back-to-back timer pairs (seed 002: 2^24)")
       ->capture_default_str();
+  name_field(*cmd, "timer_trials", "--trials");
   cmd->add_option("--bin-width", flags->timer.bin_width_us,
                   "distribution bin width in microseconds (0: automatic)")
       ->capture_default_str();

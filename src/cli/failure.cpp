@@ -1,8 +1,11 @@
 #include "cli/failure.hpp"
 
 #include <algorithm>
+#include <map>
 #include <new>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,17 +18,40 @@ namespace {
 
 const CLI::App* parsed_app = nullptr;
 
+std::map<std::pair<const CLI::App*, std::string>, std::string>& field_flags() {
+  static std::map<std::pair<const CLI::App*, std::string>, std::string> names;
+  return names;
+}
+
+// The flag of `command` for the field `field`: one named for it, else --field (min_rounds:
+// --min-rounds) when `command` has that option; empty if neither.
+std::string flag_of(const CLI::App* command, const std::string& field) {
+  const auto named = field_flags().find({command, field});
+  if (named != field_flags().end()) return named->second;
+  std::string flag = "--" + field;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return command->get_option_no_throw(flag) != nullptr ? flag : std::string();
+}
+
 // An error below the CLI names an option by its name in the options (min_rounds, placement
-// recorded); shown as the flag of the command that ran (--min-rounds) where it has one.
+// recorded); shown as the flag of the command that ran (--min-rounds) where it has one. Nested
+// subcommands (predict pingpong) are looked through.
 InputError as_flag(const CLI::App* app, const InputError& e) {
   const std::string& where = e.where();
   if (app == nullptr || where.empty() || where.front() == '-') return e;
   const std::size_t space = where.find(' ');
-  std::string flag = "--" + where.substr(0, space);
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  for (const CLI::App* sub : app->get_subcommands()) {
-    if (sub->get_option_no_throw(flag) != nullptr)
+  const std::string field = where.substr(0, space);
+  std::vector<const CLI::App*> chosen;
+  for (const CLI::App* sub : app->get_subcommands())
+    chosen.push_back(sub);
+  while (!chosen.empty()) {
+    const CLI::App* sub = chosen.back();
+    chosen.pop_back();
+    const std::string flag = flag_of(sub, field);
+    if (!flag.empty())
       return {flag + (space == std::string::npos ? "" : where.substr(space)), e.detail()};
+    for (const CLI::App* inner : sub->get_subcommands())
+      chosen.push_back(inner);
   }
   return e;
 }
@@ -58,6 +84,10 @@ Failure describe_failure(const CLI::App* app, const std::exception_ptr& error) {
   } catch (...) {
     return {"error: an unknown exception", 1};
   }
+}
+
+void name_field(const CLI::App& command, const std::string& field, const std::string& flag) {
+  field_flags()[{&command, field}] = flag;
 }
 
 void set_parsed_command_line(const CLI::App* app) {

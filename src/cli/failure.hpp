@@ -19,6 +19,10 @@ struct Failure {
 /// option by its field (min_rounds) is shown as the chosen subcommand's flag (--min-rounds).
 Failure describe_failure(const CLI::App* app, const std::exception_ptr& error);
 
+/// Where a field of the options below the CLI has another name than `command`'s flag (timer's
+/// --trials is TimerOptions' timer_trials): an error naming the field names `flag`.
+void name_field(const CLI::App& command, const std::string& field, const std::string& flag);
+
 /// The command line this process parsed (main sets it): failures found deep in a run are
 /// described against it.
 void set_parsed_command_line(const CLI::App* app);

@@ -223,6 +223,61 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
   }
 }
 
+// A result file that cannot be written is refused when the command line is read, before any
+// measuring (red-team, 2026-12-05: loggp, overlap, latency, timer, simulate and predict measured
+// or replayed first and failed on --plot x.txt or --json in a missing directory at the end).
+TEST(CliValues, ResultFilesAreCheckedBeforeAnyWork) {
+  std::size_t outputs = 0;
+  for (const auto& f : every_flag()) {
+    if (f.name != "--json" && f.name != "--csv" && f.name != "--tables-csv" && f.name != "--plot" &&
+        f.name != "--timeline")
+      continue;
+    ++outputs;
+    const std::string file = f.name == "--plot" ? "x.png" : "x.out";
+    const std::string directory = (scratch_file("result-dir") / file).string();
+    std::filesystem::create_directories(directory);
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"/nonexistent-commgauge-dir/" + file,
+         "the directory \"/nonexistent-commgauge-dir\" does not exist"},
+        {directory, "\"" + directory + "\" is a directory"}};
+    for (const auto& [value, says] : bad) {
+      std::vector<std::string> argv = {commgauge()};
+      argv.insert(argv.end(), f.command.begin(), f.command.end());
+      argv.insert(argv.end(), {f.name, value});
+      const Outcome o = run(argv);
+      EXPECT_EQ(o.exit_code, 2) << f.where() << " " << value << ": " << o.err;
+      EXPECT_THAT(o.err, HasSubstr(f.name + ": " + says)) << f.where();
+    }
+    if (f.name == "--plot") {
+      std::vector<std::string> argv = {commgauge()};
+      argv.insert(argv.end(), f.command.begin(), f.command.end());
+      argv.insert(argv.end(), {f.name, "plot.txt"});
+      const Outcome o = run(argv);
+      EXPECT_EQ(o.exit_code, 2) << f.where();
+      EXPECT_THAT(o.err, HasSubstr("--plot: expected a .png or .svg file, got \"plot.txt\""));
+    }
+  }
+  EXPECT_GE(outputs, 20u);
+}
+
+// Errors found below the command line name the flag the user typed, also where the field has
+// another name (timer's --trials is timer_trials, profile's --latency-trials is trials).
+TEST(CliValues, ErrorsNameTheFlagTheUserGave) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"timer", "--trials", "0", "--trials: must be at least 1"},
+      {"profile", "-o", "never-written.json", "--latency-trials", "0",
+       "--latency-trials: must be at least 1"},
+      {"profile", "-o", "never-written.json", "--max-size", "0",
+       "--max-size: must be at least 1 B"}};
+  for (const auto& args : cases) {
+    std::vector<std::string> argv = {commgauge()};
+    argv.insert(argv.end(), args.begin(), args.end() - 1);
+    const Outcome o = run(argv);
+    EXPECT_EQ(o.exit_code, 2) << args[0] << ": " << o.err;
+    EXPECT_THAT(o.err, HasSubstr(args.back()));
+  }
+}
+
 TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("cg-json-stdout-" + std::to_string(::getpid()));
