@@ -88,6 +88,8 @@ bool numeric(const CLI::Option& option) {
 
 }  // namespace
 
+const CLI::Validator kResultFile([](const std::string& v) { return output_file(v, true); }, "");
+
 const CLI::Validator kPositive(
     [](std::string& value) {
       double v = 0;

@@ -19,6 +19,10 @@ extern const CLI::Validator kTimeLimit;
 /// The same, or below 0 for no limit (serve --accept-timeout).
 extern const CLI::Validator kTimeLimitOrForever;
 
+/// A file a command writes its result to, or "-" for standard output: in a directory that exists
+/// and is writable, not a directory itself (check_every_value adds it to --json and the like).
+extern const CLI::Validator kResultFile;
+
 /// A finite number in [lo, hi]; the message names the range as written (%g).
 CLI::Validator within(double lo, double hi);
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.hpp"
 #include "cli/failure.hpp"
 #include "cli/options.hpp"
 #include "cli/run_guard.hpp"
@@ -171,7 +172,9 @@ void add_profile_command(CLI::App& app, Action& action) {
   auto f = std::make_shared<Flags>();
   f->timer.trials = std::uint64_t{1} << 22;
   add_transport_options(*cmd, f->transport);
-  cmd->add_option("-o,--output", f->output, "the profile file to write (or update)")->required();
+  cmd->add_option("-o,--output", f->output, "the profile file to write (or update)")
+      ->required()
+      ->check(kResultFile);
   add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->add_option("--max-size", f->max_size, "largest message size measured")
       ->capture_default_str();
@@ -209,7 +212,8 @@ void add_profile_command(CLI::App& app, Action& action) {
       f->timer.validate();
       // Refuse to clobber a file that is not a profile before measuring anything.
       profile::Profile prof;
-      if (std::filesystem::exists(f->output)) prof = profile::read_profile(f->output);
+      // A FIFO or device is written into, not read (kResultFile refused a directory).
+      if (std::filesystem::is_regular_file(f->output)) prof = profile::read_profile(f->output);
       const net::TransportOptions topts = f->transport.resolve();
       auto runner = net::make_runner(topts, argc, argv);
       report::TerminalProgress progress;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/input_file.hpp"
 #include "common/units.hpp"
 
 namespace commgauge::model {
@@ -198,11 +199,7 @@ void validate_scheme(const Scheme& s, const std::string& where) {
 }
 
 Scheme read_scheme(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string(), "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_scheme(text.str(), path.string());
+  return parse_scheme(read_input_file(path), path.string());
 }
 
 }  // namespace commgauge::model

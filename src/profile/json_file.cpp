@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/input_file.hpp"
 #include "common/json_text.hpp"
 #include "common/text_file.hpp"
 
@@ -42,11 +43,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string(), "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str(), path.string());
+  return parse_json(read_input_file(path), path.string());
 }
 
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& document) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/input_file.hpp"
 #include "common/units.hpp"
 #include "profile/json_file.hpp"
 #include "report/plot.hpp"
@@ -29,8 +30,7 @@ std::string trimmed(const std::string& text) {
 // users write sizes (8, 8KiB); the time a finite number of microseconds above 0, one-way unless
 // the header names "rtt". Only a first line whose size field is not a number is a header.
 std::vector<Measured> read_csv(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string(), "cannot open the file");
+  std::istringstream in(read_input_file(path));
   std::vector<Measured> out;
   std::string line;
   int number = 0;

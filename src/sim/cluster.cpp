@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/input_file.hpp"
 
 namespace commgauge::sim {
 
@@ -139,11 +140,12 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
     return nodes;
   }
   // A file: one node number per rank.
-  std::ifstream in(spec);
-  if (!in)
+  std::error_code ec;
+  if (!std::filesystem::exists(spec, ec))
     throw InputError(
         "placement",
         fmt::format("\"{}\" is not recorded, rrn, rrp, random:SEED or a readable file", spec));
+  std::istringstream in(read_input_file(spec));
   std::vector<std::uint32_t> per_node(cluster.nodes, 0);
   std::string line;
   std::uint32_t r = 0;

@@ -133,13 +133,18 @@ void check_placement(const nlohmann::json& index, std::uint32_t ranks, const std
 // ---- TraceFile ----
 
 TraceFile::TraceFile(const std::filesystem::path& path) : name_(path.string()) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named like a trace file would wait for a writer forever.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw TraceError(name_, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int error = errno;
     ::close(fd_);
     throw TraceError(name_, std::string("cannot stat: ") + std::strerror(error));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw TraceError(name_, "not a regular file (a FIFO, device or socket cannot hold a trace)");
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
 }

@@ -3,6 +3,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -388,6 +389,28 @@ TEST(TraceFiles, UnknownVersionsAreRejected) {
       << R"({"format":"commgauge-trace","version":2,"ranks":1})";
   EXPECT_THROW(TraceReader{dir.path()}, TraceError);
   EXPECT_THROW(TraceReader{dir.path() / "nothing-here"}, TraceError);
+}
+
+// A FIFO named like a trace (a container or a rank file) is refused at once: opening it for
+// reading would wait for a writer that never comes (red-team, 2026-12-05: simulate, trace-check
+// and trace-summary hung on one).
+TEST(TraceFiles, AFifoIsNoTraceAndIsRefusedWithoutWaiting) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() / "trace.cgtc").c_str(), 0600), 0);
+  try {
+    TraceReader trace(dir.path() / "trace.cgtc");
+    FAIL();
+  } catch (const TraceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("trace.cgtc: not a regular file"));
+  }
+  fs::create_directories(dir.path() / "ranks");
+  ASSERT_EQ(::mkfifo((dir.path() / "ranks" / rank_file_name(0)).c_str(), 0600), 0);
+  try {
+    TraceReader trace(dir.path() / "ranks");
+    FAIL();
+  } catch (const TraceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("rank-0.cgt: not a regular file"));
+  }
 }
 
 // A replay reads only a header's essentials (simdjson); the document reader (nlohmann) must
