@@ -13,6 +13,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/failure.hpp"
+#include "common/temporaries.hpp"
 #include "common/text_file.hpp"
 #include "report/context.hpp"
 
@@ -42,6 +43,7 @@ int report_error(const commgauge::cli::Failure& failure) {
 
 int main(int argc, char** argv) {
   commgauge::report::set_command_line(argc, argv);
+  commgauge::remove_temporaries_on_signals();
   commgauge::cli::Action action;
   const std::unique_ptr<CLI::App> command_line = commgauge::cli::make_command_line(action);
   CLI::App& app = *command_line;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/temporaries.hpp"
 
 namespace commgauge {
 
@@ -43,7 +44,13 @@ int create_temporary(const std::filesystem::path& target, std::string& name) {
   for (int attempt = 0; attempt < 1000; ++attempt) {
     name = fmt::format("{}/.{}.{}.{}.tmp", dir.string(), target.filename().string(), ::getpid(),
                        counter.fetch_add(1));
+    register_temporary(name);  // before it exists: a SIGTERM in between still removes it
     const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0) {
+      const int error = errno;
+      forget_temporary(name);
+      errno = error;
+    }
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;
@@ -128,7 +135,10 @@ AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  if (!temporary_.empty()) {
+    ::unlink(temporary_.c_str());
+    forget_temporary(temporary_);
+  }
 }
 
 std::ostream& AtomicFile::stream() {
@@ -138,7 +148,10 @@ std::ostream& AtomicFile::stream() {
 void AtomicFile::fail(int error) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  if (!temporary_.empty()) {
+    ::unlink(temporary_.c_str());
+    forget_temporary(temporary_);
+  }
   temporary_.clear();
   throw OutputError(target_.string(),
                     fmt::format("writing the file failed: {}", std::strerror(error)));
@@ -161,6 +174,7 @@ void AtomicFile::publish() {
   if (in_place_) return;
   if (temporary_.empty()) throw std::logic_error("AtomicFile: published twice");
   if (::rename(temporary_.c_str(), target_.c_str()) != 0) fail(errno);
+  forget_temporary(temporary_);
   temporary_.clear();
 }
 

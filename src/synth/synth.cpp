@@ -16,6 +16,7 @@
 #include "commgauge/version.hpp"
 #include "common/error.hpp"
 #include "common/json_text.hpp"
+#include "common/temporaries.hpp"
 #include "common/text_file.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/output_directory.hpp"
@@ -648,12 +649,14 @@ SynthResult write_synthetic_trace(
     }
     writer.finish(synthetic_index_json(plan));
     fs::rename(temporary, file);
+    forget_temporary(temporary_name);
     if (directory) {
       directory->commit();
       file = output / "trace.cgtc";
     }
   } catch (...) {
     fs::remove(temporary, ec);
+    forget_temporary(temporary_name);
     throw;
   }
   if (progress) progress(plan.ranks, plan.ranks);

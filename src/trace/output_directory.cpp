@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/temporaries.hpp"
 #include "trace/format.hpp"
 #include "trace/writer.hpp"
 
@@ -106,6 +107,7 @@ OutputDirectory::OutputDirectory(const fs::path& dir, bool force) : dir_(dir), r
       throw InputError(
           "-o", "cannot create a directory in " + dir.string() + ": " + std::strerror(errno));
     recording_dir_ = pattern;
+    register_temporary(recording_dir_.string(), true);
   }
 }
 
@@ -113,6 +115,7 @@ OutputDirectory::~OutputDirectory() {
   if (committed_ || recording_dir_ == dir_) return;
   std::error_code ec;
   fs::remove_all(recording_dir_, ec);
+  forget_temporary(recording_dir_.string());
 }
 
 void OutputDirectory::commit() {
@@ -133,6 +136,7 @@ void OutputDirectory::commit() {
   }
   std::error_code ec;
   fs::remove(recording_dir_, ec);
+  forget_temporary(recording_dir_.string());
   for (const auto& old : old_trace_)
     if (!replaced.count(old)) fs::remove_all(old, ec);
 }

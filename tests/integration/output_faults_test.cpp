@@ -2,11 +2,14 @@
 // symlink at its path: a full disk is a runtime error (exit 1) that names the file and leaves
 // nothing behind; a symlink is replaced, never followed.
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -329,6 +332,54 @@ TEST_F(OutputFaults, EveryOutputSyncsItsDirectoryAfterTheRename) {
     ++checked;
   }
   EXPECT_GE(checked, 16u);
+}
+
+// A run ended by SIGTERM or SIGINT (Ctrl-C) removes its temporaries and ends by that signal
+// (red-team, 2026-12-05: an interrupted synth left a 958 MB .tmp, simulate --timeline a 190 MB one,
+// trace-export 1902 of them, and the next run without --force was refused).
+TEST_F(OutputFaults, AnInterruptedRunLeavesNoTemporaries) {
+  const std::string ring = (dir_ / "in" / "big-ring").string();
+  ASSERT_EQ(
+      run({commgauge(), "synth", "ring", "--ranks", "4000", "--iterations", "300", "-o", ring})
+          .exit_code,
+      0);
+  struct Interrupted {
+    std::vector<std::string> argv;
+    fs::path watched;  // the directory the temporaries appear in
+    int sig;
+  };
+  const std::vector<Interrupted> cases = {
+      {{commgauge(), "synth", "ring", "--ranks", "1000000", "--iterations", "20", "-o",
+        (dir_ / "synth-out").string()},
+       dir_ / "synth-out",
+       SIGTERM},
+      {{commgauge(), "simulate", ring, "--model", "none", "--timeline",
+        (dir_ / "timeline" / "tl.json").string()},
+       dir_ / "timeline",
+       SIGINT},
+      {{commgauge(), "trace-export", ring, (dir_ / "export").string(), "--no-check"},
+       dir_ / "export",
+       SIGTERM}};
+  fs::create_directories(dir_ / "timeline");
+  const auto temporaries = [](const fs::path& dir) {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      n += entry.path().extension() == ".tmp" ? 1 : 0;
+    return n;
+  };
+  for (const auto& c : cases) {
+    Background job(c.argv);
+    // Signalled once its first temporary exists (the command has started writing).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(100);
+    while (temporaries(c.watched) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_GT(temporaries(c.watched), 0u) << c.argv[1] << " wrote no temporary";
+    job.signal(c.sig);
+    EXPECT_EQ(job.wait_for_exit(std::chrono::seconds(60)), 128 + c.sig)
+        << c.argv[1] << " ended otherwise than by the signal (finished before it?)";
+    EXPECT_EQ(temporaries(c.watched), 0u) << c.argv[1];
+  }
 }
 
 }  // namespace
