@@ -116,23 +116,24 @@ CLI::Validator within(double lo, double hi) {
 const CLI::Validator kTimeLimit(
     [](std::string& value) {
       double v = 0;
-      if (!read_number(value, v) || !(v > 0) || !(v <= kMaxTimeLimit_s))
-        return "must be a finite number of seconds above 0 and at most 1e6, got \"" + value + "\"";
+      // Below a millisecond a limit rounds to none (the waits count milliseconds).
+      if (!read_number(value, v) || !(v >= kMinTimeLimit_s) || !(v <= kMaxTimeLimit_s))
+        return "must be a finite number of seconds from 0.001 to 1e6, got \"" + value + "\"";
       return std::string();
     },
-    "(0, 1e6] s");
+    "[0.001, 1e6] s");
 
 const CLI::Validator kTimeLimitOrForever(
     [](std::string& value) {
       double v = 0;
-      if (!read_number(value, v) || v == 0 || !(v <= kMaxTimeLimit_s))
-        return "must be a finite number of seconds above 0 and at most 1e6 (or below 0: forever), "
+      if (!read_number(value, v) || (v >= 0 && v < kMinTimeLimit_s) || !(v <= kMaxTimeLimit_s))
+        return "must be a finite number of seconds from 0.001 to 1e6 (or below 0: forever), "
                "got "
                "\"" +
                value + "\"";
       return std::string();
     },
-    "(0, 1e6] s or < 0");
+    "[0.001, 1e6] s or < 0");
 
 const CLI::Validator kNonNegative(
     [](std::string& value) {

@@ -14,7 +14,9 @@ extern const CLI::Validator kNonNegative;
 /// plus the limit, which overflowed for 9.3e9 s (a TCP connect gave up at once, exit 3) and
 /// turned 1e308 s into a negative wait.
 inline constexpr double kMaxTimeLimit_s = 1e6;
-/// A time limit in seconds, in (0, kMaxTimeLimit_s].
+/// The shortest: the waits count milliseconds (1e-300 s was a limit of 0 ms).
+inline constexpr double kMinTimeLimit_s = 1e-3;
+/// A time limit in seconds, in [kMinTimeLimit_s, kMaxTimeLimit_s].
 extern const CLI::Validator kTimeLimit;
 /// The same, or below 0 for no limit (serve --accept-timeout).
 extern const CLI::Validator kTimeLimitOrForever;

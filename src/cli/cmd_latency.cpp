@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "common/text_file.hpp"
 #include "common/units.hpp"
 #include "measure/latency.hpp"
+#include "measure/limits.hpp"
 #include "profile/json_file.hpp"
 #include "report/context.hpp"
 #include "report/latency_report.hpp"
@@ -58,10 +60,15 @@ void add_latency_command(CLI::App& app, Action& action) {
                   "(seed 002's fixed count)")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--npp", f->npp, "ping-pongs per timing loop (default: estimated, seed 002 §3.3)")
+  cmd->add_option("--npp", f->npp,
+                  fmt::format("ping-pongs per timing loop, 1 to {} (default: estimated, seed 002 "
+                              "§3.3, at most that too)",
+                              measure::kMaxNpp))
       ->group(g);
   cmd->add_option("--res-npp", f->latency.res_npp,
-                  "res_npp: npp = nint(max(1, res_npp * res_timing / median_ppt))")
+                  fmt::format("res_npp: npp = nint(max(1, res_npp * res_timing / median_ppt)); "
+                              "above 0, at most {:g}",
+                              measure::kMaxResNpp))
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--handshake-bias", f->latency.handshake_bias,
@@ -70,7 +77,9 @@ void add_latency_command(CLI::App& app, Action& action) {
                   "the loop is at most this; 0: seed 002's npp alone")
       ->capture_default_str()
       ->group(g);
-  cmd->add_option("--npp-init", f->latency.npp_init, "ping-pongs per loop while estimating npp")
+  cmd->add_option(
+         "--npp-init", f->latency.npp_init,
+         fmt::format("ping-pongs per loop while estimating npp, 1 to {}", measure::kMaxNpp))
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--npp-trials", f->latency.npp_trials,
@@ -92,7 +101,23 @@ void add_latency_command(CLI::App& app, Action& action) {
   add_tables_csv_option(*cmd, f->tables_csv, o);
   cmd->add_option("--output-dir", f->output_dir,
                   "write latency.output (everything), latency.summary.output (seed 002 Appendix "
-                  "C) and latency.trials.csv here")
+                  "C) and latency.trials.csv here (created)")
+      ->check(CLI::Validator(
+          [](const std::string& value) -> std::string {
+            // Checked before measuring: the files are written at the end.
+            namespace fs = std::filesystem;
+            std::error_code ec;
+            if (value == "-") return "standard output is not supported; give a directory";
+            if (fs::exists(value, ec) && !fs::is_directory(value, ec))
+              return "\"" + value + "\" is not a directory";
+            for (const char* name :
+                 {"latency.output", "latency.summary.output", "latency.trials.csv"}) {
+              if (fs::is_directory(fs::path(value) / name, ec))
+                return "\"" + (fs::path(value) / name).string() + "\" is a directory";
+            }
+            return {};
+          },
+          ""))
       ->group(o);
 
   cmd->callback([&action, f] {

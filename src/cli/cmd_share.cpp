@@ -167,8 +167,8 @@ void add_share_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--mpi-timeout", f->mpi_timeout_s,
                   "seconds one blocking MPI call may wait before the run ends with exit status 3 "
-                  "(mpi: a stopped or dead rank)")
-      ->check(kPositive)
+                  "(mpi: a stopped or dead rank); at most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str();
   cmd->add_option("--iterations", f->share.iterations, "timed repetitions of the scheme")
       ->capture_default_str();
@@ -183,7 +183,8 @@ void add_share_command(CLI::App& app, Action& action) {
                   "GigE parameters {\"beta\", \"gamma_o\", \"gamma_i\"} (default: seed 003's)");
   cmd->add_option("--state-set-limit", f->set_limit,
                   "Myrinet model: the most sets of communication states enumerated per connected "
-                  "component before it gives up with an error")
+                  "component before it gives up with an error; 1 to 1e7")
+      ->check(within(1, 1e7))
       ->capture_default_str();
   cmd->add_option("--evaluate", f->evaluate,
                   "a share --json measurement to compare the predictions with");
@@ -363,6 +364,8 @@ void add_share_fit_command(CLI::App& app, Action& action) {
       }
       params.gamma_o = go_n ? go_sum / go_n : 0;
       params.gamma_i = gi_n ? gi_sum / gi_n : 0;
+      // What share --params would refuse is not written (a penalty of 1e300 fitted beta 2.5e299).
+      check_gige_params(params, "the parameters fitted to the --measured files");
       std::printf(
           "GigE model (seed 003 §V-A): beta = %.4f from %zu outgoing conflict(s); "
           "gamma_o = %.4f from %d scheme(s); gamma_i = %.4f from %d scheme(s)\n",

@@ -143,7 +143,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "--json; default: seed 003's)");
   cmd->add_option("--state-set-limit", f->set_limit,
                   "--contention myrinet: the most state sets enumerated per connected component "
-                  "of concurrent transfers; past it the replay stops with an error")
+                  "of concurrent transfers; past it the replay stops with an error; 1 to 1e7")
+      ->check(within(1, 1e7))
       ->capture_default_str();
   cmd->add_flag("--compare", f->compare,
                 "per rank, measured (the trace) against predicted: total and time inside MPI, "

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -153,9 +154,13 @@ void write_rebuilt_index(const fs::path& dir, const trace::TraceReader& trace) {
   profile::write_json_file(dir / "index.json", index);
 }
 
-trace::TraceSummary print_summary(const trace::TraceReader& trace, const std::string& json_path,
-                                  std::size_t top, const std::string& tables_csv_path) {
+/// `check_first` sees the summary before anything is printed or written (a refusal writes nothing).
+trace::TraceSummary print_summary(
+    const trace::TraceReader& trace, const std::string& json_path, std::size_t top,
+    const std::string& tables_csv_path,
+    const std::function<void(const trace::TraceSummary&)>& check_first = nullptr) {
   trace::TraceSummary summary = trace::summarize(trace, top);
+  if (check_first) check_first(summary);
   trace::resolve_call_sites(summary);
   report::TableSink tables;
   std::fputs(report::trace_summary_text(summary, 64, &tables).c_str(), stdout);
@@ -342,13 +347,16 @@ void add_trace_summary_command(CLI::App& app, Action& action) {
   cmd->callback([&action, flags] {
     action = [flags](int&, char**&) {
       const trace::TraceReader trace = open_trace(flags->dir);
-      const trace::TraceSummary summary =
-          print_summary(trace, flags->json, flags->top, flags->tables_csv);
+      const trace::TraceSummary summary = print_summary(
+          trace, flags->json, flags->top, flags->tables_csv,
+          [&plot = flags->plot](const trace::TraceSummary& s) {
+            if (!plot.empty() && !report::has_traffic(s))
+              throw InputError("--plot", "the trace has no point-to-point send to draw");
+          });
       if (!flags->csv.empty()) write_text_file(flags->csv, report::traffic_csv(summary));
-      if (!flags->plot.empty() &&
-          !report::plot_traffic(flags->plot, summary,
-                                fmt::format("point-to-point bytes sent, {} ranks", summary.ranks)))
-        throw InputError("--plot", "the trace has no point-to-point send to draw");
+      if (!flags->plot.empty())
+        report::plot_traffic(flags->plot, summary,
+                             fmt::format("point-to-point bytes sent, {} ranks", summary.ranks));
       return 0;
     };
   });

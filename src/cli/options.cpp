@@ -113,7 +113,8 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
          "seconds one blocking MPI call (send, receive, wait, barrier; 10 times this for MPI_Init, "
          "MPI_Finalize and a phase's other collective start) may wait before the run ends with "
          "exit status 3, naming the peer (a stopped or dead rank); "
-         "long, as a rank may wait while the other analyses")
+         "long, as a rank may wait while the other analyses; at most 1e6")
+      ->check(kTimeLimit)
       ->capture_default_str()
       ->group(group);
   app.add_option("--mpi-thread-level", f.mpi_thread_level,
@@ -150,6 +151,12 @@ model::GigeParams read_gige_params(const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     throw InputError(path, "expected {\"beta\": ..., \"gamma_o\": ..., \"gamma_i\": ...}");
   }
+  check_gige_params(p, path);
+  return p;
+}
+
+void check_gige_params(const model::GigeParams& p, const std::string& where) {
+  const std::string& path = where;
   // beta is a penalty per conflicting communication (seed 003 measured about 1); bounded so that
   // beta times a node's degree (at most 999999) stays a finite penalty.
   if (!(p.beta > 0 && p.beta <= 1e6))
@@ -162,7 +169,6 @@ model::GigeParams read_gige_params(const std::string& path) {
       throw InputError(path,
                        fmt::format("{}: must be a finite number in [0, 1], got {}", name, gamma));
   }
-  return p;
 }
 
 }  // namespace commgauge::cli

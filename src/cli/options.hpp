@@ -53,6 +53,9 @@ void warn_untrusted(const std::string& profile_file, const std::string& link_cla
 /// GigE sharing parameters from a `share-fit --json` file {"beta", "gamma_o", "gamma_i"};
 /// seed 003's defaults when `path` is empty.
 model::GigeParams read_gige_params(const std::string& path);
+/// The ranges every GigE parameter set must hold (beta in (0, 1e6], gammas in [0, 1]); InputError
+/// naming `where` and the field otherwise.
+void check_gige_params(const model::GigeParams& p, const std::string& where);
 
 void add_timer_command(CLI::App& app, Action& action);
 void add_latency_command(CLI::App& app, Action& action);

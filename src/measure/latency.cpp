@@ -21,12 +21,17 @@ void LatencyOptions::validate() const {
   }
   if (npp_init == 0) throw InputError("npp_init", "must be at least 1");
   if (npp_trials == 0) throw InputError("npp_trials", "must be at least 1");
-  if (!(res_npp > 0)) throw InputError("res_npp", "must be positive");
+  if (!(res_npp > 0 && res_npp <= kMaxResNpp))
+    throw InputError("res_npp", fmt::format("must be above 0 and at most {:g}", kMaxResNpp));
+  if (npp > kMaxNpp) throw InputError("npp", fmt::format("must be 1 to {}", kMaxNpp));
+  if (npp_init > kMaxNpp) throw InputError("npp_init", fmt::format("must be 1 to {}", kMaxNpp));
   if (!(handshake_bias >= 0) || !std::isfinite(handshake_bias)) {
     throw InputError("handshake_bias", "must be a number >= 0 (0: seed 002's npp alone)");
   }
   if (!(cut_coef > 0)) throw InputError("cut_coef", "must be positive");
-  if (bin_width_us < 0) throw InputError("bin_width", "must be positive (or 0 for automatic)");
+  // Below a picosecond a bin count overflows (1e-315 asked for more bins than memory holds).
+  if (!(bin_width_us == 0 || bin_width_us >= kMinBinWidth_us))
+    throw InputError("bin_width", "must be 0 (automatic) or at least 1e-06 us (a picosecond)");
   if (max_bins < 1 || max_bins > kMaxBins)
     throw InputError("max_bins", fmt::format("must be 1 to {}", kMaxBins));
 }
@@ -70,8 +75,8 @@ std::uint64_t npp_from_estimate(double res_timing_us, double median_ppt_us, doub
   if (!(median_ppt_us > 0)) {
     throw std::invalid_argument("a ping-pong that takes no time cannot size npp");
   }
-  return static_cast<std::uint64_t>(
-      std::lround(std::max(1.0, res_npp * res_timing_us / median_ppt_us)));
+  return static_cast<std::uint64_t>(std::lround(
+      std::clamp(res_npp * res_timing_us / median_ppt_us, 1.0, static_cast<double>(kMaxNpp))));
 }
 
 double handshake_penalty(std::span<const double> single_us, std::span<const double> per_pingpong_us,

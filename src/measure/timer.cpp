@@ -15,7 +15,8 @@ namespace commgauge::measure {
 
 void TimerOptions::validate() const {
   if (trials == 0) throw InputError("timer_trials", "must be at least 1");
-  if (!(bin_width_us >= 0)) throw InputError("bin_width", "must be positive (or 0 for automatic)");
+  if (!(bin_width_us == 0 || bin_width_us >= kMinBinWidth_us))
+    throw InputError("bin_width", "must be 0 (automatic) or at least 1e-06 us (a picosecond)");
   if (max_bins < 1 || max_bins > kMaxBins)
     throw InputError("max_bins", fmt::format("must be 1 to {}", kMaxBins));
   // 0 or fewer rows reached the frequency table as a length error (exit 1, a red-team find).

@@ -101,7 +101,11 @@ void validate(const LinkParams& link, const std::string& where) {
     }
     for (const auto& [name, value] :
          {std::pair<const char*, double>{"o_ctrl_s_us", r.control_send_us},
-          {"o_ctrl_r_us", r.control_recv_us}}) {
+          {"o_ctrl_r_us", r.control_recv_us},
+          {"loggp_o_s_us", r.loggp.o_s_us},
+          {"loggp_o_r_us", r.loggp.o_r_us},
+          {"loggp_g_us", r.loggp.g_us},
+          {"loggp_G_us_per_byte", r.loggp.G_us_per_byte}}) {
       if ((value < 0 && value != -1) || value > kLargest) {
         throw InputError(
             where, fmt::format("{}{}: must be within [0, {}], got {}", at, name, kLargest, value));

@@ -1,6 +1,9 @@
 #include "report/latency_report.hpp"
 
 #include <fstream>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -199,9 +202,20 @@ void write_latency_files(const std::filesystem::path& dir, const measure::Latenc
       csv += fmt::format("{},{},{},{:.6f}\n", p.size_bytes, i, p.npp_used, p.one_way_us[i]);
     }
   }
-  write_text_file(dir / "latency.summary.output", summary);
-  write_text_file(dir / "latency.output", full);
-  write_text_file(dir / "latency.trials.csv", csv);
+  // All three written aside first and published together: one that cannot be written (a
+  // directory at its name, a full disk) leaves the other two as they were.
+  std::vector<std::unique_ptr<AtomicFile>> files;
+  for (const auto& [name, text] :
+       {std::pair<const char*, const std::string*>{"latency.summary.output", &summary},
+        {"latency.output", &full},
+        {"latency.trials.csv", &csv}}) {
+    files.push_back(std::make_unique<AtomicFile>(dir / name));
+    files.back()->write(*text);
+    files.back()->finish();
+  }
+  for (auto& file : files)
+    file->publish();
+  sync_directory_of(dir / "latency.output");
 }
 
 }  // namespace commgauge::report

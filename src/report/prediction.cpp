@@ -26,6 +26,20 @@ std::string trimmed(const std::string& text) {
   return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
 }
 
+// A measured one-way time the errors can be computed against: at least a picosecond (a
+// subnormal 1e-320 gave E_rel = +inf) and at most 1e9 us; its interval, if any, around it.
+void check_measured(const Measured& m, const std::string& where) {
+  constexpr double kLeast_us = 1e-6, kMost_us = 1e9;
+  if (!(m.one_way_us >= kLeast_us && m.one_way_us <= kMost_us))
+    throw InputError(
+        where, fmt::format("a measured time must be from 1e-06 to 1e+09 us, got {}", m.one_way_us));
+  if (m.lower_us && m.upper_us &&
+      !(*m.lower_us >= 0 && *m.lower_us <= m.one_way_us && m.one_way_us <= *m.upper_us &&
+        std::isfinite(*m.upper_us)))
+    throw InputError(where, fmt::format("the interval [{}, {}] must hold the median {}",
+                                        *m.lower_us, *m.upper_us, m.one_way_us));
+}
+
 // "size,time" per line (';' also separates; '#' starts a comment). The size is a byte count as
 // users write sizes (8, 8KiB); the time a finite number of microseconds above 0, one-way unless
 // the header names "rtt". Only a first line whose size field is not a number is a header.
@@ -61,6 +75,7 @@ std::vector<Measured> read_csv(const std::filesystem::path& path) {
                                           b));
     }
     out.push_back({size, rtt ? time / 2 : time, std::nullopt, std::nullopt});
+    check_measured(out.back(), where);
   }
   if (out.empty()) throw InputError(path.string(), "holds no \"size,time\" line");
   return out;
@@ -71,26 +86,50 @@ std::vector<Measured> read_csv(const std::filesystem::path& path) {
 std::vector<Measured> read_measured(const std::filesystem::path& path) {
   if (path.extension() == ".csv" || path.extension() == ".txt") return read_csv(path);
   const nlohmann::json doc = profile::read_json_file(path);
+  const std::string file = path.string();
+  // A field of the document by its JSON pointer, named in the error when it is missing or not
+  // what it must be.
+  const auto number_at = [&doc, &file](const std::string& pointer) {
+    const nlohmann::json::json_pointer at(pointer);
+    if (!doc.contains(at) || !doc.at(at).is_number())
+      throw InputError(file, pointer + ": expected a number");
+    return doc.at(at).get<double>();
+  };
+  const auto size_at = [&doc, &file](const std::string& pointer) {
+    const nlohmann::json::json_pointer at(pointer);
+    if (!doc.contains(at) || !doc.at(at).is_number_unsigned())
+      throw InputError(file, pointer + ": expected a size in bytes, a whole number >= 0");
+    return doc.at(at).get<std::uint64_t>();
+  };
+  const auto list_at = [&doc, &file](const std::string& key) {
+    if (!doc.at(key).is_array() || doc.at(key).empty())
+      throw InputError(file, "/" + key + ": expected a list of measurements");
+    return doc.at(key).size();
+  };
   std::vector<Measured> out;
   if (doc.contains("results") && doc.value("method", "") == "latency") {
-    for (const auto& r : doc["results"]) {
-      Measured m{r.at("size_bytes").get<std::uint64_t>(),
-                 r.at("stats_us").at("median").get<double>(), std::nullopt, std::nullopt};
-      if (r.contains("median_ci95_us")) {
-        m.lower_us = r["median_ci95_us"].at(0).get<double>();
-        m.upper_us = r["median_ci95_us"].at(1).get<double>();
+    for (std::size_t i = 0, n = list_at("results"); i < n; ++i) {
+      const std::string at = fmt::format("/results/{}", i);
+      Measured m{size_at(at + "/size_bytes"), number_at(at + "/stats_us/median"), std::nullopt,
+                 std::nullopt};
+      if (doc["results"][i].contains("median_ci95_us")) {
+        m.lower_us = number_at(at + "/median_ci95_us/0");
+        m.upper_us = number_at(at + "/median_ci95_us/1");
       }
+      check_measured(m, file + ": " + at);
       out.push_back(m);
     }
   } else if (doc.contains("points") && doc.value("format", "") == "commgauge-link-params") {
-    for (const auto& p : doc["points"]) {
-      const auto& prtt1 = p.at("prtt1");
-      Measured m{p.at("size_bytes").get<std::uint64_t>(), prtt1.at("median_us").get<double>() / 2,
-                 std::nullopt, std::nullopt};
+    for (std::size_t i = 0, n = list_at("points"); i < n; ++i) {
+      const std::string at = fmt::format("/points/{}", i);
+      Measured m{size_at(at + "/size_bytes"), number_at(at + "/prtt1/median_us") / 2, std::nullopt,
+                 std::nullopt};
+      const auto& prtt1 = doc["points"][i]["prtt1"];
       if (prtt1.contains("ci95_lower_us") && prtt1.contains("ci95_upper_us")) {
-        m.lower_us = prtt1["ci95_lower_us"].get<double>() / 2;
-        m.upper_us = prtt1["ci95_upper_us"].get<double>() / 2;
+        m.lower_us = number_at(at + "/prtt1/ci95_lower_us") / 2;
+        m.upper_us = number_at(at + "/prtt1/ci95_upper_us") / 2;
       }
+      check_measured(m, file + ": " + at);
       out.push_back(m);
     }
   } else {

@@ -42,6 +42,7 @@ model::Scheme scheme_of_share_json(const nlohmann::json& doc, const std::string&
 }
 
 std::vector<double> read_measured_penalties(const std::string& path, const model::Scheme& scheme) {
+  constexpr double kLeastPenalty = 1e-3, kMostPenalty = 1e6;
   const auto doc = profile::read_json_file(path);
   const model::Scheme measured_scheme = scheme_of_share_json(doc, path);
   std::map<std::string, double> by_name;
@@ -49,10 +50,12 @@ std::vector<double> read_measured_penalties(const std::string& path, const model
     if (!c.contains("measured_penalty")) continue;
     const double penalty =
         c["measured_penalty"].is_number() ? c["measured_penalty"].get<double>() : std::nan("");
-    // A penalty is a ratio of two measured times: finite and above 0.
-    if (!(std::isfinite(penalty) && penalty > 0)) {
-      throw InputError(path, fmt::format("communication {}: measured_penalty must be a finite "
-                                         "number above 0, got {}",
+    // A penalty is a ratio of two measured times (the shared over the lone one): about 1 or
+    // more; bounded so that every error and fit computed from it stays finite (1e-320 gave
+    // E_abs = inf %, 1e300 a GigE beta that share itself refuses).
+    if (!(penalty >= kLeastPenalty && penalty <= kMostPenalty)) {
+      throw InputError(path, fmt::format("communication {}: measured_penalty must be a number "
+                                         "from 0.001 to 1e6, got {}",
                                          c.value("name", nlohmann::json()).dump(),
                                          c["measured_penalty"].dump()));
     }

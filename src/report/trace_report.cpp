@@ -354,6 +354,10 @@ std::string traffic_csv(const trace::TraceSummary& s) {
   return out;
 }
 
+bool has_traffic(const trace::TraceSummary& s) {
+  return !pairs_of(s).empty();
+}
+
 bool plot_traffic(const std::filesystem::path& output, const trace::TraceSummary& s,
                   const std::string& title) {
   const std::vector<Pair> pairs = pairs_of(s);

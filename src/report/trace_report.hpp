@@ -25,6 +25,9 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s);
 std::string traffic_csv(const trace::TraceSummary& s);
 /// The communication matrix as a heatmap (PNG or SVG by extension): bytes sent per sender and
 /// receiver; false (nothing written) when the trace has no point-to-point send.
+/// Whether the trace has a point-to-point send for plot_traffic to draw.
+bool has_traffic(const trace::TraceSummary& s);
+
 bool plot_traffic(const std::filesystem::path& output, const trace::TraceSummary& s,
                   const std::string& title);
 

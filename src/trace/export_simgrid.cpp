@@ -713,8 +713,9 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
     platform->stream()
         << "<?xml version='1.0'?>\n"
            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+           // No "--" inside: XML forbids it in a comment (xmllint refused the flag's name).
            "<!-- Written by commgauge trace-export: the traced hosts, each with the cores its "
-           "ranks used; --host-speed flops per second. -->\n"
+           "ranks used; speed in flops per second as given for the export. -->\n"
            "<platform version=\"4.1\">\n"
         << fmt::format(
                "  <cluster id=\"commgauge\" prefix=\"host-\" suffix=\"\" radical=\"0-{}\" "

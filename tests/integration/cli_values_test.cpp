@@ -95,8 +95,9 @@ TEST(CliValues, NoNumericFlagTakesNanOrInfinityAndNoValueIsEmpty) {
       bad.emplace_back("", "must not be empty|not in \\{|expected");
     }
     if (f.type == "UINT") {
-      bad.emplace_back("-1", "whole number >= 0");
-      bad.emplace_back("18446744073709551616", "out of range");
+      // A flag with a stated range may say that range instead.
+      bad.emplace_back("-1", "whole number >= 0|a finite number from");
+      bad.emplace_back("18446744073709551616", "out of range|a finite number from");
     }
     for (const auto& [value, says] : bad) {
       std::vector<std::string> argv = {commgauge()};
@@ -218,8 +219,8 @@ TEST(CliValues, BoundedWorkIsStatedAndEnforced) {
     const Outcome t = run(argv);
     EXPECT_EQ(t.exit_code, 2) << args[0] << " " << args[args.size() - 2];
     EXPECT_THAT(t.err,
-                HasSubstr(args[args.size() - 2] + ": must be a finite number of seconds above 0 "
-                                                  "and at most 1e6"));
+                HasSubstr(args[args.size() - 2] + ": must be a finite number of seconds from 0.001 "
+                                                  "to 1e6"));
   }
 }
 
@@ -276,6 +277,83 @@ TEST(CliValues, ErrorsNameTheFlagTheUserGave) {
     EXPECT_EQ(o.exit_code, 2) << args[0] << ": " << o.err;
     EXPECT_THAT(o.err, HasSubstr(args.back()));
   }
+}
+
+// The second red-team pass (2026-12-05): each input made a command run without end, exhaust
+// memory, exit 1 with a library's words, or print a wrong number with exit 0. Each is now refused
+// by name with exit 2, before any measuring.
+TEST(CliValues, SecondRedTeamInputsAreRefusedByName) {
+  namespace fs = std::filesystem;
+  const std::string net =
+      std::string(COMMGAUGE_SOURCE_DIR) + "/examples/networks/loggps-rendezvous.json";
+  const std::string scheme = std::string(COMMGAUGE_SOURCE_DIR) + "/examples/schemes/fig2-1.sch";
+  const fs::path dir = scratch_file("second-red-team");
+  fs::create_directories(dir / "od" / "latency.trials.csv");
+  {
+    std::ifstream in(net);
+    nlohmann::json doc = nlohmann::json::parse(in);
+    doc["ranges"][0]["loggp_G_us_per_byte"] = 1e20;
+    std::ofstream(dir / "huge-G.json") << doc.dump();
+  }
+  std::ofstream(dir / "subnormal.csv") << "size,one_way_us\n8,1e-320\n1KiB,7\n";
+  std::ofstream(dir / "latency.json")
+      << R"({"method": "latency", "results": [{"size_bytes": 8, "stats_us": {"median": "7"}}]})";
+  std::ofstream(dir / "latency-ci.json")
+      << R"({"method": "latency", "results": [{"size_bytes": 8, "stats_us": {"median": 7},)"
+      << R"( "median_ci95_us": [9, 1]}]})";
+  std::ofstream(dir / "latency-size.json")
+      << R"({"method": "latency", "results": [{"size_bytes": -1024, "stats_us": {"median": 7}}]})";
+  const std::vector<std::vector<std::string>> cases = {
+      {"latency", "--transport", "virtual", "--virtual-net", net, "--sizes", "8", "--output-dir",
+       (dir / "od").string(), "latency.trials.csv\" is a directory"},
+      {"latency", "--output-dir", "-", "--output-dir: standard output is not supported"},
+      {"timer", "--bin-width", "1e-315", "--bin-width: must be 0 (automatic) or at least 1e-06"},
+      {"latency", "--bin-width", "4.9e-324", "--bin-width: must be 0 (automatic) or at least"},
+      {"latency", "--res-npp", "1e300", "--res-npp: must be above 0 and at most 1e+06"},
+      {"latency", "--npp", "100001", "--npp: must be 1 to 100000"},
+      {"latency", "--npp-init", "1000000", "--npp-init: must be 1 to 100000"},
+      {"predict", "pingpong", "--profile", (dir / "huge-G.json").string(),
+       "/ranges/0/loggp_G_us_per_byte: must be within [0, 1000000000], got 1e+20"},
+      {"predict", "pingpong", "--profile", net, "--measured", (dir / "subnormal.csv").string(),
+       "subnormal.csv:2: a measured time must be from 1e-06 to 1e+09 us"},
+      {"predict", "pingpong", "--profile", net, "--measured", (dir / "latency.json").string(),
+       "latency.json: /results/0/stats_us/median: expected a number"},
+      {"predict", "pingpong", "--profile", net, "--measured", (dir / "latency-ci.json").string(),
+       "the interval [9, 1] must hold the median 7"},
+      {"predict", "pingpong", "--profile", net, "--measured", (dir / "latency-size.json").string(),
+       "/results/0/size_bytes: expected a size in bytes"},
+      {"share", "--scheme", scheme, "--predict", "--state-set-limit", "18446744073709551615",
+       "--state-set-limit: must be a finite number from 1 to 1e+07"},
+      {"share", "--scheme", scheme, "--mpi-timeout", "1e300",
+       "--mpi-timeout: must be a finite number of seconds from 0.001 to 1e6"},
+      {"latency", "--mpi-timeout", "1e-300", "--mpi-timeout: must be a finite number of seconds"}};
+  for (const auto& args : cases) {
+    std::vector<std::string> argv = {commgauge()};
+    argv.insert(argv.end(), args.begin(), args.end() - 1);
+    const Outcome o = run(argv);
+    EXPECT_EQ(o.exit_code, 2) << args[0] << " " << args[1] << ": " << o.err;
+    EXPECT_THAT(o.err, HasSubstr(args.back()));
+  }
+  EXPECT_FALSE(fs::exists(dir / "od" / "latency.output")) << "nothing measured, nothing written";
+  // trace-summary refuses a plot of no sends before it writes its other outputs.
+  ASSERT_EQ(run({commgauge(), "synth", "allreduce", "--ranks", "4", "-o", (dir / "ar").string()})
+                .exit_code,
+            0);
+  std::ofstream(dir / "sum.json") << "OLD";
+  const Outcome plot = run({commgauge(), "trace-summary", (dir / "ar").string(), "--json",
+                            (dir / "sum.json").string(), "--csv", (dir / "pairs.csv").string(),
+                            "--plot", (dir / "m.png").string()});
+  EXPECT_EQ(plot.exit_code, 2);
+  EXPECT_THAT(plot.err, HasSubstr("--plot: the trace has no point-to-point send to draw"));
+  std::ifstream old_summary(dir / "sum.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(old_summary), {}), "OLD");
+  EXPECT_FALSE(fs::exists(dir / "pairs.csv"));
+  // A stream without end is refused once it passes what any input can be, not read into all of
+  // memory (<(yes '[') reached 4 GB in 20 s).
+  const Outcome endless =
+      run({"bash", "-c", commgauge() + " predict pingpong --profile <(yes '[')"});
+  EXPECT_EQ(endless.exit_code, 2);
+  EXPECT_THAT(endless.err, HasSubstr("is larger than 256 MiB"));
 }
 
 TEST(CliValues, JsonToStandardOutputIsTheResultAloneAndEqualsTheFile) {

@@ -234,7 +234,7 @@ TEST(ShareCliErrors, MeasuredDocumentsAndParametersAreChecked) {
                                    {-1, 1, 1.2, "expected 1 to 999999 nodes, got -1"},
                                    {2, 99999999, 1.2, "are not both inside the scheme's 2 nodes"},
                                    {2, 0, 1.2, "a destination other than the source"},
-                                   {2, 1, -1, "measured_penalty must be a finite number above 0"}};
+                                   {2, 1, -1, "measured_penalty must be a number from 0.001 to 1e6"}};
   for (const auto& c : cases) {
     const auto measured = scratch_file("measured.json");
     std::ofstream(measured) << doc(c.nodes, c.dest, c.penalty).dump();
@@ -249,7 +249,7 @@ TEST(ShareCliErrors, MeasuredDocumentsAndParametersAreChecked) {
   const auto e = run({commgauge(), "share", "--scheme", two.string(), "--predict", "--model",
                       "fair", "--evaluate", negative.string()});
   EXPECT_EQ(e.exit_code, 2) << e.out;
-  EXPECT_THAT(e.err, HasSubstr("measured_penalty must be a finite number above 0, got -1"));
+  EXPECT_THAT(e.err, HasSubstr("measured_penalty must be a number from 0.001 to 1e6, got -1"));
   const auto params = scratch_file("gige.json");
   std::ofstream(params) << R"({"beta": 1e308, "gamma_o": 0.5, "gamma_i": 0.5})";
   const auto g = run({commgauge(), "share", "--scheme", scheme("fig2-4.sch"), "--predict",

@@ -18,6 +18,7 @@
 #include "model/scheme.hpp"
 #include "synth/synth.hpp"
 #include "trace/check.hpp"
+#include "trace/export_simgrid.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/output_directory.hpp"
 #include "trace/reader.hpp"
@@ -652,6 +653,25 @@ TEST_F(Synth, ForceKeepsTheOldTraceUntilTheNewOneIsWhole) {
   std::ofstream(out / ".commgauge-new-mine" / "notes.txt") << "mine";
   EXPECT_THROW(trace::OutputDirectory(out, true), InputError);
   EXPECT_TRUE(fs::exists(out / ".commgauge-new-mine" / "notes.txt"));
+}
+
+// platform.xml is well-formed XML: no "--" inside a comment (it named a flag there, and xmllint
+// and Python's expat refused the file; smpirun happened to accept it).
+TEST_F(Synth, TheExportedPlatformIsWellFormedXml) {
+  write_synthetic_trace(options("ring", 4, 1, 8, 0), dir_ / "ring", false);
+  trace::export_simgrid_ti(trace::TraceReader(dir_ / "ring"), dir_ / "export", {});
+  std::ifstream in(dir_ / "export" / "platform.xml");
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t comments = 0;
+  for (std::size_t open = xml.find("<!--"); open != std::string::npos;
+       open = xml.find("<!--", open + 4)) {
+    const std::size_t close = xml.find("-->", open + 4);
+    ASSERT_NE(close, std::string::npos);
+    EXPECT_EQ(xml.substr(open + 4, close - open - 4).find("--"), std::string::npos)
+        << xml.substr(open, close - open + 3);
+    ++comments;
+  }
+  EXPECT_GE(comments, 1u);
 }
 
 }  // namespace
