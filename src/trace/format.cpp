@@ -319,6 +319,10 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
   if (f & kPoll) {
     e.calls = in.varint();
     e.in_mpi_ticks = in.signed_varint();
+    // Timed within the run (section 8.3): a negative one or one longer than the run made the
+    // summary's MPI time negative and the computation between events longer than the trace.
+    if (e.in_mpi_ticks < 0 || e.in_mpi_ticks > e.end_tick - e.start_tick)
+      throw FormatError(event_start, "a poll run's time inside MPI is outside its run");
   }
   e.members.clear();
   e.remote_size = 0;
@@ -354,6 +358,7 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
   if (f & kLocal) {
     e.local_calls = in.uint32();
     e.local_ticks = in.signed_varint();
+    if (e.local_ticks < 0) throw FormatError(event_start, "negative time of local calls");
   }
   e.requests.clear();
   if (f & kRequests) get_u64_list(in, e.requests);

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "trace/function_ids.hpp"
 
@@ -128,7 +131,11 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
             if (!id) continue;
             auto& f = rs.functions[*id];
             f.calls += json_field(v, "calls", std::uint64_t{0});
-            f.seconds += seconds(json_field(v, "ticks", std::int64_t{0}));
+            const auto ticks = json_field(v, "ticks", std::int64_t{0});
+            if (ticks < 0)
+              throw TraceError(
+                  fmt::format("rank {}: the end record's local time of {} is negative", r, name));
+            f.seconds += seconds(ticks);
           }
         }
         continue;

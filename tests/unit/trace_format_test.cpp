@@ -56,7 +56,7 @@ Event full_event() {
   e.requests = {10, 11, 12};
   e.flags = kWildcardSource | kCommutative | kFortran;
   e.calls = 17'000'000;
-  e.in_mpi_ticks = 1234567;
+  e.in_mpi_ticks = 4000;  // at most the run's length (format 8.3)
   e.count = 42;
   e.thread = 2;
   e.sequence = 999;
@@ -225,6 +225,53 @@ TEST(TraceEncoding, AnEventThatEndsBeforeItStartsIsMalformed) {
   pos = 0;
   decode_event(out, pos, 0, back);
   EXPECT_EQ(back.end_tick, 1000);
+}
+
+// A red-team pass (2026-12-05) gave an event negative local time, a poll run a negative time
+// inside MPI or one longer than the run: trace-check said OK, the summary printed negative MPI
+// time and the replay predicted 477 s for a 1.3 ms trace. Every reader refuses them where decoded.
+TEST(TraceEncoding, TimesInsideAnEventAreWithinIt) {
+  const auto refused = [](const Event& e, const std::string& says) {
+    std::vector<unsigned char> out;
+    encode_event(e, 0, out);
+    std::size_t pos = 0;
+    Event back;
+    try {
+      decode_event(out, pos, 0, back);
+      ADD_FAILURE() << "decoded: " << says;
+    } catch (const FormatError& error) {
+      EXPECT_THAT(error.what(), ::testing::HasSubstr(says));
+    }
+  };
+  Event local = send_event(0, 1, 8);
+  local.fields |= kLocal;
+  local.local_calls = 1;
+  local.local_ticks = -1'000'000'000'000;
+  refused(local, "negative time of local calls");
+  Event poll = send_event(0, 1, 8);
+  poll.kind = RecordKind::poll_run;
+  poll.fields |= kPoll;
+  poll.start_tick = 100;
+  poll.end_tick = 1100;
+  poll.calls = 3;
+  poll.in_mpi_ticks = -5;
+  refused(poll, "a poll run's time inside MPI is outside its run");
+  poll.in_mpi_ticks = 1001;
+  refused(poll, "a poll run's time inside MPI is outside its run");
+  poll.in_mpi_ticks = 1000;  // the whole run inside MPI is fine
+  std::vector<unsigned char> out;
+  encode_event(poll, 0, out);
+  std::size_t pos = 0;
+  Event back;
+  decode_event(out, pos, 0, back);
+  EXPECT_EQ(back.in_mpi_ticks, 1000);
+}
+
+// Syncs that map ticks backwards (finalize before init) gave negative durations everywhere.
+TEST(TraceClock, SyncsThatRunBackwardsAreRefused) {
+  const ClockMap::Sync init{2'000'000, 1'000'000, 1000, 50};
+  const ClockMap::Sync finalize{2'000'000 - 1'000'000'000, 1'000'000 + 1'000'000'000, 3000, 60};
+  EXPECT_THROW(ClockMap(1e9, &init, &finalize), TraceError);
 }
 
 TEST(TraceFunctions, TableMatchesTheGeneratedIds) {
