@@ -86,11 +86,21 @@ std::vector<std::uint32_t> place_ranks(const std::string& spec, std::uint32_t ra
                                        const Cluster& cluster,
                                        const std::vector<std::uint32_t>& recorded) {
   if (spec == "recorded") {
+    // The trace's hosts as they are: they must exist in the cluster and hold its ranks (a
+    // 1-core node got 2 ranks; a 2-node cluster was said to meet a trace of "3 nodes" of 8).
+    const std::uint32_t used =
+        recorded.empty() ? 0 : *std::max_element(recorded.begin(), recorded.end()) + 1;
+    if (used > cluster.nodes)
+      throw InputError("placement recorded",
+                       fmt::format("the trace uses {} nodes, the cluster ({}) has {}", used,
+                                   cluster.origin, cluster.nodes));
+    std::vector<std::uint32_t> per_node(cluster.nodes, 0);
     for (auto n : recorded) {
-      if (n >= cluster.nodes)
+      if (++per_node[n] > cluster.cores_per_node)
         throw InputError("placement recorded",
-                         fmt::format("the trace uses {} nodes, the cluster ({}) has {}", n + 1,
-                                     cluster.origin, cluster.nodes));
+                         fmt::format("the trace placed more than {} ranks on its node {}, the "
+                                     "cores of a node of the cluster ({})",
+                                     cluster.cores_per_node, n, cluster.origin));
     }
     return recorded;
   }

@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/error.hpp"
 #include "link_fixtures.hpp"
 #include "model/closed_forms.hpp"
 #include "model/models.hpp"
+#include "sim/cluster.hpp"
 #include "sim/simulator.hpp"
 #include "sim_builder.hpp"
 #include "synth/synth.hpp"
@@ -1152,6 +1154,32 @@ TEST(SimDeterminism, ReleaseAndDebugBuildsGiveTheSameDigest) {
   }
   std::printf("digest %016llx\n", static_cast<unsigned long long>(digest));
   EXPECT_EQ(digest, 0xeb57d3f686797bffull);
+}
+
+// --placement recorded holds the cluster to what the trace did: its nodes must exist and each
+// must have cores for the ranks it held (a 1-core node took 2 ranks; a 2-node cluster was said to
+// meet a trace of "3 nodes" when it had 8).
+TEST(Placement, RecordedPlacementMustFitTheClusterNodesAndCores) {
+  sim::Cluster one_core;
+  one_core.nodes = 8;
+  one_core.cores_per_node = 1;
+  try {
+    sim::place_ranks("recorded", 2, one_core, {0, 0});
+    ADD_FAILURE() << "two ranks on a 1-core node";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("more than 1 ranks on its node 0"));
+  }
+  sim::Cluster two_nodes;
+  two_nodes.nodes = 2;
+  two_nodes.cores_per_node = 4;
+  try {
+    sim::place_ranks("recorded", 8, two_nodes, {0, 1, 2, 3, 4, 5, 6, 7});
+    ADD_FAILURE() << "8 nodes on 2";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("the trace uses 8 nodes"));
+  }
+  EXPECT_EQ(sim::place_ranks("recorded", 4, two_nodes, {0, 0, 1, 1}),
+            (std::vector<std::uint32_t>{0, 0, 1, 1}));
 }
 
 }  // namespace
