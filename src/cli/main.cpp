@@ -57,6 +57,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // CLI11 reads an unknown first word as a missing subcommand ("A subcommand is required").
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      known = known || (argc > 1 && sub->get_name() == argv[1]);
+    if (argc > 1 && argv[1][0] != '-' && !known) {
+      if (primary_process())
+        std::fprintf(stderr,
+                     "commgauge: error: unknown command \"%s\" (commgauge --help lists them)\n",
+                     argv[1]);
+      return 2;
+    }
     if (primary_process()) std::fprintf(stderr, "commgauge: error: %s\n", e.what());
     return 2;
   }

@@ -55,6 +55,8 @@ std::uint64_t parse_byte_size(const std::string& raw, const std::string& what) {
   }
   char* end = nullptr;
   const double value = std::strtod(number.c_str(), &end) * factor;
+  if (*end == '\0' && value > 1e18)
+    throw InputError(what, fmt::format("\"{}\" is more than 1e18 bytes", raw));
   if (*end != '\0' || value != std::floor(value) || value > 1e18) {
     throw InputError(what, fmt::format("\"{}\" is not a whole number of bytes", raw));
   }

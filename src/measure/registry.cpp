@@ -29,7 +29,12 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
       return;
     }
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("malformed parameters for method {}: {}", job.method, e.what()));
+    // nlohmann's "[json.exception.type_error.304] " says nothing to a user.
+    std::string what = e.what();
+    if (const auto end = what.find("] ");
+        what.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
+      what = what.substr(end + 2);
+    throw InputError(fmt::format("malformed parameters for method {}: {}", job.method, what));
   }
   throw InputError(fmt::format("unknown method \"{}\"", job.method));
 }

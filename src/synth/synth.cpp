@@ -458,7 +458,10 @@ SynthPlan plan_synthetic(const SynthOptions& o) {
   // Times stay exact in a double of picoseconds (2^53 ps is 2.5 hours).
   const double total_ps = o.compute_us * 1e6 * static_cast<double>(o.iterations);
   if (total_ps > 9e15)
-    throw InputError("compute_us", "x iterations exceeds 2.5 hours of computation per rank");
+    throw InputError("compute_us",
+                     fmt::format("{:g} us x {} iterations exceeds 2.5 hours of computation per "
+                                 "rank",
+                                 o.compute_us, o.iterations));
   if (p.pattern == SynthPattern::master_worker && o.ranks < 2)
     throw InputError("ranks", "master-worker needs at least 2 ranks (a master and a worker)");
   const int dims = grid_dimensions(p.pattern);

@@ -130,6 +130,8 @@ void check_placement(const nlohmann::json& index, std::uint32_t ranks, const std
   const std::uint64_t hosts = index.contains("hosts") && index["hosts"].is_array()
                                   ? index["hosts"].size()
                                   : std::uint64_t{ranks};
+  if (hosts == 0)
+    throw TraceError(where, "/hosts: a placement needs at least one host, the list is empty");
   for (std::uint32_t r = 0; r < ranks; ++r) {
     if (!p[r].is_number_unsigned() || p[r].get<std::uint64_t>() >= hosts) {
       throw TraceError(where, fmt::format("/placement/{}: expected a host number 0 to {}, got {}",

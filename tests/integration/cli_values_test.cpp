@@ -326,7 +326,12 @@ TEST(CliValues, SecondRedTeamInputsAreRefusedByName) {
        "--state-set-limit: must be a finite number from 1 to 1e+07"},
       {"share", "--scheme", scheme, "--mpi-timeout", "1e300",
        "--mpi-timeout: must be a finite number of seconds from 0.001 to 1e6"},
-      {"latency", "--mpi-timeout", "1e-300", "--mpi-timeout: must be a finite number of seconds"}};
+      {"latency", "--mpi-timeout", "1e-300", "--mpi-timeout: must be a finite number of seconds"},
+      {"bogus", "unknown command \"bogus\" (commgauge --help lists them)"},
+      {"synth", "ring", "--ranks", "4", "--compute-us", "1e10", "--iterations", "3", "-o",
+       (dir / "never").string(), "--compute-us: 1e+10 us x 3 iterations exceeds 2.5 hours"},
+      {"synth", "ring", "--ranks", "4", "--bytes", "17179869183GiB", "-o", (dir / "never").string(),
+       "--bytes: \"17179869183GiB\" is more than 1e18 bytes"}};
   for (const auto& args : cases) {
     std::vector<std::string> argv = {commgauge()};
     argv.insert(argv.end(), args.begin(), args.end() - 1);
