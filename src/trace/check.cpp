@@ -135,6 +135,7 @@ struct CollectiveEntry {
 
 struct CommRecord {
   std::vector<std::int32_t> members;  ///< sorted union of the groups
+  std::vector<std::int32_t> ordered;  ///< as the first rank recorded them (ranks in the group)
   std::uint32_t first_rank = 0;
   std::uint32_t remote_size = 0;  ///< an intercommunicator's remote group; 0: intracommunicator
 };
@@ -499,14 +500,27 @@ void Checker::record_comm(std::uint32_t r, const Site& s, const Event& e) {
   std::vector<std::int32_t> members = e.members;
   std::sort(members.begin(), members.end());
   ranks_[r].comms.insert(e.comm);
-  if (std::find(members.begin(), members.end(), static_cast<std::int32_t>(r)) == members.end())
-    error(s, fmt::format("communicator {:#x} is recorded without this rank among its members",
-                         e.comm));
-  auto [it, inserted] = comms_.try_emplace(e.comm, CommRecord{members, r, e.remote_size});
-  if (!inserted && it->second.members != members)
+  // This rank is in its local group: the list's first n - remote_size members (format 9).
+  const auto local_end = e.members.end() - static_cast<std::ptrdiff_t>(std::min<std::size_t>(
+                                               e.remote_size, e.members.size()));
+  if (std::find(e.members.begin(), local_end, static_cast<std::int32_t>(r)) == local_end)
+    error(s, fmt::format("communicator {:#x} is recorded without this rank among its {}members",
+                         e.comm, e.remote_size > 0 ? "local group's " : ""));
+  auto [it, inserted] =
+      comms_.try_emplace(e.comm, CommRecord{members, e.members, r, e.remote_size});
+  if (inserted) return;
+  const CommRecord& first = it->second;
+  // An intracommunicator's order is its ranks' order: the same list on every member (the OTF2
+  // export refused a reversed one that this check had passed).
+  if ((first.remote_size > 0) != (e.remote_size > 0))
+    error(s, fmt::format("communicator {:#x} is an {} here but an {} at rank {}", e.comm,
+                         e.remote_size > 0 ? "intercommunicator" : "intracommunicator",
+                         first.remote_size > 0 ? "intercommunicator" : "intracommunicator",
+                         first.first_rank));
+  else if (first.members != members || (e.remote_size == 0 && first.ordered != e.members))
     error(s, fmt::format("communicator {:#x} has other members here than at rank {} (ids must "
-                         "agree across members)",
-                         e.comm, it->second.first_rank));
+                         "agree across members, in the same order)",
+                         e.comm, first.first_rank));
 }
 
 // One thread's calls follow each other: a call that starts before its thread's previous call

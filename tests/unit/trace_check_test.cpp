@@ -212,9 +212,23 @@ TEST_F(TraceCheck, CollectivesMustBeCalledAlike) {
 }
 
 TEST_F(TraceCheck, CommunicatorsNeedAgreeingRecords) {
-  const auto ok = check({{{comm_create(77, {0, 1}), collective(fn::Barrier, 10, 77, 0, 0)}},
+  // Members in the communicator's rank order (here world rank 1 is its rank 0), alike on both.
+  const auto ok = check({{{comm_create(77, {1, 0}), collective(fn::Barrier, 10, 77, 0, 0)}},
                          {{comm_create(77, {1, 0}), collective(fn::Barrier, 10, 77, 0, 0)}}});
   EXPECT_TRUE(ok.ok()) << messages(ok);
+  // The same members in another order are another communicator's ranks (the OTF2 export refused
+  // such a trace that this check had passed).
+  const auto reversed = check({{{comm_create(77, {0, 1})}}, {{comm_create(77, {1, 0})}}});
+  EXPECT_THAT(messages(reversed), HasSubstr("has other members here than at rank 0 (ids must "
+                                            "agree across members, in the same order)"));
+  // Rank 1 recording the communicator as an intercommunicator whose remote group is itself: the
+  // OTF2 export then dropped half of its messages.
+  Event inter = comm_create(77, {0, 1});
+  inter.remote_size = 1;
+  const auto outside = check({{{comm_create(77, {0, 1})}}, {{inter}}});
+  EXPECT_THAT(messages(outside), HasSubstr("without this rank among its local group's members"));
+  EXPECT_THAT(messages(outside), HasSubstr("is an intercommunicator here but an "
+                                           "intracommunicator at rank 0"));
   const auto differ = check({{{comm_create(77, {0, 1})}}, {{comm_create(77, {1, 2})}}, {{}}});
   EXPECT_THAT(messages(differ), HasSubstr("has other members here than at rank 0"));
   const auto unknown = check({{{collective(fn::Barrier, 10, 55, 0, 0)}}});
