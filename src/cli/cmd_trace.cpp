@@ -552,7 +552,7 @@ void add_trace_export_command(CLI::App& app, Action& action) {
       const trace::TraceReader trace = open_trace(flags->dir);
       if (!trace_passes_check(trace, flags->no_check)) return 1;
       if (flags->format == "otf2") {
-        const auto r = trace::export_otf2(trace, flags->out);
+        const auto r = trace::export_otf2(trace, flags->out, flags->force);
         std::printf(
             "trace-export: %u ranks, %llu locations, %llu OTF2 events (%llu MPI calls, %llu "
             "messages, %llu collectives, %llu communicators)\n",

@@ -650,15 +650,33 @@ void write_definitions(OTF2_Archive* archive, const TraceReader& trace, Definiti
 
 }  // namespace
 
-Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out) {
+Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool replace) {
   if (trace.ranks() == 0) throw TraceError("the trace has no ranks");
   if (!trace.missing_ranks().empty())
     throw TraceError(fmt::format("rank {} is missing from the trace", trace.missing_ranks()[0]));
   std::error_code ec;
-  if (fs::exists(out / "traces.otf2", ec) || fs::exists(out / "traces", ec))
+  const auto exists = [&out, &ec](const char* name) {
+    return fs::exists(fs::symlink_status(out / name, ec));
+  };
+  const bool old_archive = exists("traces.otf2") || exists("traces") || exists("traces.def");
+  if (old_archive && !replace)
     throw InputError(out.string(),
-                     "holds an OTF2 archive \"traces\" already; remove it or choose "
-                     "another directory");
+                     "holds an OTF2 archive \"traces\" already; remove it, choose another "
+                     "directory or give --force to replace it");
+  if (old_archive) {
+    // Only an archive's own parts are replaced, never a user's file or a symlink by that name.
+    const bool ours = (!exists("traces.otf2") || (!fs::is_symlink(out / "traces.otf2", ec) &&
+                                                  fs::is_regular_file(out / "traces.otf2", ec))) &&
+                      (!exists("traces.def") || (!fs::is_symlink(out / "traces.def", ec) &&
+                                                 fs::is_regular_file(out / "traces.def", ec))) &&
+                      (!exists("traces") || (!fs::is_symlink(out / "traces", ec) &&
+                                             fs::is_directory(out / "traces", ec)));
+    if (!ours)
+      throw InputError(out.string(),
+                       "holds files named like an OTF2 archive (traces.otf2, "
+                       "traces.def, traces/) that are not one; refusing to replace "
+                       "them");
+  }
   // Written into a fresh directory beside `out` and moved into it when whole, so that a failure
   // leaves no half archive behind.
   const fs::path parent = fs::absolute(out).parent_path();
@@ -721,7 +739,17 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out) {
   result.communicators = defs.comms.size();
   fs::create_directories(out, ec);
   if (ec) throw InputError(out.string(), "cannot create: " + ec.message());
-  for (const char* name : {"traces.otf2", "traces.def", "traces"}) {
+  // The old archive's parts go into the scratch directory (removed with it) just before the
+  // new ones take their names; the anchor file last, so a reader never finds a new anchor over
+  // old event files.
+  fs::create_directories(scratch / "old", ec);
+  for (const char* name : {"traces", "traces.def", "traces.otf2"}) {
+    if (exists(name)) {
+      fs::rename(out / name, scratch / "old" / name, ec);
+      if (ec)
+        throw TraceError(out.string(),
+                         std::string("cannot move the old ") + name + " aside: " + ec.message());
+    }
     fs::rename(scratch / name, out / name, ec);
     if (ec)
       throw TraceError(out.string(), std::string("cannot move ") + name + ": " + ec.message());

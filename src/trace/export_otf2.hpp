@@ -35,9 +35,12 @@ struct Otf2ExportResult {
   std::vector<std::string> notes;  ///< what the export left out, once per kind
 };
 
-/// Writes the archive into `out` (created; it must not hold an archive named "traces" already).
+/// Writes the archive into `out` (created). An archive named "traces" there already is refused,
+/// or with `replace` replaced once the new one is whole (only traces.otf2, traces.def and the
+/// traces directory, each of its kind; anything else of that name is refused).
 /// Throws TraceError for a trace it cannot export faithfully (a truncated rank, a communicator
 /// used before its creation, an intercommunicator).
-Otf2ExportResult export_otf2(const TraceReader& trace, const std::filesystem::path& out);
+Otf2ExportResult export_otf2(const TraceReader& trace, const std::filesystem::path& out,
+                             bool replace = false);
 
 }  // namespace commgauge::trace

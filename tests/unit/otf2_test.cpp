@@ -249,6 +249,21 @@ TEST_F(Otf2RoundTrip, AnExistingArchiveIsNotOverwritten) {
   // A failed export leaves no scratch directory behind.
   for (const auto& entry : fs::directory_iterator(dir_))
     EXPECT_THAT(entry.path().filename().string(), ::testing::Not(::testing::StartsWith(".")));
+  // With replace (trace-export --force) the archive of a 4-rank trace replaces the 2-rank one.
+  o.ranks = 4;
+  synth::write_synthetic_trace(o, dir_ / "t4", false);
+  const TraceReader b(dir_ / "t4");
+  EXPECT_EQ(export_otf2(b, dir_ / "out", true).ranks, 4u);
+  import_otf2(dir_ / "out" / "traces.otf2", dir_ / "back.cgtc");
+  EXPECT_EQ(TraceReader(dir_ / "back.cgtc").ranks(), 4u) << "the archive read back is the new one";
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(::testing::StartsWith(".")));
+  // Never a user's file that only has an archive's name.
+  fs::remove_all(dir_ / "out" / "traces");
+  std::ofstream(dir_ / "out" / "traces") << "my notes";
+  EXPECT_THROW(export_otf2(b, dir_ / "out", true), InputError);
+  std::ifstream mine(dir_ / "out" / "traces");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(mine), {}), "my notes");
 }
 
 TEST(Otf2Anchor, FindsTheArchiveInAFileOrADirectory) {
