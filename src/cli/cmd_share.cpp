@@ -1,5 +1,7 @@
 #include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -330,6 +332,14 @@ void add_share_fit_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", f->json, "write the parameters here (for --params)");
   cmd->callback([&action, f] {
     action = [f](int&, char**&) {
+      // The same measurement twice would count twice in every mean.
+      std::set<std::filesystem::path> seen;
+      for (const auto& path : f->measured) {
+        std::error_code ec;
+        const auto canonical = std::filesystem::weakly_canonical(path, ec);
+        if (!seen.insert(ec ? std::filesystem::path(path) : canonical).second)
+          throw InputError("--measured", path + " is given twice");
+      }
       std::vector<std::pair<int, double>> outgoing;
       std::vector<std::pair<model::Scheme, std::vector<double>>> others;
       for (const auto& path : f->measured) {

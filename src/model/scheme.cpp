@@ -50,9 +50,15 @@ class Line {
     throw InputError(fmt::format("{}:{}:{}", origin_, number_, pos_ + 1),
                      fmt::format("expected {}, got {}", expected, got));
   }
+  /// The value just read was not what was expected: the error shows it (not what follows it).
+  [[noreturn]] void fail_last(const std::string& expected) {
+    pos_ = last_start_;
+    fail(expected);
+  }
   std::string word(const std::string& what) {
     skip_space();
     const std::size_t start = pos_;
+    last_start_ = start;
     while (pos_ < text_.size() &&
            (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
             text_[pos_] == '-' || text_[pos_] == '.')) {
@@ -65,6 +71,7 @@ class Line {
   int node(const std::string& what) {
     skip_space();
     const std::size_t start = pos_;
+    last_start_ = start;
     while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_])))
       ++pos_;
     if (start == pos_ || pos_ - start > 6) {
@@ -105,6 +112,7 @@ class Line {
   const std::string& origin_;
   int number_;
   std::size_t pos_ = 0;
+  std::size_t last_start_ = 0;  ///< where the last word or number began
 };
 
 bool is_name(const std::string& s) {
@@ -122,6 +130,7 @@ Scheme parse_scheme(const std::string& text, const std::string& origin) {
   s.origin = origin;
   std::uint64_t default_size = 20ull << 20;
   int declared_nodes = -1;
+  int nodes_line = 0;                                   // the line that set it
   std::vector<std::pair<Communication, bool>> pending;  // bool: size given
   std::set<std::string> names;
   std::istringstream in(text);
@@ -134,13 +143,16 @@ Scheme parse_scheme(const std::string& text, const std::string& origin) {
     if (line.at_end()) continue;
     const std::string first = line.word("a communication \"name: src -> dst [size]\" or a setting");
     if (first == "nodes" && !line.accept(':')) {
+      if (nodes_line > 0)
+        line.fail_last(fmt::format("one nodes line (nodes is set on line {} already)", nodes_line));
+      nodes_line = number;
       declared_nodes = line.node("a node count");
-      if (declared_nodes < 1) line.fail("a node count of at least 1");
+      if (declared_nodes < 1) line.fail_last("a node count of at least 1");
     } else if (first == "size" && !line.accept(':')) {
       default_size = line.size();
     } else if (first == "placement" && !line.accept(':')) {
       s.placement = line.word("a placement (rrn or rrp)");
-      if (s.placement != "rrn" && s.placement != "rrp") line.fail("rrn or rrp");
+      if (s.placement != "rrn" && s.placement != "rrp") line.fail_last("rrn or rrp");
     } else {
       if (!is_name(first)) line.fail("a communication name (letters, digits, _)");
       if (!names.insert(first).second)
@@ -151,7 +163,7 @@ Scheme parse_scheme(const std::string& text, const std::string& origin) {
       c.source = line.node("a source node number");
       line.expect("->");
       c.destination = line.node("a destination node number");
-      if (c.source == c.destination) line.fail("a destination other than the source");
+      if (c.source == c.destination) line.fail_last("a destination other than the source");
       bool sized = false;
       if (!line.at_end()) {
         c.bytes = line.size();

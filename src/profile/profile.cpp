@@ -206,6 +206,10 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
   if (src.contains("measured_min_bytes") && src.contains("measured_max_bytes")) {
     out.measured_bytes = std::make_pair(src["measured_min_bytes"].get<std::uint64_t>(),
                                         src["measured_max_bytes"].get<std::uint64_t>());
+    if (out.measured_bytes->first > out.measured_bytes->second)
+      throw InputError(fmt::format("{}: /link_classes/{}/source", path.string(), name),
+                       fmt::format("measured_min_bytes {} is above measured_max_bytes {}",
+                                   out.measured_bytes->first, out.measured_bytes->second));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -46,6 +47,7 @@ void check_measured(const Measured& m, const std::string& where) {
 std::vector<Measured> read_csv(const std::filesystem::path& path) {
   std::istringstream in(read_input_file(path));
   std::vector<Measured> out;
+  std::map<std::uint64_t, int> line_of_size;
   std::string line;
   int number = 0;
   bool rtt = false;
@@ -74,6 +76,10 @@ std::vector<Measured> read_csv(const std::filesystem::path& path) {
                                           "above 0, got \"{}\"",
                                           b));
     }
+    // One time per size: a second was silently the one compared.
+    if (const auto [first, added] = line_of_size.try_emplace(size, number); !added)
+      throw InputError(
+          where, fmt::format("size {} B is given twice (first on line {})", size, first->second));
     out.push_back({size, rtt ? time / 2 : time, std::nullopt, std::nullopt});
     check_measured(out.back(), where);
   }

@@ -622,6 +622,8 @@ SynthResult write_synthetic_trace(
   const auto start = std::chrono::steady_clock::now();
   const SynthPlan plan = plan_synthetic(options);  // all input checked before any file changes
   if (output.empty()) throw InputError("-o", "an output directory or .cgtc file is needed");
+  if (output == "-")
+    throw InputError("-o", "standard output is not supported; give a directory or a .cgtc file");
   fs::path file;
   std::error_code ec;
   std::optional<trace::OutputDirectory>

@@ -296,6 +296,8 @@ TEST(CliValues, SecondRedTeamInputsAreRefusedByName) {
     std::ofstream(dir / "huge-G.json") << doc.dump();
   }
   std::ofstream(dir / "subnormal.csv") << "size,one_way_us\n8,1e-320\n1KiB,7\n";
+  std::ofstream(dir / "twice.csv") << "size,one_way_us\n8,1.5\n8,1.7\n";
+  std::ofstream(dir / "share.json") << "{}";
   std::ofstream(dir / "latency.json")
       << R"({"method": "latency", "results": [{"size_bytes": 8, "stats_us": {"median": "7"}}]})";
   std::ofstream(dir / "latency-ci.json")
@@ -331,7 +333,12 @@ TEST(CliValues, SecondRedTeamInputsAreRefusedByName) {
       {"synth", "ring", "--ranks", "4", "--compute-us", "1e10", "--iterations", "3", "-o",
        (dir / "never").string(), "--compute-us: 1e+10 us x 3 iterations exceeds 2.5 hours"},
       {"synth", "ring", "--ranks", "4", "--bytes", "17179869183GiB", "-o", (dir / "never").string(),
-       "--bytes: \"17179869183GiB\" is more than 1e18 bytes"}};
+       "--bytes: \"17179869183GiB\" is more than 1e18 bytes"},
+      {"synth", "ring", "--ranks", "2", "-o", "-", "-o: standard output is not supported"},
+      {"predict", "pingpong", "--profile", net, "--measured", (dir / "twice.csv").string(),
+       "twice.csv:3: size 8 B is given twice (first on line 2)"},
+      {"share-fit", "--measured", (dir / "share.json").string(), "--measured",
+       (dir / "share.json").string(), "share.json is given twice"}};
   for (const auto& args : cases) {
     std::vector<std::string> argv = {commgauge()};
     argv.insert(argv.end(), args.begin(), args.end() - 1);

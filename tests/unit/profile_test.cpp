@@ -142,6 +142,28 @@ TEST(Profile, ShippedExamplesAreValid) {
   EXPECT_EQ(l.link.rendezvous_threshold_bytes(), 12289u);
 }
 
+// A profile whose measured sizes run backwards was loaded ("outside the measured sizes
+// 99999999-16384 B"): refused, naming the class.
+TEST(Profile, MeasuredSizesMustNotRunBackwards) {
+  std::ifstream in(COMMGAUGE_SOURCE_DIR "/examples/profiles/seed000-table2-openmpi-openib.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  auto& source = doc["link_classes"]["inter_node"]["source"];
+  source["measured_min_bytes"] = 99999999;
+  source["measured_max_bytes"] = 16384;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("cg-backwards-" + std::to_string(::getpid()) + ".json");
+  write_json_file(path, doc);
+  try {
+    read_link_for_prediction(path, "inter_node");
+    ADD_FAILURE() << "measured sizes running backwards were accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("/link_classes/inter_node/source: "
+                                               "measured_min_bytes 99999999 is above "
+                                               "measured_max_bytes 16384"));
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(Profile, PredictionInputCanBeASingleLink) {
   const auto path =
       std::filesystem::temp_directory_path() / ("cg-link-" + std::to_string(::getpid()) + ".json");

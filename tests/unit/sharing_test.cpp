@@ -48,7 +48,15 @@ TEST(Scheme, ErrorsGiveFileLineColumnAndWhatWasExpected) {
   EXPECT_THAT(error_of("a: 0 => 1\n"), HasSubstr("s.sch:1:6: expected \"->\""));
   EXPECT_THAT(error_of("a: 0 -> x\n"), HasSubstr("s.sch:1:9: expected a destination node number"));
   EXPECT_THAT(error_of("a: 0 -> 1 4parsecs\n"), HasSubstr("s.sch:1:11: expected a size"));
-  EXPECT_THAT(error_of("a: 0 -> 0\n"), HasSubstr("expected a destination other than the source"));
+  EXPECT_THAT(error_of("a: 0 -> 0\n"),
+              HasSubstr("s.sch:1:9: expected a destination other than the source, got \"0\""));
+  // The value read is what the error shows (it said "got the end of the line").
+  EXPECT_THAT(error_of("placement xyz\na: 0 -> 1\n"),
+              HasSubstr("s.sch:1:11: expected rrn or rrp, got \"xyz\""));
+  EXPECT_THAT(error_of("nodes 0\n"), HasSubstr("expected a node count of at least 1, got \"0\""));
+  // A second nodes line was silently the last one that counted.
+  EXPECT_THAT(error_of("nodes 2\nnodes 3\na: 0 -> 1\n"),
+              HasSubstr("s.sch:2:1: expected one nodes line (nodes is set on line 1 already)"));
   EXPECT_THAT(error_of("a: 0 -> 1\na: 1 -> 2\n"), HasSubstr("s.sch:2:"));
   EXPECT_THAT(error_of("nodes 2\na: 0 -> 3\n"), HasSubstr("node 3 is outside \"nodes 2\""));
   EXPECT_THAT(error_of("# nothing\n"), HasSubstr("expected at least one communication"));
