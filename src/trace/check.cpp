@@ -558,6 +558,16 @@ void Checker::process(std::uint32_t r, const Event& e) {
     record_comm(r, s, e);
     return;
   }
+  if (e.kind == RecordKind::end && !e.text.empty()) {
+    // The local calls' totals (format 5): the summary adds them to the time inside MPI.
+    const auto j = nlohmann::json::parse(e.text, nullptr, false);
+    if (j.is_object() && j.contains("local") && j["local"].is_object()) {
+      for (const auto& [name, v] : j["local"].items())
+        if (json_field(v, "ticks", std::int64_t{0}) < 0)
+          error(s, fmt::format("the end record's local time of {} is negative", name));
+    }
+    return;
+  }
   if (e.kind == RecordKind::function || e.kind == RecordKind::poll_run)
     check_thread_order(rs, s, e, start_ns);
   if (e.kind != RecordKind::function) return;

@@ -596,6 +596,14 @@ TEST_F(TraceTest, ExportRefusesABadPlacementAndLeavesNoPartialFiles) {
         << command;
   }
   EXPECT_FALSE(fs::exists(dir_ / "export"));
+  // An empty hosts list is named as such (it said "expected a host number 0 to 0, got 0").
+  auto no_hosts = index;
+  no_hosts["placement"] = {0, 0};
+  no_hosts["hosts"] = nlohmann::json::array();
+  std::ofstream(index_file) << no_hosts.dump();
+  const Outcome hostless = run({commgauge(), "trace-check", (dir_ / "trace").string()});
+  EXPECT_EQ(hostless.exit_code, 2);
+  EXPECT_THAT(hostless.err, HasSubstr("/hosts: a placement needs at least one host"));
   // A symlink at an output is replaced, never followed (a write that fails half-way is in
   // OutputFaults, on a full tmpfs).
   index["placement"] = {0, 0};

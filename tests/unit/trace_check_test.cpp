@@ -211,6 +211,20 @@ TEST_F(TraceCheck, CollectivesMustBeCalledAlike) {
   EXPECT_THAT(messages(missing), HasSubstr("was called by 1 of 2 members"));
 }
 
+// An end record's local time below 0 made the summary's MPI time negative; trace-check, where
+// every reader's verdict is given, refuses it too.
+TEST_F(TraceCheck, AnEndRecordsLocalTimeIsNotNegative) {
+  Event end;
+  end.kind = RecordKind::end;
+  end.fields = kText;
+  end.start_tick = end.end_tick = 1000;
+  end.text = R"({"local": {"MPI_Comm_rank": {"calls": 1, "ticks": -1000000000000}}})";
+  const auto r = check({{{end}}});
+  EXPECT_THAT(messages(r), HasSubstr("the end record's local time of MPI_Comm_rank is negative"));
+  end.text = R"({"local": {"MPI_Comm_rank": {"calls": 1, "ticks": 250}}})";
+  EXPECT_THAT(messages(check({{{end}}})), ::testing::Not(HasSubstr("end record")));
+}
+
 TEST_F(TraceCheck, CommunicatorsNeedAgreeingRecords) {
   // Members in the communicator's rank order (here world rank 1 is its rank 0), alike on both.
   const auto ok = check({{{comm_create(77, {1, 0}), collective(fn::Barrier, 10, 77, 0, 0)}},
