@@ -230,11 +230,12 @@ TEST(ShareCliErrors, MeasuredDocumentsAndParametersAreChecked) {
     double penalty;
     std::string says;
   };
-  const std::vector<Case> cases = {{0, 1, 1.2, "expected 1 to 999999 nodes, got 0"},
-                                   {-1, 1, 1.2, "expected 1 to 999999 nodes, got -1"},
-                                   {2, 99999999, 1.2, "are not both inside the scheme's 2 nodes"},
-                                   {2, 0, 1.2, "a destination other than the source"},
-                                   {2, 1, -1, "measured_penalty must be a number from 0.001 to 1e6"}};
+  const std::vector<Case> cases = {
+      {0, 1, 1.2, "expected 1 to 999999 nodes, got 0"},
+      {-1, 1, 1.2, "expected 1 to 999999 nodes, got -1"},
+      {2, 99999999, 1.2, "are not both inside the scheme's 2 nodes"},
+      {2, 0, 1.2, "a destination other than the source"},
+      {2, 1, -1, "measured_penalty must be a number from 0.001 to 1e6"}};
   for (const auto& c : cases) {
     const auto measured = scratch_file("measured.json");
     std::ofstream(measured) << doc(c.nodes, c.dest, c.penalty).dump();
