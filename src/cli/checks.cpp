@@ -165,8 +165,7 @@ void check_every_value(CLI::App& app) {
         option->check(
             CLI::Validator([](const std::string& v) { return output_file(v, false); }, ""));
       } else if (name == "--json" || name == "--csv" || name == "--tables-csv") {
-        option->check(
-            CLI::Validator([](const std::string& v) { return output_file(v, true); }, ""));
+        option->check(kResultFile);
       }
     }
   }

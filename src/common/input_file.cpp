@@ -62,10 +62,13 @@ std::string read_input_file(const std::filesystem::path& path, double idle_limit
   const bool stream = S_ISFIFO(st.st_mode);
   if (!stream && !S_ISREG(st.st_mode)) throw InputError(path.string(), "is " + kind_of(st.st_mode));
   std::string text;
-  if (!stream && static_cast<std::uint64_t>(st.st_size) > kMaxInputBytes)
-    throw InputError(path.string(), fmt::format("is larger than {} MiB, more than any input "
-                                                "commgauge reads",
-                                                kMaxInputBytes >> 20));
+  const auto check_size = [&path](std::uint64_t bytes) {
+    if (bytes > kMaxInputBytes)
+      throw InputError(path.string(), fmt::format("is larger than {} MiB, more than any input "
+                                                  "commgauge reads",
+                                                  kMaxInputBytes >> 20));
+  };
+  if (!stream) check_size(static_cast<std::uint64_t>(st.st_size));
   if (!stream) text.reserve(static_cast<std::size_t>(st.st_size));
   const int idle_ms = static_cast<int>(std::lround(idle_limit_s * 1000));
   char buffer[65536];
@@ -73,10 +76,7 @@ std::string read_input_file(const std::filesystem::path& path, double idle_limit
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n > 0) {
       text.append(buffer, static_cast<std::size_t>(n));
-      if (text.size() > kMaxInputBytes)
-        throw InputError(path.string(), fmt::format("is larger than {} MiB, more than any input "
-                                                    "commgauge reads",
-                                                    kMaxInputBytes >> 20));
+      check_size(text.size());
       continue;
     }
     if (n == 0) {
