@@ -817,12 +817,7 @@ bool split_needed(const LoggpResult& r, std::size_t k, const LoggpOptions& o) {
     one.ranges[0].from_bytes = 1;
     chi_one = std::min(chi_one, model::calibrate(one, curves, model::Structure::loggps, co).chi2);
   }
-  // The second range's 6 parameters must buy more than noise would give them: twice their
-  // number in units of the two-range fit's chi-square per degree of freedom (an F-test in
-  // spirit), and at least 0.25 (a 2.5 % relative residual at one point; standard errors are at
-  // least 5 % of a value in the fit) where the fit is exact.
-  const double dof = std::max(1.0, 4.0 * static_cast<double>(curves.size()) - 13);
-  return chi_one > 1.25 * chi_two + std::max(0.25, 12 * chi_two / dof);
+  return detail::two_sets_needed(chi_one, chi_two, curves.size());
 }
 
 // Re-measures points a and b alternately for another min_rounds rounds.
@@ -1603,6 +1598,9 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   }
   r.stable_points = static_cast<std::uint32_t>(
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.converged; }));
+  if (r.interrupted.empty() && o.calibrate && add_per_byte_changes(r, o) > 0) {
+    phase("per-byte changes");
+  }
   bootstrap_intervals(r, o);
   phase("bootstrap");
   calibrate_loggp(r, o);

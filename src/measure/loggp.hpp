@@ -175,7 +175,11 @@ struct LoggpSwitch {
   std::uint32_t confirmations = 0, confirmation_trials = 0;
   bool confirmed = false;  ///< the last alternating trials still separated the sides
   bool exact = false;      ///< bracketed to one byte
-  std::string verdict;     ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
+  /// Placed by add_per_byte_changes where one parameter set per protocol range misses the
+  /// curves: the per-byte cost changes (a copy routine's threshold, a cache level) and the
+  /// protocol stays; not re-measured, bracketed by the sweep's sizes.
+  bool per_byte_change = false;
+  std::string verdict;  ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
   /// One bisection step of a rendezvous switch: the bracket, how many attempts of the probe it
   /// took, the valid late receives pooled at each size, their low ends (stats::floor_of, us)
   /// and where the midpoint went (eager, rendezvous, between or undecided); or a step back to
@@ -308,6 +312,13 @@ void bootstrap_intervals(LoggpResult& result, const LoggpOptions& options);
 /// The measured curves as the calibration reads them.
 std::vector<model::PrttCurvePoint> curve_points(const std::vector<LoggpPoint>& points,
                                                 std::uint32_t n);
+
+/// Where one parameter set per range misses the curves (a cell off by more than
+/// kSelfCheckTarget and outside its 95 % interval) and two sets reproduce them better than noise
+/// would (detail::two_sets_needed), splits the range at the sweep size that fits best, at least
+/// two fitted sizes on each side, up to three times (LoggpSwitch::per_byte_change); then the
+/// analysis again. Returns how many it added.
+std::size_t add_per_byte_changes(LoggpResult& result, const LoggpOptions& options);
 
 /// Fits the calibrated set (LogGPS structure on the seeds' ranges, then each range's LogGP view
 /// with L kept), its bootstrap intervals (`options.bootstrap` resamples of the rounds, at most

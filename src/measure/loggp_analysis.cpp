@@ -419,6 +419,11 @@ bool late_receive_jump(const std::vector<LoggpPoint>& pts, std::size_t i) {
   return i + 1 >= pts.size() || clears(pts[i + 1]);
 }
 
+bool two_sets_needed(double chi_one, double chi_two, std::size_t points) {
+  const double dof = std::max(1.0, 4.0 * static_cast<double>(points) - 13);
+  return chi_one > 1.25 * chi_two + std::max(0.25, 12 * chi_two / dof);
+}
+
 std::vector<Candidate> detect_candidates(const std::vector<LoggpPoint>& pts,
                                          const LoggpOptions& o) {
   std::vector<Candidate> out;
@@ -874,6 +879,19 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
     if (detail::sends_wait(sw.waited_below, sw.late_below)) mark(r.ranges[k]);
     if (detail::sends_wait(sw.waited_above, sw.late_above)) mark(r.ranges[k + 1]);
   }
+  // A per-byte change keeps the protocol: both sides send as either side's switch probe read.
+  const auto same_transfer = [&](std::size_t from, std::size_t to) {
+    if (r.ranges[from].params.rendezvous || r.ranges[to].params.rendezvous) return;
+    if (!r.ranges[from].params.acknowledged()) return;
+    r.ranges[to].params.transfer = r.ranges[from].params.transfer;
+    r.ranges[to].params.progress = r.ranges[from].params.progress;
+  };
+  for (std::size_t k = 0; k < r.switches.size() && k + 1 < r.ranges.size(); ++k) {
+    if (r.switches[k].per_byte_change) same_transfer(k, k + 1);
+  }
+  for (std::size_t k = std::min(r.switches.size(), r.ranges.size() - 1); k-- > 0;) {
+    if (r.switches[k].per_byte_change) same_transfer(k + 1, k);
+  }
   for (auto& range : r.ranges)
     model::price_acknowledgement(range.params, r.ranges.front().params);
 
@@ -903,11 +921,16 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
   // The LogGPS view (seed 004): s = first eager->eager change, S = first rendezvous range.
   r.short_eager_bytes.reset();
   r.rendezvous_bytes.reset();
+  // A range a per-byte change starts is no new protocol (LoggpSwitch::per_byte_change).
+  const auto per_byte = [&](std::size_t k) {
+    return k > 0 && k - 1 < r.switches.size() && r.switches[k - 1].per_byte_change;
+  };
   std::size_t eager_ranges = 0;
-  for (const auto& range : r.ranges) {
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    const auto& range = r.ranges[k];
     if (range.params.rendezvous) {
       if (!r.rendezvous_bytes) r.rendezvous_bytes = range.from_bytes;
-    } else if (!r.rendezvous_bytes) {
+    } else if (!r.rendezvous_bytes && !per_byte(k)) {
       ++eager_ranges;
       if (eager_ranges == 2) r.short_eager_bytes = range.from_bytes;
     }
@@ -916,6 +939,8 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
     auto& range = r.ranges[k];
     if (range.params.rendezvous)
       range.protocol = "rendezvous";
+    else if (per_byte(k))
+      range.protocol = r.ranges[k - 1].protocol;
     else if (k == 0 && r.short_eager_bytes)
       range.protocol = "short";
     else
@@ -1280,17 +1305,12 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
 
 }  // namespace
 
-void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
-  const auto pts = fit_points(r.points, o);
-  r.seed_check = check_curves(r.seed_link, r.points, o.n);
-  if (!o.calibrate) {
-    r.link = r.seed_link;
-    r.calibrated_check = r.seed_check;
-    return;
-  }
-  // The LogGPS structure on the seeds' ranges, from the seeds' estimators - and from the same
-  // with each range's g and G by eq. (7) over just the sizes where the gap shows (a range whose
-  // gap is hidden at most sizes still tells it exactly where it shows).
+namespace {
+
+// The calibrated set's fit options: the LogGPS structure on the seeds' ranges, from the seeds'
+// estimators - and from the same with each range's g and G by eq. (7) over just the sizes where
+// the gap shows (a range whose gap is hidden at most sizes still tells it exactly where it shows).
+model::CalibrationOptions calibration_options(const LoggpResult& r) {
   model::CalibrationOptions co;
   co.more_starts.push_back(r.seed_link);
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
@@ -1310,6 +1330,136 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   // measurement with the narrowest interval: the calibrated set keeps them and fits the rest.
   for (const auto& range : r.ranges)
     co.fixed_gap.push_back(range.g_identifiable && !range.params.rendezvous);
+  return co;
+}
+
+// The calibrated set as calibrate_loggp fits it (no identifiability search), and the cells it
+// misses as the self-check counts a miss: off by more than the target and outside the cell's
+// 95 % interval. Per range of r, how many; `index` maps the fit's points into r.points.
+struct Misses {
+  model::Calibration fit;
+  std::vector<std::size_t> per_range;
+  std::size_t total = 0;
+};
+
+Misses calibrated_misses(const LoggpResult& r, const std::vector<model::PrttCurvePoint>& weighted,
+                         const std::vector<std::size_t>& index) {
+  model::CalibrationOptions co = calibration_options(r);
+  co.identifiability = false;
+  Misses m{model::calibrate(r.seed_link, weighted, model::Structure::loggps, co),
+           std::vector<std::size_t>(r.seed_link.ranges.size(), 0), 0};
+  for (std::size_t j = 0; j < index.size(); ++j) {
+    const LoggpPoint& p = r.points[index[j]];
+    for (std::size_t c = 0; c < 4; ++c) {
+      const double d = m.fit.deviation[j][c];
+      const PrttStat& cell = curve_stat(p, c);
+      const double model_us = cell.median_us * (1 + d);
+      if (std::abs(d) > kSelfCheckTarget &&
+          (model_us < cell.lower_us || model_us > cell.upper_us)) {
+        ++m.per_range[p.range];
+        ++m.total;
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
+  constexpr std::size_t kMostChanges = 3;
+  constexpr std::size_t kLeastSizesPerSide = 2;
+  constexpr std::size_t kTriesPerChange = 3;
+  // The fitted points (as the calibration weighs them) with their indices into r.points: a
+  // split changes neither.
+  const auto read = read_by_fits(r.points);
+  const auto weighted = fit_points(r.points, o);
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    if (read[i]) index.push_back(i);
+  }
+  std::size_t added = 0;
+  Misses now = calibrated_misses(r, weighted, index);
+  while (added < kMostChanges && now.total > 0) {
+    struct Split {
+      double chi_two = 0, chi_one = 0;
+      std::size_t change = 0;  // index into r.points of the upper side's first size
+    };
+    std::vector<Split> splits;
+    // Each missed range fitted alone, as one set and as two, with L and the send overlap the
+    // calibrated set's.
+    model::CalibrationOptions co;
+    co.identifiability = false;
+    co.fixed_latency = true;
+    for (std::size_t k = 0; k < now.per_range.size(); ++k) {
+      if (now.per_range[k] == 0) continue;
+      std::vector<model::PrttCurvePoint> curves;
+      std::vector<std::size_t> at;  // index into r.points of each curve point
+      for (std::size_t j = 0; j < index.size(); ++j) {
+        if (r.points[index[j]].range != k) continue;
+        curves.push_back(weighted[j]);
+        at.push_back(index[j]);
+      }
+      if (curves.size() < 2 * kLeastSizesPerSide) continue;
+      model::LinkParams one = now.fit.link;
+      one.ranges = {now.fit.link.ranges[k]};
+      one.ranges[0].from_bytes = 1;
+      const double chi_one = model::calibrate(one, curves, model::Structure::loggps, co).chi2;
+      for (std::size_t j = kLeastSizesPerSide; j + kLeastSizesPerSide <= curves.size(); ++j) {
+        model::LinkParams two = one;
+        two.ranges = {one.ranges[0], one.ranges[0]};
+        two.ranges[1].from_bytes = curves[j].bytes;
+        const double chi_two = model::calibrate(two, curves, model::Structure::loggps, co).chi2;
+        if (detail::two_sets_needed(chi_one, chi_two, curves.size()))
+          splits.push_back({chi_two, chi_one, at[j]});
+      }
+    }
+    std::sort(splits.begin(), splits.end(),
+              [](const Split& a, const Split& b) { return a.chi_two < b.chi_two; });
+    // The best splits in turn: one stands only if the calibrated set, refitted with it, misses
+    // fewer cells (a split that reproduces its own range better can cost the joint fit more
+    // elsewhere).
+    bool kept = false;
+    for (std::size_t t = 0; t < std::min(splits.size(), kTriesPerChange) && !kept; ++t) {
+      const Split& best = splits[t];
+      LoggpResult trial = r;
+      const std::size_t c = best.change;
+      const auto k = static_cast<std::size_t>(
+          std::lower_bound(trial.changes.begin(), trial.changes.end(), c) - trial.changes.begin());
+      LoggpSwitch sw;
+      sw.first_bytes = trial.points[c].bytes;
+      sw.below_bytes = trial.points[c - 1].bytes;
+      sw.per_byte_change = true;
+      sw.found_by = "the calibration: one parameter set misses the curves of this range";
+      trial.switches.insert(trial.switches.begin() + static_cast<std::ptrdiff_t>(k), sw);
+      trial.changes.insert(trial.changes.begin() + static_cast<std::ptrdiff_t>(k), c);
+      analyse_loggp(trial, o, false);
+      Misses after = calibrated_misses(trial, weighted, index);
+      if (after.total >= now.total) continue;
+      trial.switches[k].verdict = fmt::format(
+          "a change of per-byte cost, not of protocol: two parameter sets reproduce the range's "
+          "curves with chi-square {:.3g} where one gives {:.3g}, and the calibrated set misses "
+          "{} cells instead of {}; bracketed to ({}, {}] B by the sweep's sizes, not re-measured",
+          best.chi_two, best.chi_one, after.total, now.total, sw.below_bytes, sw.first_bytes);
+      r = std::move(trial);
+      now = std::move(after);
+      kept = true;
+    }
+    if (!kept) break;
+    ++added;
+  }
+  return added;
+}
+
+void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
+  const auto pts = fit_points(r.points, o);
+  r.seed_check = check_curves(r.seed_link, r.points, o.n);
+  if (!o.calibrate) {
+    r.link = r.seed_link;
+    r.calibrated_check = r.seed_check;
+    return;
+  }
+  const model::CalibrationOptions co = calibration_options(r);
   const auto full = model::calibrate(r.seed_link, pts, model::Structure::loggps, co);
   // Each range's LogGP view under the LogGP structure, with the calibrated L.
   model::LinkParams loggp_start = full.link;

@@ -118,6 +118,7 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
                         {"rendezvous", sw.rendezvous},
                         {"confirmed", sw.confirmed},
                         {"exact", sw.exact},
+                        {"per_byte_change", sw.per_byte_change},
                         {"found_by", sw.found_by},
                         {"late_receive_below_us", sw.late_recv_below_us},
                         {"late_receive_above_us", sw.late_recv_above_us},
@@ -366,12 +367,19 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       const bool range_rendezvous = k + 1 < r.ranges.size() && r.ranges[k + 1].params.rendezvous;
       const bool range_acknowledged =
           k + 1 < r.ranges.size() && r.ranges[k + 1].params.acknowledged();
-      const char* protocol = sw.rendezvous        ? "rendezvous"
+      std::string protocol = sw.rendezvous        ? "rendezvous"
                              : range_rendezvous   ? "rendezvous (as below)"
                              : range_acknowledged ? "eager TA"
                                                   : "eager";
+      if (sw.per_byte_change) {
+        protocol = fmt::format("per-byte change ({} as below)", range_rendezvous     ? "rendezvous"
+                                                                : range_acknowledged ? "eager TA"
+                                                                                     : "eager");
+      }
       w.add_row({fmt::format("{} B", sw.first_bytes), protocol,
-                 fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us, sw.late_recv_above_us),
+                 sw.per_byte_change ? std::string("-")
+                                    : fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us,
+                                                  sw.late_recv_above_us),
                  sw.found_by, sw.verdict});
     }
     out += render(w, sink, "loggp_switches");

@@ -16,6 +16,7 @@
 #include "model/models.hpp"
 #include "net/virtual_network.hpp"
 #include "profile/link_params_json.hpp"
+#include "report/loggp_report.hpp"
 
 namespace commgauge::measure {
 namespace {
@@ -871,6 +872,49 @@ TEST(LoggpOnVirtualNetwork, OneRangeNetworkShowsNoSwitchWhateverTheOrder) {
     EXPECT_EQ(r.ranges.size(), 1u) << "seed " << seed;
     EXPECT_TRUE(r.switches.empty()) << "seed " << seed;
   }
+}
+
+// A per-byte cost that changes inside a protocol range (a copy routine's threshold, a cache
+// level) where the curves' detectors are off (--detector none): the calibrated set of one range
+// misses the curves, so the calibration splits the range between the sweep's sizes around the
+// change, the protocol stays, and the two sets reproduce every curve.
+TEST(LoggpOnVirtualNetwork, APerByteChangeTheOneSetMissesSplitsTheRange) {
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges.resize(1);
+  model::LinkRange slower = link.ranges[0];
+  slower.from_bytes = 12289;
+  slower.gap_per_byte_us = 0.0016;
+  slower.recv_overhead_per_byte_us = 0.0006;
+  link.ranges.push_back(slower);
+  LoggpOptions o;
+  o.detector = "none";
+  o.seed = 3;
+  const LoggpResult r = run(link, o);
+  ASSERT_EQ(r.switches.size(), 1u) << ::testing::PrintToString(r.notes);
+  const auto& sw = r.switches[0];
+  EXPECT_TRUE(sw.per_byte_change);
+  EXPECT_FALSE(sw.rendezvous);
+  EXPECT_EQ(sw.below_bytes, 11585u);  // the sweep's sizes around 12289 B
+  EXPECT_EQ(sw.first_bytes, 16384u);
+  EXPECT_THAT(sw.verdict, ::testing::HasSubstr("not of protocol"));
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_EQ(r.ranges[1].protocol, r.ranges[0].protocol);
+  EXPECT_FALSE(r.short_eager_bytes.has_value());  // no eager-to-eager protocol change (LogGPS s)
+  EXPECT_EQ(r.calibrated_check.cells_off, 0u);
+  EXPECT_LT(r.calibrated_check.max_abs_all, 1e-3);
+  expect_rel(r.link.ranges[1].gap_per_byte_us + r.link.ranges[1].recv_overhead_per_byte_us,
+             0.0016 + 0.0006, 0.01, "upper side's per-byte cost");
+  // Listed with the switches as what it is, in the table and in --json.
+  const std::string table = report::loggp_table(r);
+  EXPECT_THAT(table, ::testing::ContainsRegex("16384 B +per-byte change \\(eager as below\\) +- "));
+  const auto json = report::loggp_switches_json(r);
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_EQ(json[0]["per_byte_change"], true);
+  EXPECT_EQ(json[0]["rendezvous"], false);
+  // One range where one set reproduces the curves: nothing is split.
+  const LoggpResult plain = run(loggp_link(5, 1.5, 4, 0.001), o);
+  EXPECT_TRUE(plain.switches.empty());
+  EXPECT_EQ(plain.ranges.size(), 1u);
 }
 
 TEST(LoggpOnVirtualNetwork, BudgetTooSmallForTheFirstRoundsIsAClearError) {
