@@ -30,7 +30,9 @@ void add_loggp_command(CLI::App& app, Action& action) {
       "o_s(s), o_r(s) and G_all(s), each confirmed by re-measuring both sides alternately and "
       "bisected (to one byte where the curve allows); g and G by least squares per range; "
       "L = PRTT(1,0,1)/2 - o_s(1) - o_r(1), never below 0; bootstrap intervals and a verdict per "
-      "range. --json writes the link-parameter document that --virtual-net reads.");
+      "range; the calibrated set fitted to all four curves, a range split where one set misses "
+      "them and two do not (a per-byte change, no protocol change). --json writes the "
+      "link-parameter document that --virtual-net reads.");
   struct Flags {
     TransportFlags transport;
     measure::LoggpOptions loggp;
