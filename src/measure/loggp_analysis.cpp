@@ -1305,28 +1305,6 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
 
 }  // namespace
 
-namespace detail {
-
-std::vector<bool> gap_held(const LoggpResult& r) {
-  const auto read = read_by_fits(r.points);
-  std::vector<bool> held(r.ranges.size(), false);
-  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
-    held[k] = r.ranges[k].g_identifiable && !r.ranges[k].params.rendezvous;
-    std::uint64_t from = std::numeric_limits<std::uint64_t>::max();
-    for (const auto& p : r.points) {
-      if (p.range == k && p.g_identifiable) from = std::min(from, p.bytes);
-    }
-    for (std::size_t i = 0; i < r.points.size() && held[k]; ++i) {
-      const LoggpPoint& p = r.points[i];
-      if (read[i] && p.range == k && p.bytes > from && gap_evidence(p) == Gap::hidden)
-        held[k] = false;
-    }
-  }
-  return held;
-}
-
-}  // namespace detail
-
 namespace {
 
 // The calibrated set's fit options: the LogGPS structure on the seeds' ranges, from the seeds'
@@ -1349,9 +1327,9 @@ model::CalibrationOptions calibration_options(const LoggpResult& r) {
     co.more_starts.back().ranges[k].gap_per_byte_us = std::max(0.0, f.slope);
   }
   // Where eq. (7) identifies g and G (the gap shows in PRTT(n,0,s)), they are the direct
-  // measurement with the narrowest interval: the calibrated set keeps them and fits the rest
-  // (detail::gap_held says where).
-  co.fixed_gap = detail::gap_held(r);
+  // measurement with the narrowest interval: the calibrated set keeps them and fits the rest.
+  for (const auto& range : r.ranges)
+    co.fixed_gap.push_back(range.g_identifiable && !range.params.rendezvous);
   return co;
 }
 

@@ -52,13 +52,6 @@ std::string hand_shake_unsupported(const LoggpSwitch& sw, std::uint64_t lo, std:
 /// is exact.
 bool two_sets_needed(double chi_one, double chi_two, std::size_t points);
 
-/// Per range: whether the calibrated set holds g and G at eq. (7)'s values. Only where eq. (7)
-/// identifies them and every fitted size of the range above the first that shows the gap shows
-/// it too (or is undecided): with a size between that hides it, g is close to o, and the sizes
-/// that cleared o by two standard errors are those whose G_all came out high - a selection, not
-/// a measurement (on vader, 2026-12-05: g held 5-9 % high above 11 B, PRTT(n,0,s) missed there).
-std::vector<bool> gap_held(const LoggpResult& result);
-
 /// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
 bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);
 

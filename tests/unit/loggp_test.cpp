@@ -917,34 +917,6 @@ TEST(LoggpOnVirtualNetwork, APerByteChangeTheOneSetMissesSplitsTheRange) {
   EXPECT_EQ(plain.ranges.size(), 1u);
 }
 
-// The calibrated set holds eq. (7)'s g and G only where no fitted size between the gap's sizes
-// hides it: there the sizes that showed it are a selection of high G_all draws.
-TEST(LoggpOnVirtualNetwork, TheGapIsHeldOnlyWhereNoSizeAmongThoseThatShowItHidesIt) {
-  LoggpOptions o;
-  o.max_size = 16u << 10;
-  o.seed = 5;
-  const LoggpResult r = run(loggp_link(5, 1.5, 4, 0.001), o);  // g > o: the gap shows everywhere
-  ASSERT_EQ(r.ranges.size(), 1u);
-  ASSERT_TRUE(r.ranges[0].g_identifiable);
-  EXPECT_EQ(detail::gap_held(r), std::vector<bool>{true});
-  const auto hide = [](LoggpPoint& p) {
-    p.o_r_us = p.g_all_us + 1;  // o above G_all: eq. (5)'s cycle is o, the gap is hidden
-    p.g_identifiable = false;
-  };
-  // Below every size that shows it (eq. (5): the gap overtakes o as s grows): still held.
-  LoggpResult below = r;
-  hide(below.points.front());
-  EXPECT_EQ(detail::gap_held(below), std::vector<bool>{true});
-  // Between them: not held, the calibration fits g and G with the rest.
-  LoggpResult between = r;
-  hide(between.points[between.points.size() / 2]);
-  EXPECT_EQ(detail::gap_held(between), std::vector<bool>{false});
-  // A rendezvous range is never held (its gap hides behind the hand-shake).
-  LoggpResult rendezvous = r;
-  rendezvous.ranges[0].params.rendezvous = true;
-  EXPECT_EQ(detail::gap_held(rendezvous), std::vector<bool>{false});
-}
-
 TEST(LoggpOnVirtualNetwork, BudgetTooSmallForTheFirstRoundsIsAClearError) {
   LoggpOptions o;
   o.max_bytes = 1'000'000;
