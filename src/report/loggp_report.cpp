@@ -367,15 +367,14 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       const bool range_rendezvous = k + 1 < r.ranges.size() && r.ranges[k + 1].params.rendezvous;
       const bool range_acknowledged =
           k + 1 < r.ranges.size() && r.ranges[k + 1].params.acknowledged();
-      std::string protocol = sw.rendezvous        ? "rendezvous"
-                             : range_rendezvous   ? "rendezvous (as below)"
-                             : range_acknowledged ? "eager TA"
-                                                  : "eager";
-      if (sw.per_byte_change) {
-        protocol = fmt::format("per-byte change ({} as below)", range_rendezvous     ? "rendezvous"
-                                                                : range_acknowledged ? "eager TA"
-                                                                                     : "eager");
-      }
+      const char* kind = range_rendezvous     ? "rendezvous"
+                         : range_acknowledged ? "eager TA"
+                                              : "eager";
+      const std::string protocol = sw.rendezvous ? std::string("rendezvous")
+                                   : sw.per_byte_change
+                                       ? fmt::format("per-byte change ({} as below)", kind)
+                                   : range_rendezvous ? std::string("rendezvous (as below)")
+                                                      : std::string(kind);
       w.add_row({fmt::format("{} B", sw.first_bytes), protocol,
                  sw.per_byte_change ? std::string("-")
                                     : fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us,
