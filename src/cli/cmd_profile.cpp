@@ -156,7 +156,10 @@ void add_profile_command(CLI::App& app, Action& action) {
       "profile",
       "Measure this machine's profile in one go: loggp (LogGP(S) ranges), overlap (LogGPO) and "
       "latency, written as one versioned JSON document per link class (intra_node, inter_node). "
-      "An existing profile file gets the measured class added or replaced.");
+      "An existing profile file gets the measured class added or replaced. Each class gets a "
+      "trust verdict (loggp.trust): its calibrated set within 20 % rms of its curves and, over "
+      "Open MPI, a rendezvous switch found at the eager limit MPI_T reports; predict and simulate "
+      "warn when they charge a class that is not trusted.");
   struct Flags {
     TransportFlags transport;
     std::string output, tables_csv;
@@ -320,8 +323,9 @@ void add_profile_command(CLI::App& app, Action& action) {
         const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
         const auto predictions = predict_heldout(heldout, link);
         lc.heldout = report::heldout_json(heldout, predictions);
-        const measure::Trust trust =
-            measure::assess_trust(loggp->calibrated_check, latency->points);
+        const measure::Trust trust = measure::assess_trust(
+            loggp->calibrated_check, latency->points, measure::library_eager_limit(context),
+            {loggp->switches, loggp->points.front().bytes, loggp->points.back().bytes});
         lc.loggp = {{"switches", report::loggp_switches_json(*loggp)},
                     {"notes", loggp->notes},
                     {"rounds", loggp->rounds},

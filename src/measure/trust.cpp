@@ -1,11 +1,39 @@
 #include "measure/trust.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace commgauge::measure {
 
+std::optional<LibraryEagerLimit> library_eager_limit(const nlohmann::json& context) {
+  if (!context.is_object() || context.value("transport", "") != "mpi" ||
+      context.value("pml", "") != "ob1")
+    return std::nullopt;
+  const auto limits = context.find("eager_limits");
+  if (limits == context.end() || !limits->is_object()) return std::nullopt;
+  const auto hosts = context.value("hosts", nlohmann::json::array());
+  const bool same_host = hosts.size() == 2 && hosts[0] == hosts[1];
+  // Open MPI's shared-memory BTLs; "self" carries only a rank's messages to itself.
+  constexpr std::array<const char*, 3> kSharedMemory = {"vader", "sm", "smcuda"};
+  std::vector<LibraryEagerLimit> local, network;
+  for (const auto& [name, value] : limits->items()) {
+    if (name == "self" || !value.is_number_integer() || value.get<std::int64_t>() <= 0) continue;
+    const bool shared =
+        std::find(kSharedMemory.begin(), kSharedMemory.end(), name) != kSharedMemory.end();
+    (shared ? local : network).push_back({name, value.get<std::uint64_t>()});
+  }
+  // ob1 prefers a shared-memory BTL between ranks of one host and needs a network one otherwise.
+  const auto& candidates = same_host && !local.empty() ? local : network;
+  if (candidates.size() != 1) return std::nullopt;
+  return candidates.front();
+}
+
 Trust assess_trust(const CurveCheck& calibrated_check, const std::vector<LatencyPoint>& latency,
-                   const TrustOptions& options) {
+                   const std::optional<LibraryEagerLimit>& eager_limit,
+                   const SwitchEvidence& evidence, const TrustOptions& options) {
   Trust t;
   t.rms_deviation = calibrated_check.rms;
   for (const auto& p : latency) {
@@ -18,12 +46,42 @@ Trust assess_trust(const CurveCheck& calibrated_check, const std::vector<Latency
       }
     }
   }
-  if (t.rms_deviation <= options.max_rms_deviation) return t;
-  t.trusted = false;
-  t.reasons.push_back(fmt::format(
-      "the calibrated set misses the measured curves by {:.1f} % rms (at most {:.0f} % is "
-      "trusted; worst at {} B): its parameters do not describe this link",
-      100 * t.rms_deviation, 100 * options.max_rms_deviation, calibrated_check.worst_size));
+  if (eager_limit && eager_limit->bytes > evidence.min_bytes &&
+      eager_limit->bytes <= evidence.max_bytes) {
+    t.eager_limit = eager_limit;
+    const std::uint64_t lowest = eager_limit->bytes > options.header_allowance_bytes
+                                     ? eager_limit->bytes - options.header_allowance_bytes
+                                     : 0;
+    std::vector<std::string> found;
+    for (const auto& sw : evidence.switches) {
+      if (!sw.rendezvous || sw.per_byte_change) continue;
+      found.push_back(sw.exact ? fmt::format("{} B", sw.first_bytes)
+                               : fmt::format("({}, {}] B", sw.below_bytes, sw.first_bytes));
+      // The bracket (below, first] meets [limit - allowance, limit].
+      if (sw.below_bytes < eager_limit->bytes && sw.first_bytes >= lowest)
+        t.switch_at_eager_limit = true;
+    }
+    if (!t.switch_at_eager_limit) {
+      t.trusted = false;
+      t.reasons.push_back(fmt::format(
+          "the library reports {}'s eager limit as {} B (MPI_T), so its rendezvous switch lies "
+          "at most {} B below that, but loggp found {}: its ranges are not this link's",
+          eager_limit->component, eager_limit->bytes, options.header_allowance_bytes,
+          found.empty() ? std::string("no rendezvous switch")
+                        : fmt::format("rendezvous switch{} at {}", found.size() > 1 ? "es" : "",
+                                      fmt::join(found, ", "))));
+    }
+  }
+  if (t.rms_deviation > options.max_rms_deviation) {
+    t.trusted = false;
+    t.reasons.insert(
+        t.reasons.begin(),
+        fmt::format("the calibrated set misses the measured curves by {:.1f} % rms (at most "
+                    "{:.0f} % is trusted; worst at {} B): its parameters do not describe this link",
+                    100 * t.rms_deviation, 100 * options.max_rms_deviation,
+                    calibrated_check.worst_size));
+  }
+  if (t.trusted) return t;
   if (t.stalled_trials > 0) {
     t.reasons.push_back(fmt::format(
         "time-sliced: {} of {} latency trials ({:.2g} %) took more than {:.0f} times their "

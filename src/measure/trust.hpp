@@ -4,8 +4,13 @@
 // description of the link, however stable its bootstrap intervals are (they resample the same
 // disturbed rounds). When it is not trusted, the verdict names what the data show: a machine that
 // takes the measuring ranks' cores away (time slices) leaves one-way trials hundreds of times
-// their size's median.
+// their size's median. Where the MPI library reports the eager limit of the path between the
+// measured pair (MPI_T), that limit is the truth for the rendezvous switch: a class whose loggp
+// found no rendezvous switch there is not trusted either, however well its set fits (a fit with
+// one protocol over both sides can stay within a fifth).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +25,26 @@ struct TrustOptions {
   /// A latency trial this many times its size's median is a stall: the rank lost its core.
   /// (A cache miss or an interrupt costs a few times the median, a time slice 100 to 10,000.)
   double stall_ratio = 100;
+  /// How far below the library's eager limit its rendezvous switch may lie: the limit counts
+  /// the protocol's header with the payload (Open MPI's ob1: 55 B on vader and TCP here), and no
+  /// header is this long.
+  std::uint64_t header_allowance_bytes = 256;
+};
+
+/// The eager limit the MPI library reports (MPI_T) for the path the measured pair's messages
+/// take: Open MPI's ob1 with one shared-memory BTL between ranks of one host, or else the one
+/// network BTL. None where the context cannot tell (another PML, several candidate BTLs, MPICH,
+/// TCP or the virtual network).
+struct LibraryEagerLimit {
+  std::string component;  ///< the BTL, e.g. "vader" or "tcp"
+  std::uint64_t bytes = 0;
+};
+std::optional<LibraryEagerLimit> library_eager_limit(const nlohmann::json& transport_context);
+
+/// The loggp result the verdict reads besides its self-check: the switches and the sizes swept.
+struct SwitchEvidence {
+  std::vector<LoggpSwitch> switches;
+  std::uint64_t min_bytes = 0, max_bytes = 0;
 };
 
 struct Trust {
@@ -27,11 +52,17 @@ struct Trust {
   double rms_deviation = 0;  ///< the calibrated set's, from loggp's self-check
   std::size_t stalled_trials = 0, latency_trials = 0;  ///< over every latency size
   double worst_stall_us = 0;
+  /// The library's eager limit when known and inside the sizes swept, and whether loggp found
+  /// a rendezvous switch at it (within the header allowance below it).
+  std::optional<LibraryEagerLimit> eager_limit;
+  bool switch_at_eager_limit = false;
   std::vector<std::string> reasons;  ///< empty when trusted
 };
 
-/// The verdict on one class from its loggp self-check and its latency trials (may be empty).
+/// The verdict on one class from its loggp self-check, its latency trials (may be empty) and,
+/// where the library reports its eager limit, loggp's switches.
 Trust assess_trust(const CurveCheck& calibrated_check, const std::vector<LatencyPoint>& latency,
-                   const TrustOptions& options = {});
+                   const std::optional<LibraryEagerLimit>& eager_limit = std::nullopt,
+                   const SwitchEvidence& evidence = {}, const TrustOptions& options = {});
 
 }  // namespace commgauge::measure

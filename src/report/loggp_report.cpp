@@ -76,20 +76,29 @@ std::string bound_text(double v) {
 }  // namespace
 
 nlohmann::json trust_json(const measure::Trust& t) {
-  return {{"trusted", t.trusted},
-          {"rms_deviation", t.rms_deviation},
-          {"stalled_latency_trials", t.stalled_trials},
-          {"latency_trials", t.latency_trials},
-          {"worst_stall_us", t.worst_stall_us},
-          {"reasons", t.reasons}};
+  nlohmann::json j = {{"trusted", t.trusted},
+                      {"rms_deviation", t.rms_deviation},
+                      {"stalled_latency_trials", t.stalled_trials},
+                      {"latency_trials", t.latency_trials},
+                      {"worst_stall_us", t.worst_stall_us},
+                      {"reasons", t.reasons}};
+  if (t.eager_limit) {
+    j["library_eager_limit"] = {{"component", t.eager_limit->component},
+                                {"bytes", t.eager_limit->bytes},
+                                {"rendezvous_switch_found", t.switch_at_eager_limit}};
+  }
+  return j;
 }
 
 std::string trust_line(const std::string& link_class, const measure::Trust& t) {
   if (t.trusted) {
     return fmt::format(
         "trust: {} is trusted (the calibrated set is within {:.1f} % rms of its "
-        "curves)\n",
-        link_class, 100 * t.rms_deviation);
+        "curves{})\n",
+        link_class, 100 * t.rms_deviation,
+        t.eager_limit ? fmt::format("; the rendezvous switch is at {}'s eager limit, {} B",
+                                    t.eager_limit->component, t.eager_limit->bytes)
+                      : std::string());
   }
   std::string out = fmt::format("warning: {} is NOT trusted:", link_class);
   for (const auto& r : t.reasons)

@@ -120,10 +120,27 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   ASSERT_EQ(pr.exit_code, 0) << pr.err;
   EXPECT_THAT(pr.out, HasSubstr("loggp: E_abs"));
   // The class's trust verdict: trusted exactly when its calibrated set is within 20 % rms of its
-  // curves, with the reasons when not; predict warns on standard error exactly then.
+  // curves and loggp found the rendezvous switch at the eager limit the library reports (with
+  // btl tcp,self on one host: TCP's, Open MPI 4.1's default), with the reasons when not; predict
+  // warns on standard error exactly then.
   const auto& trust = cls["loggp"]["trust"];
   ASSERT_TRUE(trust.is_object()) << cls["loggp"].dump();
-  EXPECT_EQ(trust["trusted"].get<bool>(), trust["rms_deviation"].get<double>() <= 0.20)
+  const auto& limit = trust["library_eager_limit"];
+  ASSERT_TRUE(limit.is_object()) << trust.dump();
+  EXPECT_EQ(limit["component"], "tcp");
+  EXPECT_EQ(limit["bytes"], cls["source"]["context"]["eager_limits"]["tcp"]);
+  EXPECT_EQ(limit["bytes"], 65536);
+  // Found: a rendezvous switch whose bracket (below, first] meets [limit - 256 B, limit].
+  bool at_limit = false;
+  for (const auto& sw : cls["loggp"]["switches"]) {
+    at_limit =
+        at_limit ||
+        (sw["rendezvous"] == true && sw.value("per_byte_change", false) == false &&
+         sw["below_bytes"].get<double>() < 65536 && sw["first_bytes"].get<double>() >= 65536 - 256);
+  }
+  EXPECT_EQ(limit["rendezvous_switch_found"].get<bool>(), at_limit) << trust.dump();
+  EXPECT_EQ(trust["trusted"].get<bool>(), trust["rms_deviation"].get<double>() <= 0.20 &&
+                                              limit["rendezvous_switch_found"].get<bool>())
       << trust.dump();
   EXPECT_EQ(trust["reasons"].empty(), trust["trusted"].get<bool>()) << trust.dump();
   EXPECT_EQ(pr.err.find("is NOT trusted") == std::string::npos, trust["trusted"].get<bool>())

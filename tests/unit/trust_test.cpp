@@ -9,6 +9,7 @@
 #include "measure/trust.hpp"
 #include "profile/link_params_json.hpp"
 #include "profile/profile.hpp"
+#include "report/loggp_report.hpp"
 #include "stats/descriptive.hpp"
 
 namespace commgauge::measure {
@@ -96,6 +97,114 @@ TEST(Trust, AProfileCarriesTheVerdictToItsReaders) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("trusted"));
   }
+}
+
+// Open MPI 4.1's context as the MPI transport writes it (MPI_T): ob1, its opened BTLs' limits.
+nlohmann::json open_mpi_context(const std::vector<std::string>& hosts,
+                                const nlohmann::json& eager_limits) {
+  return {{"transport", "mpi"}, {"pml", "ob1"}, {"hosts", hosts}, {"eager_limits", eager_limits}};
+}
+
+TEST(LibraryEagerLimit, TheBtlBetweenThePairIsReadFromTheContext) {
+  const nlohmann::json defaults = {{"self", 1024}, {"tcp", 65536}, {"vader", 4096}};
+  // One host: vader carries the messages; two hosts: TCP.
+  const auto local = library_eager_limit(open_mpi_context({"vm", "vm"}, defaults));
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->component, "vader");
+  EXPECT_EQ(local->bytes, 4096u);
+  const auto remote = library_eager_limit(open_mpi_context({"n0", "n1"}, defaults));
+  ASSERT_TRUE(remote);
+  EXPECT_EQ(remote->component, "tcp");
+  EXPECT_EQ(remote->bytes, 65536u);
+  // --mca btl tcp,self on one host: no shared-memory BTL, so TCP.
+  const auto tcp_only =
+      library_eager_limit(open_mpi_context({"vm", "vm"}, {{"self", 1024}, {"tcp", 65536}}));
+  ASSERT_TRUE(tcp_only);
+  EXPECT_EQ(tcp_only->component, "tcp");
+  // Where the context cannot tell, no limit: two network BTLs between hosts, only self,
+  // another PML, MPICH's variables (no pml), the TCP transport, nothing at all.
+  EXPECT_FALSE(library_eager_limit(
+      open_mpi_context({"n0", "n1"}, {{"tcp", 65536}, {"openib", 12288}, {"vader", 4096}})));
+  EXPECT_FALSE(library_eager_limit(open_mpi_context({"vm", "vm"}, {{"self", 1024}})));
+  auto ucx = open_mpi_context({"vm", "vm"}, defaults);
+  ucx["pml"] = "ucx";
+  EXPECT_FALSE(library_eager_limit(ucx));
+  EXPECT_FALSE(
+      library_eager_limit({{"transport", "mpi"},
+                           {"hosts", {"vm", "vm"}},
+                           {"eager_limits", {{"MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE", 131072}}}}));
+  EXPECT_FALSE(library_eager_limit({{"transport", "tcp"}}));
+  EXPECT_FALSE(library_eager_limit(nlohmann::json()));
+}
+
+LoggpSwitch rendezvous_switch(std::uint64_t below, std::uint64_t first) {
+  LoggpSwitch sw;
+  sw.below_bytes = below;
+  sw.first_bytes = first;
+  sw.rendezvous = true;
+  sw.exact = first == below + 1;
+  return sw;
+}
+
+TEST(Trust, AClassWhoseRendezvousSwitchIsNotAtTheLibrarysEagerLimitIsNotTrusted) {
+  const LibraryEagerLimit vader{"vader", 4096};
+  const std::vector<LatencyPoint> latency{point(1, {2, 2, 2})};
+  const auto with = [&](std::vector<LoggpSwitch> switches, double rms = 0.10,
+                        std::uint64_t max_bytes = 1 << 20) {
+    return assess_trust(check_with_rms(rms, 257), latency, vader,
+                        SwitchEvidence{std::move(switches), 1, max_bytes});
+  };
+  // Exact at 4096 - 55 (ob1's header), or bracketed across it: trusted, and said so.
+  const Trust exact = with({rendezvous_switch(4040, 4041)});
+  EXPECT_TRUE(exact.trusted);
+  EXPECT_TRUE(exact.switch_at_eager_limit);
+  ASSERT_TRUE(exact.eager_limit);
+  EXPECT_EQ(exact.eager_limit->bytes, 4096u);
+  EXPECT_THAT(report::trust_line("intra_node", exact),
+              HasSubstr("the rendezvous switch is at vader's eager limit, 4096 B"));
+  EXPECT_TRUE(with({rendezvous_switch(2896, 4096)}).trusted);
+  // The allowance's edges: 256 B below the limit counts, 257 B does not, nor the limit + 1.
+  EXPECT_TRUE(with({rendezvous_switch(3839, 3840)}).trusted);
+  EXPECT_FALSE(with({rendezvous_switch(3838, 3839)}).trusted);
+  EXPECT_FALSE(with({rendezvous_switch(4096, 4097)}).trusted);
+  // None found (the CI run's trusted class at 19.9 % rms), or only elsewhere: not trusted,
+  // however well the set fits; an eager switch or a per-byte change does not count.
+  LoggpSwitch eager = rendezvous_switch(256, 257);
+  eager.rendezvous = false;
+  LoggpSwitch per_byte = rendezvous_switch(2896, 4096);
+  per_byte.per_byte_change = true;
+  const Trust none = with({eager, per_byte}, 0.199);
+  EXPECT_FALSE(none.trusted);
+  EXPECT_FALSE(none.switch_at_eager_limit);
+  ASSERT_EQ(none.reasons.size(), 1u);
+  EXPECT_THAT(none.reasons[0],
+              HasSubstr("the library reports vader's eager limit as 4096 B (MPI_T)"));
+  EXPECT_THAT(none.reasons[0], HasSubstr("loggp found no rendezvous switch"));
+  const Trust elsewhere = with({rendezvous_switch(8370, 8371), rendezvous_switch(16384, 23170)});
+  ASSERT_EQ(elsewhere.reasons.size(), 1u);
+  EXPECT_THAT(elsewhere.reasons[0], HasSubstr("rendezvous switches at 8371 B, (16384, 23170] B"));
+  // A second rendezvous switch beside the one at the limit is not judged here.
+  EXPECT_TRUE(with({rendezvous_switch(4040, 4041), rendezvous_switch(8370, 8371)}).trusted);
+  // Both reasons, the fit's first, then the stalls the latency trials show.
+  const Trust both = assess_trust(check_with_rms(0.5, 8), {point(1, {2, 2, 2, 900})}, vader,
+                                  SwitchEvidence{{}, 1, 1 << 20});
+  ASSERT_EQ(both.reasons.size(), 3u);
+  EXPECT_THAT(both.reasons[0], HasSubstr("misses the measured curves by 50.0 % rms"));
+  EXPECT_THAT(both.reasons[1], HasSubstr("eager limit as 4096 B"));
+  EXPECT_THAT(both.reasons[2], HasSubstr("time-sliced: 1 of 4"));
+  // A limit outside the sizes swept is not judged, nor is a class without one.
+  const Trust small_sweep = with({}, 0.10, 4096 - 1);
+  EXPECT_TRUE(small_sweep.trusted);
+  EXPECT_FALSE(small_sweep.eager_limit);
+  EXPECT_TRUE(assess_trust(check_with_rms(0.10, 8), latency).trusted);
+  // The verdict's way into a profile: the limit, the finding and the reason, as the schema wants.
+  const nlohmann::json j = report::trust_json(none);
+  EXPECT_EQ(j["library_eager_limit"],
+            (nlohmann::json{
+                {"component", "vader"}, {"bytes", 4096}, {"rendezvous_switch_found", false}}));
+  const auto p = profile::profile_from_json(profile_with_trust(j), "p.json");
+  EXPECT_EQ(p.classes.at("intra_node").distrust, none.reasons);
+  EXPECT_FALSE(report::trust_json(with({}, 0.1, 100)).contains("library_eager_limit"));
 }
 
 }  // namespace
