@@ -181,6 +181,10 @@ void add_profile_command(CLI::App& app, Action& action) {
   add_tables_csv_option(*cmd, f->tables_csv, "Options");
   cmd->add_option("--max-size", f->max_size, "largest message size measured")
       ->capture_default_str();
+  cmd->add_option("--points-per-octave", f->loggp.points_per_octave,
+                  fmt::format("density of the loggp part's geometric sweep (at most {:g})",
+                              measure::kMaxPointsPerOctave))
+      ->capture_default_str();
   add_loggp_budget_options(*cmd, f->loggp, f->max_bytes, "the loggp part", "Options",
                            " (a larger --max-size needs more)");
   cmd->add_option("--latency-sizes", f->latency_sizes,

@@ -269,7 +269,9 @@ TEST(CliValues, ErrorsNameTheFlagTheUserGave) {
       {"profile", "-o", "never-written.json", "--latency-trials", "0",
        "--latency-trials: must be at least 1"},
       {"profile", "-o", "never-written.json", "--max-size", "0",
-       "--max-size: must be at least 1 B"}};
+       "--max-size: must be at least 1 B"},
+      {"profile", "-o", "never-written.json", "--points-per-octave", "65",
+       "--points-per-octave: must be > 0 and at most 64"}};
   for (const auto& args : cases) {
     std::vector<std::string> argv = {commgauge()};
     argv.insert(argv.end(), args.begin(), args.end() - 1);
