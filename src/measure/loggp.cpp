@@ -263,9 +263,6 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
           PrttSpec{PrttKind::server_delay, n, p.bytes, p.delay_us}};
 }
 
-// The exchanges o_x is fitted to stop here: above, their bytes would grow loggp's by a third.
-constexpr std::uint64_t kLargestFittedExchangeBytes = 65536;
-
 PrttSpec heldout_spec(const CellSeries& h) {
   return {h.kind, runs_calls(h.kind) ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
 }
@@ -1467,11 +1464,11 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   for (std::uint64_t s : o.heldout_exchange_sizes)
     r.heldout.push_back({PrttKind::exchange, s, {}});
   if (o.crossing_exchanges) {
-    // Up to 64 KiB, as the held-out exchanges: a range that starts above keeps o_x = 0.
+    // At every size of the sweep: a crossing's cost may grow with size (O_x), and a range that
+    // starts above 64 KiB (TCP's rendezvous) has its own.
     for (std::uint64_t s : o.sweep_sizes()) {
-      if (s <= kLargestFittedExchangeBytes &&
-          std::find(o.heldout_exchange_sizes.begin(), o.heldout_exchange_sizes.end(), s) ==
-              o.heldout_exchange_sizes.end())
+      if (std::find(o.heldout_exchange_sizes.begin(), o.heldout_exchange_sizes.end(), s) ==
+          o.heldout_exchange_sizes.end())
         r.exchanges.push_back({PrttKind::exchange, s, {}});
     }
   }

@@ -234,11 +234,12 @@ struct CalibratedSet {
   };
   std::vector<Open> not_identifiable;
   bool converged = false;
-  /// o_x per range (LinkRange::crossing_recv_us): what the exchanges measured exceed the
-  /// model's exchange by, with a 95 % interval from resampled rounds; sizes: how many exchange
-  /// sizes of the range it rests on (0: none measured there, o_x = 0).
+  /// o_x and O_x per range (LinkRange::crossing_recv_us, crossing_recv_per_byte_us): what the
+  /// exchanges measured exceed the model's exchange by, with 95 % intervals from resampled
+  /// rounds; sizes: how many exchange sizes of the range they rest on (0: none measured there,
+  /// o_x = O_x = 0).
   struct Crossing {
-    Interval interval;
+    Interval interval, per_byte_interval;
     std::size_t sizes = 0;
   };
   std::vector<Crossing> crossing;

@@ -18,6 +18,7 @@
 #include "stats/floor_shift.hpp"
 #include "stats/linear_fit.hpp"
 #include "stats/median_ci.hpp"
+#include "stats/nnls.hpp"
 
 namespace commgauge::measure {
 
@@ -1230,29 +1231,56 @@ std::vector<double> model_exchanges_us(const model::LinkParams& link,
   return out;
 }
 
-// o_x per range from the exchanges (LoggpResult::exchanges): the median over the range's sizes
-// of what each measured exchange exceeds the model's by, never negative. The model's exchange
-// is evaluated with the o_x so far and the excess added, up to four times: where something else
-// ends an exchange (a TA send's own acknowledgement under ICP) o_x shows only in part. The
-// interval: the same from the rounds resampled, the model's exchanges held.
+// o_x + kO_x per range from the exchanges (LoggpResult::exchanges). What the crossing must add
+// at each size is what it adds now plus what the measured exchange exceeds the model's by; over
+// three sizes or more a line through those, non-negative, weighted least squares on the
+// relative error (the exchanges span microseconds to milliseconds), else (or where the line has
+// no slope) the median over the range's sizes as o_x alone. The model's exchange is evaluated
+// with the crossing so far and the excess added, up to four times: where something else ends
+// an exchange (a TA send's own acknowledgement under ICP) the crossing shows only in part. The
+// intervals: the same from the rounds resampled, the model's exchanges held.
+struct CrossingCost {
+  double o_x_us = 0, O_x_us_per_byte = 0;
+};
+
+CrossingCost fit_crossing_cost(const std::vector<std::size_t>& cells,
+                               const std::vector<std::uint64_t>& sizes,
+                               const std::vector<double>& adds_us,
+                               const std::vector<double>& measured_us, double resolution_us) {
+  std::vector<double> adds;
+  for (std::size_t i : cells)
+    adds.push_back(adds_us[i]);
+  CrossingCost c;
+  c.o_x_us = std::max(0.0, stats::median(adds));
+  if (cells.size() < 3) return c;
+  std::vector<double> a, b;
+  std::uint64_t largest = 0;
+  for (std::size_t i : cells) {
+    const double w = measured_us[i] > 0 ? 1 / measured_us[i] : 0;
+    a.push_back(w);
+    a.push_back(w * static_cast<double>(sizes[i]));
+    b.push_back(w * adds_us[i]);
+    largest = std::max(largest, sizes[i]);
+  }
+  const stats::NnlsResult fit = stats::nnls(a, cells.size(), 2, b);
+  // A slope that adds less than the resolution at the largest size is none.
+  if (fit.x[1] * static_cast<double>(largest) < resolution_us) return c;
+  return {fit.x[0], fit.x[1]};
+}
+
 void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   CalibratedSet& c = r.calibrated;
   model::LinkParams& link = c.link;
   c.crossing.assign(link.ranges.size(), {});
-  for (auto& range : link.ranges)
+  for (auto& range : link.ranges) {
     range.crossing_recv_us = 0;
+    range.crossing_recv_per_byte_us = 0;
+  }
   std::vector<std::vector<std::size_t>> of_range(link.ranges.size());
   for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
     if (r.exchanges[i].rounds_us.size() >= 3)
       of_range[link.range_index(r.exchanges[i].bytes)].push_back(i);
   }
-  const auto excess = [&](std::size_t k, const std::vector<double>& measured,
-                          const std::vector<double>& modelled) {
-    std::vector<double> d;
-    for (std::size_t i : of_range[k])
-      d.push_back(measured[i] - modelled[i]);
-    return d.empty() ? 0.0 : stats::median(d);
-  };
   std::vector<double> measured(r.exchanges.size()), modelled(r.exchanges.size());
   std::vector<std::uint64_t> sizes;
   for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
@@ -1262,16 +1290,35 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   // A nanosecond: far below any timer's resolution, above the calibration's own rounding (on
   // the virtual network a link without o_x reads 1e-7 us).
   constexpr double kResolution = 1e-3;
-  std::vector<double> before(link.ranges.size());  // o_x the last modelled exchanges had
+  // What range k's crossing adds at exchange i, and what it must add given `values`.
+  const auto adds = [&](const model::LinkRange& range, std::size_t i) {
+    return range.crossing_recv_us + range.crossing_recv_per_byte_us * static_cast<double>(sizes[i]);
+  };
+  std::vector<CrossingCost> before(link.ranges.size());  // what the last modelled exchanges had
+  const auto needed = [&](std::size_t k, const std::vector<double>& values) {
+    std::vector<double> out(r.exchanges.size());
+    model::LinkRange at_before = link.ranges[k];
+    at_before.crossing_recv_us = before[k].o_x_us;
+    at_before.crossing_recv_per_byte_us = before[k].O_x_us_per_byte;
+    for (std::size_t i : of_range[k])
+      out[i] = adds(at_before, i) + values[i] - modelled[i];
+    return fit_crossing_cost(of_range[k], sizes, out, measured, kResolution);
+  };
   for (int step = 0; step < 4; ++step) {
     modelled = model_exchanges_us(link, sizes);
     bool moved = false;
     for (std::size_t k = 0; k < link.ranges.size(); ++k) {
       if (of_range[k].empty()) continue;
-      double& o_x = link.ranges[k].crossing_recv_us;
-      before[k] = o_x;
-      o_x = std::max(0.0, o_x + excess(k, measured, modelled));
-      moved = moved || std::abs(o_x - before[k]) > kResolution;
+      model::LinkRange& range = link.ranges[k];
+      before[k] = {range.crossing_recv_us, range.crossing_recv_per_byte_us};
+      const CrossingCost now = needed(k, measured);
+      for (std::size_t i : of_range[k]) {
+        const double was = adds(range, i);
+        const double will = now.o_x_us + now.O_x_us_per_byte * static_cast<double>(sizes[i]);
+        moved = moved || std::abs(will - was) > kResolution;
+      }
+      range.crossing_recv_us = now.o_x_us;
+      range.crossing_recv_per_byte_us = now.O_x_us_per_byte;
     }
     if (!moved) break;
   }
@@ -1280,7 +1327,7 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   }
   c.exchange_model_us = model_exchanges_us(link, sizes);
   std::mt19937_64 rng(r.seed ^ 0x2545f4914f6cdd1dULL);
-  std::vector<std::vector<double>> samples(link.ranges.size());
+  std::vector<std::vector<double>> samples(link.ranges.size()), slopes(link.ranges.size());
   std::vector<double> resampled(r.exchanges.size()), draw;
   for (std::uint32_t b = 0; b < resamples; ++b) {
     for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
@@ -1293,13 +1340,18 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
       resampled[i] = stats::median(draw);
     }
     for (std::size_t k = 0; k < link.ranges.size(); ++k) {
-      if (!of_range[k].empty())
-        samples[k].push_back(std::max(0.0, before[k] + excess(k, resampled, modelled)));
+      if (of_range[k].empty()) continue;
+      const CrossingCost x = needed(k, resampled);
+      samples[k].push_back(x.o_x_us);
+      slopes[k].push_back(x.O_x_us_per_byte);
     }
   }
   for (std::size_t k = 0; k < link.ranges.size(); ++k) {
     c.crossing[k].sizes = of_range[k].size();
-    if (!samples[k].empty()) c.crossing[k].interval = percentile_interval(samples[k]);
+    if (!samples[k].empty()) {
+      c.crossing[k].interval = percentile_interval(samples[k]);
+      c.crossing[k].per_byte_interval = percentile_interval(slopes[k]);
+    }
   }
 }
 

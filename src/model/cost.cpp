@@ -58,11 +58,13 @@ CostModel::CostModel(const LinkParams& link)
          to_picoseconds(r.gap_us), to_picoseconds(r.unexpected_recv_us),
          to_picoseconds(r.crossing_recv_us), std::llround(r.send_overhead_per_byte_us * 1e9),
          std::llround(r.recv_overhead_per_byte_us * 1e9), std::llround(r.gap_per_byte_us * 1e9),
-         r.rendezvous, r.acknowledged() || r.pulled(), r.pulled(), r.progress,
+         std::llround(r.crossing_recv_per_byte_us * 1e9), r.rendezvous,
+         r.acknowledged() || r.pulled(), r.pulled(), r.progress,
          to_picoseconds(r.control_send_or_default_us()),
          to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
     Range& c = ranges_.back();
-    const std::int64_t largest_fs = std::max({c.O_s_fs, c.O_r_fs, c.G_fs, std::int64_t{1}});
+    const std::int64_t largest_fs =
+        std::max({c.O_s_fs, c.O_r_fs, c.G_fs, c.O_x_fs, std::int64_t{1}});
     c.unchecked_up_to_bytes = static_cast<std::uint64_t>((INT64_MAX - 500) / largest_fs);
   }
 }
@@ -85,17 +87,21 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
     c.transfer = Picoseconds{latency_.count() + (n1 * r.G_fs + 500) / 1000};
     c.recv_overhead = Picoseconds{r.o_r.count() + (n * r.O_r_fs + 500) / 1000};
     c.gap = Picoseconds{r.g.count() + (n1 * r.G_fs + 500) / 1000};
+    // Most links have no O_x: a predictable branch instead of a division per message
+    // (BM_MessageCost).
+    c.crossing_recv =
+        r.O_x_fs == 0 ? r.o_x : Picoseconds{r.o_x.count() + (n * r.O_x_fs + 500) / 1000};
   } else {
     c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
     c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);
     c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, bytes);
     c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
+    c.crossing_recv = r.o_x + per_byte_ps(bytes, r.O_x_fs, bytes);
   }
   c.latency = latency_;
   // Eager: data that arrived before its receive; rendezvous: a request that did (its data
   // arrives only after the match).
   c.unexpected_recv = r.o_u;
-  c.crossing_recv = r.o_x;
   c.control_send = r.ctrl_s;
   c.control_recv = r.ctrl_r;
   return c;

@@ -43,7 +43,7 @@ struct MessageCost {
   /// o_u: added to recv_overhead when eager data arrived before its receive was posted, and to
   /// the answer of a rendezvous request that did
   Picoseconds unexpected_recv{};
-  /// o_x: added to recv_overhead when the message crossed one its receiver sent to the same
+  /// o_x + kO_x: added to recv_overhead when the message crossed one its receiver sent to the same
   /// peer (LinkRange::crossing_recv_us; Engine and VirtualNetwork tell when)
   Picoseconds crossing_recv{};
   Picoseconds gap{};           ///< g + (k-1)*G: minimum distance between send starts
@@ -78,7 +78,7 @@ class CostModel {
   struct Range {
     std::uint64_t from_bytes;
     Picoseconds o_s, o_r, g, o_u, o_x;
-    std::int64_t O_s_fs, O_r_fs, G_fs;  // femtoseconds per byte
+    std::int64_t O_s_fs, O_r_fs, G_fs, O_x_fs;  // femtoseconds per byte
     bool rendezvous;
     bool acknowledged;
     bool pulled;

@@ -39,6 +39,10 @@ struct LinkRange {
   /// commgauge's addition, fitted by loggp to exchanges at the sweep's sizes; no PRTT, ping-pong
   /// or overlap measurement has a crossing. 0: crossing costs nothing.
   double crossing_recv_us = 0;
+  /// O_x: o_x's part per byte, o_x + kO_x (commgauge's addition, fitted with o_x): between
+  /// emulated nodes two large transfers that cross cost more than twice one, per byte (both
+  /// directions' kernel work shares the cores); 0: a crossing costs o_x at every size.
+  double crossing_recv_per_byte_us = 0;
   /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;

@@ -107,6 +107,7 @@ LinkParams loggp_view(LinkParams view) {
     r.send_overhead_per_byte_us = r.recv_overhead_per_byte_us = 0;
     r.unexpected_recv_us = 0;  // LogGP's receive costs o_r, whenever its data came
     r.crossing_recv_us = 0;    // and whatever else is under way
+    r.crossing_recv_per_byte_us = 0;
     r.rendezvous = false;
     r.transfer.clear();  // no acknowledgement either (Tm = T)
     r.control_send_us = r.control_recv_us = -1;

@@ -173,7 +173,10 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
     if (k < r.calibrated.crossing.size()) {
       const auto& x = r.calibrated.crossing[k];
       j["o_x_exchanges"] = x.sizes;
-      if (x.interval.known) j["ci95"]["o_x_us"] = {x.interval.lower, x.interval.upper};
+      if (x.interval.known) {
+        j["ci95"]["o_x_us"] = {x.interval.lower, x.interval.upper};
+        j["ci95"]["O_x_us_per_byte"] = {x.per_byte_interval.lower, x.per_byte_interval.upper};
+      }
     }
   }
   if (!r.exchanges.empty()) doc["exchanges"] = loggp_exchanges_json(r);
@@ -308,8 +311,8 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
                           with_ci(r.link.send_overlap_us, cal.overlap_interval, 4))
             : std::string());
     TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]",
-                 "o_u_us [95 % CI]", "o_x_us [95 % CI]", "O_s_us/B", "O_r_us/B", "g_us",
-                 "G_us/B [95 % CI]", "verdict"});
+                 "o_u_us [95 % CI]", "o_x_us [95 % CI]", "O_x_us/B [95 % CI]", "O_s_us/B",
+                 "O_r_us/B", "g_us", "G_us/B [95 % CI]", "verdict"});
     for (std::size_t k = 0; k < r.ranges.size(); ++k) {
       const auto& p = r.link.ranges[k];
       const auto& in = cal.intervals[k];
@@ -319,15 +322,18 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
                  k < cal.crossing.size() && cal.crossing[k].sizes > 0
                      ? with_ci(p.crossing_recv_us, cal.crossing[k].interval, 4)
                      : std::string("-"),
+                 k < cal.crossing.size() && cal.crossing[k].sizes > 0
+                     ? with_ci(p.crossing_recv_per_byte_us, cal.crossing[k].per_byte_interval, 3)
+                     : std::string("-"),
                  number(p.send_overhead_per_byte_us, 3), number(p.recv_overhead_per_byte_us, 3),
                  number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3), r.ranges[k].verdict});
     }
     out += render(t, sink, "loggp_calibrated");
     if (!r.exchanges.empty()) {
       out += fmt::format(
-          "o_x: what a receive costs more when its message crossed one its receiver had sent to "
-          "the same peer (an exchange), fitted after the rest to exchanges at {} sizes up to {} "
-          "B\n",
+          "o_x + kO_x: what a receive costs more when its message crossed one its receiver had "
+          "sent to the same peer (an exchange), fitted after the rest to exchanges at {} sizes up "
+          "to {} B\n",
           r.exchanges.size(), r.exchanges.back().bytes);
     }
     for (const auto& u : cal.not_identifiable) {

@@ -3,6 +3,7 @@
 // the lab removes everything it made, and a stale lab of a crashed run first.
 
 #include <unistd.h>
+#include <cmath>
 
 #include <algorithm>
 #include <filesystem>
@@ -226,29 +227,54 @@ TEST(ClusterLab, OneJobProfilesBothClassesAndATraceAcrossNodesIsChargedInterNode
   const double measured = read_json(sim)["measured_seconds"].get<double>();
   EXPECT_EQ(predicted, if_inter) << "a message between the nodes was not charged inter_node";
   // Each iteration a rank computes, then waits for its left neighbour's message, sent over a
-  // shaped link: at least the wire's time for `bytes` (frames of 1514 bytes per 1460 of payload
-  // at most). The calibrated inter_node set must charge that, less 10 %: under load it may miss
-  // its curves, which load only makes slower than the wire.
-  const double wire_s = iterations * (bytes * 8.0 / (rate_mbit * 1e6)) * 1514 / 1460;
+  // shaped link. Not the wire's time per message: tbf's 4 KB bucket passes a 1 KiB message at
+  // once while the average rate stays below the shaper's (2 KiB per node per 40 us iteration,
+  // 51 MB/s), and the profile's ping-pong shows it (one-way 13.6-14.0 us at 861-1218 B against
+  // 13.3 us at 8 B, where the wire would take 14-20 us more; 2026-12-05). The truth is each
+  // class's one-way time near the ring's size as the profile measured it in the rounds its
+  // calibrated set was fitted from: the held-out ping-pong cell nearest 1 KiB, with its 95 %
+  // interval. A trusted set misses its curves by at most a fifth in rms: it must charge at least
+  // 80 % of the interval's lower end per iteration (load only makes the link slower).
+  const auto nearest_pingpong = [&](const nlohmann::json& cls) {
+    nlohmann::json best;
+    double distance = 1e300;
+    for (const auto& p : cls["heldout"]["points"]) {
+      if (p["kind"] != "pingpong") continue;
+      const double d = std::abs(std::log(p["bytes"].get<double>() / bytes));
+      if (d < distance) distance = d, best = p;
+    }
+    EXPECT_TRUE(best.is_object()) << "no held-out ping-pong: " << cls["heldout"].dump();
+    return best;
+  };
+  const auto inter_cell = nearest_pingpong(inter), intra_cell = nearest_pingpong(intra);
+  const double inter_low_us = inter_cell["ci95_us"][0].get<double>();
+  const double intra_high_us = intra_cell["ci95_us"][1].get<double>();
   const double compute_s = iterations * 20e-6;
-  EXPECT_GE(predicted, compute_s + 0.9 * wire_s) << "inter_node charges less than the wire";
-  // Replaced by a trusted intra_node (vader is far faster than the link), the prediction drops;
-  // by 90 % of the wire's time at least when inter_node is trusted too. An untrusted class may
-  // charge anything: a quiet run of 2026-12-02 whose inter_node missed its curves by 22 % rms
-  // (L fitted at -3.8 us, reported 0) charged 13.5 us per message for a 17 us wire.
+  EXPECT_GE(predicted, compute_s + 0.8 * iterations * inter_low_us * 1e-6)
+      << "inter_node charges less than its measured one-way time: " << inter_cell.dump();
+  // Replaced by a trusted intra_node, the prediction drops; by 80 % of the least difference of
+  // the two classes' measured one-way times at least when inter_node is trusted too. An
+  // untrusted class may charge anything: a quiet run of 2026-12-02 whose inter_node missed its
+  // curves by 22 % rms (L fitted at -3.8 us, reported 0) charged 13.5 us per message.
   if (intra_trust["trusted"].get<bool>()) {
     EXPECT_GT(predicted, if_intra) << "intra_node charges more than inter_node";
   }
   if (intra_trust["trusted"].get<bool>() && inter["loggp"]["trust"]["trusted"].get<bool>()) {
-    EXPECT_GE(predicted - if_intra, 0.9 * wire_s)
+    EXPECT_GE(predicted - if_intra, 0.8 * iterations * (inter_low_us - intra_high_us) * 1e-6)
         << "inter_node was not charged per message: " << predicted << " s against " << if_intra
-        << " s with intra_node between the nodes";
+        << " s with intra_node between the nodes; measured " << inter_cell.dump() << " and "
+        << intra_cell.dump();
   }
+  const double wire_s = iterations * (bytes * 8.0 / (rate_mbit * 1e6)) * 1514 / 1460;
   std::printf(
       "ring %d x %d B on 2 nodes x 2 ranks: measured %.4f s, loggps %.4f s (%+.1f %%), "
-      "with intra_node between nodes %.4f s; wire %.4f s\n",
+      "with intra_node between nodes %.4f s; wire %.4f s; one-way at %g B inter %.2f us [%.2f, "
+      "%.2f], at %g B intra %.2f us [%.2f, %.2f]\n",
       iterations, bytes, measured, predicted, 100 * (predicted - measured) / measured, if_intra,
-      wire_s);
+      wire_s, inter_cell["bytes"].get<double>(), inter_cell["measured_us"].get<double>(),
+      inter_low_us, inter_cell["ci95_us"][1].get<double>(), intra_cell["bytes"].get<double>(),
+      intra_cell["measured_us"].get<double>(), intra_cell["ci95_us"][0].get<double>(),
+      intra_high_us);
 }
 #endif  // EXAMPLE_RING
 

@@ -105,6 +105,34 @@ TEST(LinkParamsJson, CrossingReceiveOverheadRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/o_x_us"));
 }
 
+// O_x, the crossing's part per byte: absent reads as 0 and is not written; a crossing costs
+// o_x + k O_x, k the message's bytes, on the fast path and on the 128-bit one; checked.
+TEST(LinkParamsJson, CrossingPerByteRoundTripsAndIsCharged) {
+  auto doc = valid_document();
+  EXPECT_EQ(link_params_from_json(doc, "net.json").ranges[1].crossing_recv_per_byte_us, 0.0);
+  EXPECT_FALSE(link_params_to_json(link_params_from_json(doc, "net.json"))["ranges"][1].contains(
+      "O_x_us_per_byte"));
+  doc["ranges"][1]["o_x_us"] = 0.75;
+  doc["ranges"][1]["O_x_us_per_byte"] = 0.002;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.ranges[1].crossing_recv_per_byte_us, 0.002);
+  EXPECT_DOUBLE_EQ(link_params_to_json(link)["ranges"][1]["O_x_us_per_byte"].get<double>(), 0.002);
+  const model::CostModel cost(link);
+  // 0.75 + 20000 x 0.002 = 40.75 us; the eager range has none.
+  EXPECT_EQ(cost.message(20000).crossing_recv, model::to_picoseconds(40.75));
+  EXPECT_EQ(cost.message(100).crossing_recv, model::Picoseconds{0});
+  // 10^13 bytes: past the fast path's 63-bit products (2 * 10^6 fs a byte), on the 128-bit path.
+  model::LinkParams one;
+  one.ranges.resize(1);
+  one.ranges[0].crossing_recv_us = 0.75;
+  one.ranges[0].crossing_recv_per_byte_us = 0.002;
+  const std::uint64_t huge = 10'000'000'000'000;
+  EXPECT_EQ(model::CostModel(one).message(huge).crossing_recv,
+            model::Picoseconds{750'000 + 20'000'000'000'000'000});
+  doc["ranges"][1]["O_x_us_per_byte"] = -1e-6;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/O_x_us_per_byte"));
+}
+
 // A copy into a buffer a peer pulled: absent (not measured) reads as 0 and is not written; a
 // value round-trips; a negative one is named by the schema's check.
 TEST(LinkParamsJson, CopyIntoSentRoundTripsAndIsChecked) {
