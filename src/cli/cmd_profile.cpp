@@ -14,6 +14,7 @@
 #include "measure/call_costs.hpp"
 #include "measure/heldout.hpp"
 #include "measure/latency.hpp"
+#include "measure/limits.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
 #include "measure/trust.hpp"
