@@ -1290,18 +1290,16 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   // A nanosecond: far below any timer's resolution, above the calibration's own rounding (on
   // the virtual network a link without o_x reads 1e-7 us).
   constexpr double kResolution = 1e-3;
-  // What range k's crossing adds at exchange i, and what it must add given `values`.
-  const auto adds = [&](const model::LinkRange& range, std::size_t i) {
-    return range.crossing_recv_us + range.crossing_recv_per_byte_us * static_cast<double>(sizes[i]);
+  // What a crossing cost adds at exchange i.
+  const auto adds = [&](const CrossingCost& x, std::size_t i) {
+    return x.o_x_us + x.O_x_us_per_byte * static_cast<double>(sizes[i]);
   };
   std::vector<CrossingCost> before(link.ranges.size());  // what the last modelled exchanges had
+  // Range k's crossing as `values` (measured or resampled exchanges) need it.
   const auto needed = [&](std::size_t k, const std::vector<double>& values) {
     std::vector<double> out(r.exchanges.size());
-    model::LinkRange at_before = link.ranges[k];
-    at_before.crossing_recv_us = before[k].o_x_us;
-    at_before.crossing_recv_per_byte_us = before[k].O_x_us_per_byte;
     for (std::size_t i : of_range[k])
-      out[i] = adds(at_before, i) + values[i] - modelled[i];
+      out[i] = adds(before[k], i) + values[i] - modelled[i];
     return fit_crossing_cost(of_range[k], sizes, out, measured, kResolution);
   };
   for (int step = 0; step < 4; ++step) {
@@ -1312,11 +1310,8 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
       model::LinkRange& range = link.ranges[k];
       before[k] = {range.crossing_recv_us, range.crossing_recv_per_byte_us};
       const CrossingCost now = needed(k, measured);
-      for (std::size_t i : of_range[k]) {
-        const double was = adds(range, i);
-        const double will = now.o_x_us + now.O_x_us_per_byte * static_cast<double>(sizes[i]);
-        moved = moved || std::abs(will - was) > kResolution;
-      }
+      for (std::size_t i : of_range[k])
+        moved = moved || std::abs(adds(now, i) - adds(before[k], i)) > kResolution;
       range.crossing_recv_us = now.o_x_us;
       range.crossing_recv_per_byte_us = now.O_x_us_per_byte;
     }

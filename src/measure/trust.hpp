@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@ std::optional<LibraryEagerLimit> library_eager_limit(const nlohmann::json& trans
 
 /// The loggp result the verdict reads besides its self-check: the switches and the sizes swept.
 struct SwitchEvidence {
-  std::vector<LoggpSwitch> switches;
+  std::span<const LoggpSwitch> switches;
   std::uint64_t min_bytes = 0, max_bytes = 0;
 };
 

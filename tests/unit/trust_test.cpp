@@ -152,7 +152,7 @@ TEST(Trust, AClassWhoseRendezvousSwitchIsNotAtTheLibrarysEagerLimitIsNotTrusted)
   const auto with = [&](std::vector<LoggpSwitch> switches, double rms = 0.10,
                         std::uint64_t max_bytes = 1 << 20) {
     return assess_trust(check_with_rms(rms, 257), latency, vader,
-                        SwitchEvidence{std::move(switches), 1, max_bytes});
+                        SwitchEvidence{switches, 1, max_bytes});
   };
   // Exact at 4096 - 55 (ob1's header), or bracketed across it: trusted, and said so.
   const Trust exact = with({rendezvous_switch(4040, 4041)});
