@@ -134,8 +134,8 @@ void add_loggp_command(CLI::App& app, Action& action) {
                   "draw G_all(s), the fits, o(s) and the switches (.png or .svg)")
       ->group(o);
 
-  cmd->callback([&action, f, detector] {
-    action = [f, detector](int& argc, char**& argv) {
+  cmd->callback([&action, f, detector, cmd] {
+    action = [f, detector, cmd](int& argc, char**& argv) {
       auto& lo = f->loggp;
       if (!f->sizes.empty()) {
         lo.sizes = parse_size_list(f->sizes, "--sizes");
@@ -143,7 +143,6 @@ void add_loggp_command(CLI::App& app, Action& action) {
         lo.min_size = parse_byte_size(f->min_size, "--min-size");
         lo.max_size = parse_byte_size(f->max_size, "--max-size");
       }
-      apply_loggp_budget(lo, f->max_bytes);
       if (f->delay) {
         if (*f->delay < 0)
           throw InputError("--delay", fmt::format("must be >= 0 us, got {}", *f->delay));
@@ -152,6 +151,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
       lo.refine = !f->no_refine;
       lo.calibrate = !f->no_calibrate;
       (void)detector;
+      apply_loggp_budget(*cmd, lo, f->max_bytes, measure::LoggpOptions{});
       lo.validate();
       f->timer.validate();
       // The table and the files; also for a run a transport failure ended after complete

@@ -150,6 +150,19 @@ std::vector<std::pair<int, int>> pairs_to_measure(const net::PairRunner& runner,
   return out;
 }
 
+// Held out: a ping-pong at the sizes the loggp sweep skips, exchanges over every transport and,
+// over MPI, small collectives (8 B to 64 KiB in powers of 4): cells of loggp's first rounds,
+// shuffled with the sweep, never fitted.
+void lay_out_heldout(measure::LoggpOptions& lo, bool collectives) {
+  lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
+  lo.heldout_exchange_sizes.clear();
+  for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(lo.max_size, 65536); s *= 4)
+    lo.heldout_exchange_sizes.push_back(s);
+  if (lo.max_size >= 65536) lo.heldout_exchange_sizes.push_back(65536);
+  lo.heldout_collective_sizes.clear();
+  if (collectives) lo.heldout_collective_sizes = lo.heldout_exchange_sizes;
+}
+
 }  // namespace
 
 void add_profile_command(CLI::App& app, Action& action) {
@@ -186,8 +199,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                   fmt::format("density of the loggp part's geometric sweep (at most {:g})",
                               measure::kMaxPointsPerOctave))
       ->capture_default_str();
-  add_loggp_budget_options(*cmd, f->loggp, f->max_bytes, "the loggp part", "Options",
-                           " (a larger --max-size needs more)");
+  add_loggp_budget_options(*cmd, f->loggp, f->max_bytes, "the loggp part", "Options");
   cmd->add_option("--latency-sizes", f->latency_sizes,
                   "sizes of the latency part (default: 1:max:4; at most 10000)");
   name_field(*cmd, "trials", "--latency-trials");
@@ -200,13 +212,12 @@ void add_profile_command(CLI::App& app, Action& action) {
   cmd->add_option("--link-label", f->link_label, "what the link is, e.g. \"veth, tbf 200 Mbit/s\"");
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs (seed 002 §3.1)")
       ->capture_default_str();
-  cmd->callback([&action, f] {
-    action = [f](int& argc, char**& argv) {
+  cmd->callback([&action, f, cmd] {
+    action = [f, cmd](int& argc, char**& argv) {
       const std::uint64_t max_size = parse_byte_size(f->max_size, "--max-size");
       if (max_size == 0) throw InputError("--max-size", "must be at least 1 B");
       measure::LoggpOptions lo = f->loggp;
       lo.max_size = max_size;
-      apply_loggp_budget(lo, f->max_bytes);
       lo.validate();
       measure::OverlapOptions oo;
       oo.max_size = max_size;
@@ -223,17 +234,16 @@ void add_profile_command(CLI::App& app, Action& action) {
       // A FIFO or device is written into, not read (kResultFile refused a directory).
       if (std::filesystem::is_regular_file(f->output)) prof = profile::read_profile(f->output);
       const net::TransportOptions topts = f->transport.resolve();
+      lay_out_heldout(lo, topts.kind == "mpi");
+      // The budgets the user named none of follow the sweep: those of a default profile over the
+      // same transport, scaled to what this one's first rounds move.
+      measure::LoggpOptions reference;
+      lay_out_heldout(reference, topts.kind == "mpi");
+      apply_loggp_budget(*cmd, lo, f->max_bytes, reference);
+      lo.validate();
       auto runner = net::make_runner(topts, argc, argv);
       report::TerminalProgress progress;
       measure::TimerCharacterization timer;
-      // Held out: a ping-pong at the sizes the loggp sweep skips, exchanges and, over MPI, small
-      // collectives: cells of loggp's first rounds, shuffled with the sweep, never fitted.
-      lo.heldout_sizes = measure::midpoints(lo.sweep_sizes());
-      // Exchanges over every transport, collectives over MPI: 8 B to 64 KiB in powers of 4.
-      for (std::uint64_t s = 8; s <= std::min<std::uint64_t>(max_size, 65536); s *= 4)
-        lo.heldout_exchange_sizes.push_back(s);
-      if (max_size >= 65536) lo.heldout_exchange_sizes.push_back(65536);
-      if (topts.kind == "mpi") lo.heldout_collective_sizes = lo.heldout_exchange_sizes;
       // Over MPI with ranks on several hosts (--link-class auto): both link classes in one run,
       // each from rank 0 (pairs_to_measure); otherwise the one pair the options name.
       std::vector<std::pair<int, int>> pairs;

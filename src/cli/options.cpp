@@ -62,20 +62,27 @@ void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& 
 }
 
 void add_loggp_budget_options(CLI::App& app, measure::LoggpOptions& loggp, std::string& max_bytes,
-                              const std::string& whose, const std::string& group,
-                              const std::string& hint) {
+                              const std::string& whose, const std::string& group) {
   max_bytes = fmt::format("{:g}GB", static_cast<double>(loggp.max_bytes) / 1e9);
+  const std::string scaled =
+      " (the default is for the default sweep; a sweep whose first rounds move more, e.g. a "
+      "larger --max-size, gets more in proportion)";
   app.add_option("--max-messages", loggp.max_messages,
-                 "messages (both directions) " + whose + " may use" + hint)
+                 "messages (both directions) " + whose + " may use" + scaled)
       ->capture_default_str()
       ->group(group);
-  app.add_option("--max-bytes", max_bytes, "bytes (both directions) " + whose + " may use" + hint)
+  app.add_option("--max-bytes", max_bytes, "bytes (both directions) " + whose + " may use" + scaled)
       ->capture_default_str()
       ->group(group);
 }
 
-void apply_loggp_budget(measure::LoggpOptions& loggp, const std::string& max_bytes) {
-  loggp.max_bytes = parse_byte_size(max_bytes, "--max-bytes");
+void apply_loggp_budget(const CLI::App& app, measure::LoggpOptions& loggp,
+                        const std::string& max_bytes, const measure::LoggpOptions& reference) {
+  const bool own_messages = app.count("--max-messages") > 0;
+  const bool own_bytes = app.count("--max-bytes") > 0;
+  if (own_bytes) loggp.max_bytes = parse_byte_size(max_bytes, "--max-bytes");
+  if (!own_messages || !own_bytes)
+    measure::scale_budgets_to_sweep(loggp, reference, !own_messages, !own_bytes);
 }
 
 void add_transport_options(CLI::App& app, TransportFlags& f) {

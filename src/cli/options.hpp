@@ -35,12 +35,14 @@ void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& 
 
 /// loggp's budgets for a whole run (LoggpOptions::max_messages, and max_bytes as text in
 /// `max_bytes`, its default written from the options' own), the same flags on loggp and profile;
-/// `whose` names the run they bound, `hint` follows each description. apply_loggp_budget parses
-/// the text into the options.
+/// `whose` names the run they bound.
 void add_loggp_budget_options(CLI::App& app, measure::LoggpOptions& loggp, std::string& max_bytes,
-                              const std::string& whose, const std::string& group,
-                              const std::string& hint = "");
-void apply_loggp_budget(measure::LoggpOptions& loggp, const std::string& max_bytes);
+                              const std::string& whose, const std::string& group);
+/// Once `loggp` holds the run's sweep: the budgets the user gave (max_bytes parsed), and each
+/// one not given scaled from `reference` (the command's default run) to the sweep
+/// (measure::scale_budgets_to_sweep).
+void apply_loggp_budget(const CLI::App& app, measure::LoggpOptions& loggp,
+                        const std::string& max_bytes, const measure::LoggpOptions& reference);
 
 /// A subcommand's work, run after parsing; returns the exit status.
 using Action = std::function<int(int& argc, char**& argv)>;

@@ -156,9 +156,7 @@ using detail::separation;
 // ---------------------------------------------------------------------------------------------
 // A session: the source's side of one run, with its budgets and its random order.
 
-struct Cost {
-  double messages = 0, bytes = 0;
-};
+using Cost = Traffic;
 
 // Messages and bytes of a plan in both directions, its command words included.
 Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
@@ -1438,18 +1436,9 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
   }
 }
 
-}  // namespace
-
-std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& o,
-                                         ProgressSink* progress) {
-  o.validate();
-  if (t.role() == net::Role::dest) {
-    serve_prtt(t);
-    return std::nullopt;
-  }
-  LoggpResult r;
-  r.seed = o.seed != 0 ? o.seed : std::random_device{}() | 1;
-  Session session(t, o, progress, r.seed);
+// The cells a run measures: the sweep's points, the held-out series and the exchanges o_x is
+// fitted to.
+void lay_out_cells(const LoggpOptions& o, LoggpResult& r) {
   for (std::uint64_t s : o.sweep_sizes()) {
     LoggpPoint p;
     p.bytes = s;
@@ -1472,6 +1461,50 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
         r.exchanges.push_back({PrttKind::exchange, s, {}});
     }
   }
+}
+
+// What the first min_rounds rounds of r's cells move, with the pilot and the warm-up.
+Traffic first_rounds_of(const LoggpResult& r, const LoggpOptions& o) {
+  std::vector<std::size_t> all(r.points.size());
+  for (std::size_t i = 0; i < all.size(); ++i)
+    all[i] = i;
+  const Cost one = round_cost(r.points, all, o.n, r.heldout, r.exchanges);
+  const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
+  return {one.messages * rounds, one.bytes * rounds};
+}
+
+}  // namespace
+
+Traffic first_rounds_traffic(const LoggpOptions& o) {
+  o.validate();
+  LoggpResult r;
+  lay_out_cells(o, r);
+  return first_rounds_of(r, o);
+}
+
+void scale_budgets_to_sweep(LoggpOptions& o, const LoggpOptions& reference, bool messages,
+                            bool bytes) {
+  const Traffic want = first_rounds_traffic(o), ref = first_rounds_traffic(reference);
+  const auto scaled = [](std::uint64_t budget, double ratio) {
+    return ratio > 1 ? static_cast<std::uint64_t>(std::ceil(static_cast<double>(budget) * ratio))
+                     : budget;
+  };
+  if (messages) o.max_messages = scaled(reference.max_messages, want.messages / ref.messages);
+  if (bytes) o.max_bytes = scaled(reference.max_bytes, want.bytes / ref.bytes);
+}
+
+std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& o,
+                                         ProgressSink* progress) {
+  o.validate();
+  if (t.role() == net::Role::dest) {
+    serve_prtt(t);
+    return std::nullopt;
+  }
+  LoggpResult r;
+  r.seed = o.seed != 0 ? o.seed : std::random_device{}() | 1;
+  Session session(t, o, progress, r.seed);
+  lay_out_cells(o, r);
+  r.budget = {static_cast<double>(o.max_messages), static_cast<double>(o.max_bytes)};
   if (!o.heldout_collective_sizes.empty() && t.kind() != "mpi") {
     finish_prtt(t);
     throw InputError("heldout_collective_sizes",
@@ -1479,12 +1512,8 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
   }
   // The first rounds must fit the budgets: say so before measuring anything.
   {
-    std::vector<std::size_t> all(r.points.size());
-    for (std::size_t i = 0; i < all.size(); ++i)
-      all[i] = i;
-    const Cost one = round_cost(r.points, all, o.n, r.heldout, r.exchanges);
-    const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
-    if (!session.affordable({one.messages * rounds, one.bytes * rounds})) {
+    const Traffic first = first_rounds_of(r, o);
+    if (!session.affordable({first.messages, first.bytes})) {
       finish_prtt(t);
       // Named by the largest size, which every command that sweeps has (profile has no budget
       // of its own to raise).
@@ -1493,9 +1522,8 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
           fmt::format("the first {} rounds of a sweep up to {} B need {} messages and {:.3g} GB, "
                       "above the budget of {} messages and {:.3g} GB: lower the largest size, or "
                       "raise the budget where the command has one",
-                      o.min_rounds, o.max_size, std::llround(one.messages * rounds),
-                      one.bytes * rounds / 1e9, o.max_messages,
-                      static_cast<double>(o.max_bytes) / 1e9));
+                      o.min_rounds, o.max_size, std::llround(first.messages), first.bytes / 1e9,
+                      o.max_messages, static_cast<double>(o.max_bytes) / 1e9));
     }
   }
   // Warm-up: the first rounds of a run are slow (connections, caches, page faults) and would

@@ -66,8 +66,8 @@ struct LoggpOptions {
   std::vector<std::uint64_t> heldout_sizes;
   std::vector<std::uint64_t> heldout_collective_sizes;
   std::vector<std::uint64_t> heldout_exchange_sizes;
-  /// Exchanges to fit o_x to (LinkRange::crossing_recv_us): a cell per sweep size that is not a
-  /// held-out exchange size, up to 64 KiB, in each of the first min_rounds rounds.
+  /// Exchanges to fit o_x and O_x to (LinkRange::crossing_recv_us): a cell per sweep size that
+  /// is not a held-out exchange size, in each of the first min_rounds rounds.
   bool crossing_exchanges = true;
 
   void validate() const;  ///< throws InputError naming the option
@@ -77,6 +77,22 @@ struct LoggpOptions {
 
 void to_json(nlohmann::json& j, const LoggpOptions& o);
 void from_json(const nlohmann::json& j, LoggpOptions& o);
+
+/// Messages and bytes, both directions.
+struct Traffic {
+  double messages = 0, bytes = 0;
+};
+
+/// What a run of these options moves at least: its first min_rounds rounds with the pilot and
+/// the warm-up. A run whose budgets do not allow that refuses to start.
+Traffic first_rounds_traffic(const LoggpOptions& o);
+
+/// Budgets that follow the sweep: o's max_messages (if `messages`) and max_bytes (if `bytes`)
+/// become `reference`'s budgets scaled by how much more the first rounds of o's sweep move than
+/// those of reference's, never less than reference's. A run asked for larger messages without
+/// budgets of its own then gets as many rounds as the reference sweep gets within its budgets.
+void scale_budgets_to_sweep(LoggpOptions& o, const LoggpOptions& reference, bool messages,
+                            bool bytes);
 
 /// A median over rounds and its distribution-free 95 % confidence interval.
 struct PrttStat {
@@ -285,6 +301,7 @@ struct LoggpResult {
   std::uint32_t rounds = 0;  ///< rounds run (the most any size got)
   std::uint32_t stable_points = 0;
   bool budget_exhausted = false;  ///< a budget cut rounds or refinement short
+  Traffic budget;                 ///< the budgets the run had (max_messages, max_bytes)
   std::vector<std::string> notes;
   /// Empty for a complete run; else the transport failure that ended it after `rounds` complete
   /// rounds (the result is their analysis; total_counters then count the source only).

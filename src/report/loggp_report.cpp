@@ -441,7 +441,10 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.refined; }),
       r.rounds, r.seed, r.stable_points, r.points.size(), r.total_counters.messages,
       static_cast<double>(r.total_counters.bytes) / 1e9, r.seconds,
-      r.budget_exhausted ? " (a budget cut extra rounds short)" : "");
+      r.budget_exhausted
+          ? fmt::format(" (a budget cut extra rounds short: {:.0f} messages and {:.3g} GB allowed)",
+                        r.budget.messages, r.budget.bytes / 1e9)
+          : "");
   if (!r.phase_seconds.empty()) {
     out += "wall seconds by phase:";
     for (const auto& [name, seconds] : r.phase_seconds)

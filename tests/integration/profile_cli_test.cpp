@@ -297,9 +297,10 @@ TEST(ProfileCliErrors, InterNodeOnOneHostNeedsARealLink) {
 // budget, known only on the source) aborts the job with 2, naming the flag: it exited 1 and
 // named the option's field (max_bytes).
 TEST(ProfileCliErrors, ABudgetBelowTheFirstRoundsIsAnInputErrorUnderMpirun) {
-  const auto o = run(with(mpirun(2), {"profile", "-o", scratch_file("budget.json").string(),
-                                      "--max-size", "1MiB", "--timer-trials", "1000"}),
-                     kMeasuringLimit);
+  const auto o =
+      run(with(mpirun(2), {"profile", "-o", scratch_file("budget.json").string(), "--max-size",
+                           "1MiB", "--max-bytes", "0.9GB", "--timer-trials", "1000"}),
+          kMeasuringLimit);
   EXPECT_EQ(o.exit_code, 2) << o.err;
   EXPECT_THAT(o.err, HasSubstr("rank 0: error: --max-size: the first 6 rounds of a sweep up to "
                                "1048576 B need"));
@@ -307,32 +308,45 @@ TEST(ProfileCliErrors, ABudgetBelowTheFirstRoundsIsAnInputErrorUnderMpirun) {
   EXPECT_FALSE(std::filesystem::exists(scratch_file("budget.json")));
 }
 
-// The budget that stops a sweep to 1 MiB is profile's to raise (a program's largest messages
-// are the sizes worth measuring): with --max-bytes and --max-messages the same sweep runs, on
-// the virtual network, and the class records 1 MiB as the largest size it measured.
-TEST(ProfileCli, ABudgetRaisedMeasuresUpToTheLargestSize) {
+// A program's largest messages are the sizes worth measuring: without budgets of its own a
+// sweep to 1 MiB gets the default budgets scaled to it and runs, on the virtual network, and the
+// class records 1 MiB as the largest size it measured; with the default byte budget named it is
+// refused (its first rounds need more), and with both named large enough it runs alike.
+TEST(ProfileCli, ABudgetFollowsTheSweepUnlessGiven) {
   const auto json = scratch_file("budget-raised.json");
-  std::vector<std::string> args = {commgauge(),
-                                   "profile",
-                                   "--transport",
-                                   "virtual",
-                                   "--virtual-net",
-                                   COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json",
-                                   "-o",
-                                   json.string(),
-                                   "--max-size",
-                                   "1MiB",
-                                   "--latency-trials",
-                                   "10",
-                                   "--timer-trials",
-                                   "100"};
-  expect_error(run(args), "--max-size: the first 6 rounds of a sweep up to 1048576 B need");
-  args.insert(args.end(), {"--max-bytes", "20GB", "--max-messages", "1000000"});
-  const auto o = run(args);
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  const auto p = read_json(json);
-  EXPECT_EQ(p["link_classes"]["intra_node"]["source"]["measured_max_bytes"], 1048576u)
-      << p["link_classes"]["intra_node"]["source"].dump();
+  const std::vector<std::string> args = {commgauge(),
+                                         "profile",
+                                         "--transport",
+                                         "virtual",
+                                         "--virtual-net",
+                                         COMMGAUGE_SOURCE_DIR
+                                         "/examples/networks/loggp-simple.json",
+                                         "-o",
+                                         json.string(),
+                                         "--max-size",
+                                         "1MiB",
+                                         "--latency-trials",
+                                         "10",
+                                         "--timer-trials",
+                                         "100"};
+  const auto with_flags = [&](std::vector<std::string> extra) {
+    auto a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  expect_error(run(with_flags({"--max-bytes", "0.9GB"})),
+               "--max-size: the first 6 rounds of a sweep up to 1048576 B need");
+  EXPECT_FALSE(std::filesystem::exists(json));
+  for (const auto& extra :
+       {std::vector<std::string>{},
+        std::vector<std::string>{"--max-bytes", "20GB", "--max-messages", "1000000"}}) {
+    std::filesystem::remove(json);
+    const auto o = run(with_flags(extra));
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    const auto p = read_json(json);
+    EXPECT_EQ(p["link_classes"]["intra_node"]["source"]["measured_max_bytes"], 1048576u)
+        << p["link_classes"]["intra_node"]["source"].dump();
+  }
 }
 
 TEST(OverlapCliErrors, APeerThatStopsMidSweepKeepsTheSizesMeasured) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -124,6 +125,11 @@ TEST(LoggpInterrupted, AfterABudgetCutTheScanSaysOnlyWhatCutTheRounds) {
   ASSERT_TRUE(bounded.has_value());
   ASSERT_TRUE(bounded->budget_exhausted) << "the budget must cut the refinement short";
   ASSERT_EQ(bounded->rounds, unbounded->rounds) << "the rounds must fit the budget";
+  // The table names the budgets that cut it, so that the user knows what to raise.
+  EXPECT_THAT(report::loggp_table(*bounded, nullptr),
+              ::testing::HasSubstr(fmt::format(
+                  "(a budget cut extra rounds short: {} messages and {:.3g} GB allowed)",
+                  o.max_messages, static_cast<double>(o.max_bytes) / 1e9)));
   const auto at_scan = run_failing_at(link, "loggp: scan for hand-shakes", o);
   ASSERT_TRUE(at_scan.has_value());
   ASSERT_TRUE(at_scan->interrupted.empty()) << "the budget must cut the scan before it begins";
@@ -941,6 +947,63 @@ TEST(LoggpOnVirtualNetwork, BudgetTooSmallForTheFirstRoundsIsAClearError) {
   o.max_bytes = 1'000'000;
   net::VirtualNetwork net(loggp_link());
   EXPECT_THROW(net.run([&](net::Transport& t) { measure_loggp(t, o, nullptr); }), InputError);
+}
+
+// What the first rounds move is what a run refuses to start without: a budget of exactly that
+// starts, one a byte (a message) short is refused before anything is measured.
+TEST(LoggpOnVirtualNetwork, TheFirstRoundsTrafficIsTheLeastBudgetARunStartsWith) {
+  LoggpOptions o;
+  o.max_size = 16u << 10;
+  o.calibrate = false;
+  o.refine = false;
+  const Traffic first = first_rounds_traffic(o);
+  ASSERT_GT(first.messages, 0);
+  ASSERT_GT(first.bytes, 0);
+  LoggpOptions exact = o;
+  exact.max_messages = static_cast<std::uint64_t>(std::ceil(first.messages));
+  exact.max_bytes = static_cast<std::uint64_t>(std::ceil(first.bytes));
+  EXPECT_NO_THROW(run(loggp_link(), exact));
+  LoggpOptions fewer_bytes = exact;
+  fewer_bytes.max_bytes = static_cast<std::uint64_t>(std::floor(first.bytes)) - 1;
+  EXPECT_THROW(run(loggp_link(), fewer_bytes), InputError);
+  LoggpOptions fewer_messages = exact;
+  fewer_messages.max_messages = static_cast<std::uint64_t>(std::floor(first.messages)) - 1;
+  EXPECT_THROW(run(loggp_link(), fewer_messages), InputError);
+}
+
+// Budgets that follow the sweep: a sweep to 2 MiB gets the default budgets times what its first
+// rounds move against the default sweep's, so it starts (the defaults refuse it); a smaller
+// sweep keeps the defaults; a budget the caller set is left alone.
+TEST(LoggpOnVirtualNetwork, BudgetsNotGivenAreScaledToTheSweep) {
+  const LoggpOptions reference;
+  LoggpOptions big;
+  big.max_size = 2u << 20;
+  const Traffic ref = first_rounds_traffic(reference), want = first_rounds_traffic(big);
+  ASSERT_GT(want.bytes, static_cast<double>(reference.max_bytes))
+      << "the default budget must refuse a 2 MiB sweep for this test to mean anything";
+  EXPECT_THROW(run(loggp_link(), big), InputError);
+  LoggpOptions scaled = big;
+  scale_budgets_to_sweep(scaled, reference, true, true);
+  EXPECT_NEAR(static_cast<double>(scaled.max_bytes),
+              static_cast<double>(reference.max_bytes) * want.bytes / ref.bytes, 1.0);
+  EXPECT_NEAR(static_cast<double>(scaled.max_messages),
+              static_cast<double>(reference.max_messages) * want.messages / ref.messages, 1.0);
+  scaled.calibrate = false;
+  const LoggpResult r = run(loggp_link(), scaled);
+  EXPECT_EQ(r.points.back().bytes, 2u << 20);
+  EXPECT_GE(r.rounds, reference.min_rounds);
+
+  LoggpOptions only_messages = big;
+  only_messages.max_bytes = 123'000'000'000;
+  scale_budgets_to_sweep(only_messages, reference, true, false);
+  EXPECT_EQ(only_messages.max_bytes, 123'000'000'000u);
+  EXPECT_EQ(only_messages.max_messages, scaled.max_messages);
+
+  LoggpOptions small;
+  small.max_size = 1024;
+  scale_budgets_to_sweep(small, reference, true, true);
+  EXPECT_EQ(small.max_bytes, reference.max_bytes);
+  EXPECT_EQ(small.max_messages, reference.max_messages);
 }
 
 TEST(LoggpOnVirtualNetwork, EveryParameterHasAnIntervalAndEveryRangeAVerdict) {
