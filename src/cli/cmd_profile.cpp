@@ -385,6 +385,14 @@ void add_profile_command(CLI::App& app, Action& action) {
                 calls->comm_create->upper_us, calls->comm_free->median_us,
                 calls->comm_free->lower_us, calls->comm_free->upper_us);
           }
+          if (calls->collective_call) {
+            std::printf(
+                "a collective call's own cost (MPI_Barrier of the pair less an exchange of 0 B; "
+                "simulate charges it once per collective call on each rank): %.4g us [%.4g, "
+                "%.4g]\n",
+                calls->collective_call->median_us, calls->collective_call->lower_us,
+                calls->collective_call->upper_us);
+          }
           std::printf(
               "a collective's local work per KiB (64 KiB less 4 KiB, warm; simulate charges it for "
               "what a step combines and what coll/base copies): copy %.4g us [%.4g, %.4g]",

@@ -9,6 +9,12 @@
 //   measured alike (the replay charges that synchronisation through the model, as an allreduce
 //   over the parent communicator): what is left is the library's local work (context id,
 //   collective modules), which a model of messages does not contain; and MPI_Comm_free.
+// * a collective call's own cost: MPI_Barrier of the pair less an exchange of 0 bytes (MPI_Isend,
+//   MPI_Irecv, both waited for) measured alike. Open MPI's barrier of two ranks sends just such an
+//   exchange (coll/base's sendrecv of nothing), so what it costs more is the collective
+//   framework's dispatch, which every collective call pays and no message parameter holds (the
+//   held-out collectives of two ranks were predicted 0.03-0.06 us low at 8-512 B, where their
+//   exchanges were right).
 // * a collective's local work per byte: a reduction (MPI_Reduce_local of doubles with MPI_SUM)
 //   and a memory copy, each timed at 64 KiB and at 4 KiB in the same rounds (which goes first
 //   alternates), the difference per byte: the per-call cost drops out. Measured in a tight loop
@@ -71,6 +77,9 @@ struct CallCosts {
   std::optional<PrttStat> comm_create;      ///< microseconds per dup, less an allreduce
                                             ///< (where the transport has communicators: MPI)
   std::optional<PrttStat> comm_free;        ///< microseconds per MPI_Comm_free
+  std::optional<PrttStat> collective_call;  ///< microseconds per MPI_Barrier of the pair, less
+                                            ///< an exchange of 0 bytes (where the transport
+                                            ///< has collectives: MPI)
   std::optional<PrttStat> reduce_per_byte;  ///< microseconds per byte (where the transport
                                             ///< reduces: MPI)
   std::optional<PrttStat> reduce_per_call;  ///< microseconds per reduction, beyond its bytes

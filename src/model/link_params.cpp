@@ -84,6 +84,7 @@ void validate(const LinkParams& link, const std::string& where) {
          {std::pair<const char*, double>{"poll_us", link.poll_us},
           {"comm_create_us", link.comm_create_us},
           {"comm_free_us", link.comm_free_us},
+          {"collective_call_us", link.collective_call_us},
           {"reduce_us_per_byte", link.reduce_us_per_byte},
           {"reduce_call_us", link.reduce_call_us},
           {"copy_us_per_byte", link.copy_us_per_byte},

@@ -97,6 +97,11 @@ struct LinkParams {
   /// charges as messages over the parent, and to free one; 0: not measured (charged nothing).
   double comm_create_us = 0;
   double comm_free_us = 0;
+  /// A collective call's own cost, beyond its messages and local work (profile: MPI_Barrier of
+  /// two ranks less an exchange of 0 bytes, which is all the messages Open MPI's barrier of two
+  /// sends): the collective framework's dispatch. The replay charges it once per collective call
+  /// on each rank. 0: not measured (charged nothing).
+  double collective_call_us = 0;
   /// A collective's local work on this link's node (profile: MPI_Reduce_local of doubles with
   /// MPI_SUM, and a memory copy, per byte); 0: not measured (the replay charges nothing).
   double reduce_us_per_byte = 0;

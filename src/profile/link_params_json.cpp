@@ -28,6 +28,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   link.poll_us = document.value("poll_us", 0.0);
   link.comm_create_us = document.value("comm_create_us", 0.0);
   link.comm_free_us = document.value("comm_free_us", 0.0);
+  link.collective_call_us = document.value("collective_call_us", 0.0);
   link.reduce_us_per_byte = document.value("reduce_us_per_byte", 0.0);
   link.reduce_call_us = document.value("reduce_call_us", 0.0);
   link.copy_us_per_byte = document.value("copy_us_per_byte", 0.0);
@@ -91,6 +92,7 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
   if (link.poll_us > 0) doc["poll_us"] = link.poll_us;
   if (link.comm_create_us > 0) doc["comm_create_us"] = link.comm_create_us;
   if (link.comm_free_us > 0) doc["comm_free_us"] = link.comm_free_us;
+  if (link.collective_call_us > 0) doc["collective_call_us"] = link.collective_call_us;
   if (link.reduce_us_per_byte > 0) doc["reduce_us_per_byte"] = link.reduce_us_per_byte;
   if (link.reduce_call_us > 0) doc["reduce_call_us"] = link.reduce_call_us;
   if (link.copy_us_per_byte > 0) doc["copy_us_per_byte"] = link.copy_us_per_byte;

@@ -313,8 +313,10 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       // The library's local work (the profile's comm_create_us: context id, collective modules),
       // then what the members must agree on over the parent: the split colours and keys (an
       // allgather of two ints each, as Open MPI's ompi_comm_split does) and the context id
-      // (an allreduce of one int, ompi_comm_nextcid's first round).
-      const Picoseconds local = net_.comm_creation();
+      // (an allreduce of one int, ompi_comm_nextcid's first round). comm_create_us is a dup less
+      // a measured MPI_Allreduce, which held the collective framework's own cost: that is
+      // charged once as well.
+      const Picoseconds local = net_.comm_creation() + net_.collective_call();
       r.busy += local;
       r.clock += local;
       r.in_collective = true;
@@ -335,6 +337,9 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     case CallKind::collective: {
       const auto op = operation_of(trace::function_name(e.function));
       if (!op) break;
+      // The collective framework's own cost, once per call (the profile's collective_call_us).
+      r.busy += net_.collective_call();
+      r.clock += net_.collective_call();
       PendingCollective pc;
       pc.request = e.request;
       pc.comm = e.comm;

@@ -60,6 +60,12 @@ Network::Network(const std::string& model_name,
     }
   }
   for (const auto& m : models_) {
+    if (m && m->link().collective_call_us > 0) {
+      collective_call_ = model::to_picoseconds(m->link().collective_call_us);
+      break;
+    }
+  }
+  for (const auto& m : models_) {
     if (m && (m->link().comm_create_us > 0 || m->link().comm_free_us > 0)) {
       comm_creation_ = model::to_picoseconds(m->link().comm_create_us);
       comm_release_ = model::to_picoseconds(m->link().comm_free_us);

@@ -47,6 +47,9 @@ class Network {
   model::Picoseconds comm_creation() const { return comm_creation_; }
   /// Freeing one (comm_free_us), 0 if not measured or under model none.
   model::Picoseconds comm_release() const { return comm_release_; }
+  /// A collective call's own cost (collective_call_us, from the same class as the poll cost),
+  /// 0 if not measured or under model none.
+  model::Picoseconds collective_call() const { return collective_call_; }
   /// A collective step's local work (reduce_us_per_byte, copy_us_per_byte of the same class as
   /// the poll cost): combining `reduce_bytes` (and, if any, reduce_call_us once: the step calls
   /// the operation once) and copying `copy_bytes`; 0 if not measured or
@@ -108,6 +111,7 @@ class Network {
   model::Picoseconds failed_poll_{};
   model::Picoseconds comm_creation_{};
   model::Picoseconds comm_release_{};
+  model::Picoseconds collective_call_{};
   std::uint64_t measured_max_bytes_[2] = {0, 0};  ///< [0] same node, [1] different nodes
   bool charges_crossing_ = false;
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;

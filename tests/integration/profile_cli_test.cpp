@@ -67,6 +67,27 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   // MPI's Comm_dup agrees on the context id in at least two rounds and selects collectives).
   ASSERT_TRUE(cls["link"].contains("comm_create_us")) << cls["link"].dump();
   EXPECT_GT(cls["link"]["comm_create_us"].get<double>(), 0);
+  // A collective call's own cost (MPI_Barrier less an exchange of 0 B, in the same rounds): a
+  // median within its interval, far below the one-way time of 1 B, and in the link as printed
+  // (a median of 0, all rounds' barriers as fast as their exchanges, leaves the field out).
+  {
+    const std::string line =
+        "a collective call's own cost (MPI_Barrier of the pair less an "
+        "exchange of 0 B; simulate charges it once per collective call on "
+        "each rank): ";
+    const auto at = o.out.find(line);
+    ASSERT_NE(at, std::string::npos) << o.out;
+    double median = -1, lower = -1, upper = -1;
+    ASSERT_EQ(
+        std::sscanf(o.out.c_str() + at + line.size(), "%lf us [%lf, %lf]", &median, &lower, &upper),
+        3);
+    EXPECT_LE(0, lower);
+    EXPECT_LE(lower, median);
+    EXPECT_LE(median, upper);
+    EXPECT_LT(median, cls["latency"]["results"][0]["median_us"].get<double>());
+    EXPECT_NEAR(cls["link"].value("collective_call_us", 0.0), median,
+                1e-3 * std::max(median, 1e-3));
+  }
   // A reduction's own cost per call: something, and far below a message's one-way time.
   ASSERT_TRUE(cls["link"].contains("reduce_call_us")) << cls["link"].dump();
   EXPECT_GT(cls["link"]["reduce_call_us"].get<double>(), 0);

@@ -148,6 +148,19 @@ TEST(LinkParamsJson, CopyIntoSentRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("copy_into_sent_us_per_byte"));
 }
 
+TEST(LinkParamsJson, CollectiveCallRoundTripsAndIsChecked) {
+  auto doc = valid_document();
+  EXPECT_EQ(link_params_from_json(doc, "net.json").collective_call_us, 0.0);
+  EXPECT_FALSE(
+      link_params_to_json(link_params_from_json(doc, "net.json")).contains("collective_call_us"));
+  doc["collective_call_us"] = 0.042;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.collective_call_us, 0.042);
+  EXPECT_DOUBLE_EQ(link_params_to_json(link)["collective_call_us"].get<double>(), 0.042);
+  doc["collective_call_us"] = -0.1;
+  EXPECT_THAT(error_of(doc), HasSubstr("collective_call_us"));
+}
+
 TEST(LinkParamsJson, UnknownRangeFieldIsRejected) {
   auto doc = valid_document();
   doc["ranges"][0]["gap_us"] = 1;

@@ -228,6 +228,37 @@ TEST(SimGolden, IntercommBcastIsRootToTheFirstRemoteMemberThenABcastInside) {
   }
 }
 
+// A collective call's own cost (collective_call_us) is charged once per collective call on each
+// rank, before its messages: 3 ranks (so that no collective is a single exchange), each calling
+// Barrier, Allreduce of 8 B, Bcast of 1 KiB and Alltoall of 64 B, end exactly 4 x 1.25 us later
+// than without it; a communicator's creation (comm_create_us, measured as a dup less an
+// allreduce that held this cost) is charged it once too; model none charges nothing.
+TEST(SimGolden, EveryCollectiveCallPaysTheCollectiveCallCostOnce) {
+  constexpr Picoseconds kCall{1'250'000};
+  TraceBuilder b(3), dup(3);
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    b.collective(r, trace::fn::Barrier, 0);
+    b.collective(r, trace::fn::Allreduce, 8);
+    b.collective(r, trace::fn::Bcast, 1024, 0);
+    b.collective(r, trace::fn::Alltoall, 64);
+    dup.call(r, trace::fn::Comm_dup, [](trace::Event& e) { e.set(trace::kComm); });
+  }
+  auto l = link();
+  const auto without = simulate(b.write("calls"), l, "loggps");
+  const auto dup_without = simulate(dup.write("dup"), l, "loggps");
+  l.collective_call_us = 1.25;
+  const auto with = simulate(b.write("calls-charged"), l, "loggps");
+  const auto dup_with = simulate(dup.write("dup-charged"), l, "loggps");
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(rank_end(with, r), rank_end(without, r) + 4 * kCall) << "rank " << r;
+    EXPECT_EQ(rank_end(dup_with, r), rank_end(dup_without, r) + kCall) << "rank " << r;
+  }
+  const trace::TraceReader calls(b.write("calls-none"));
+  const std::vector<std::uint32_t> nodes(3, 0);
+  const sim::Network none("none", {{"intra_node", l}}, sim::cluster_of_placement(nodes), nodes);
+  EXPECT_EQ(sim::simulate(calls, none, {}).predicted_ps, 0_ps) << "model none charges nothing";
+}
+
 // A collective's local work: 2 ranks, starting together, are symmetric, so the local work each
 // does shifts both alike. Ring allreduce of 32 KiB (the tuned rules' choice on 2 ranks):
 // copy the 32 KiB vector, combine the 16 KiB half received; recursive doubling of 8 B (its
