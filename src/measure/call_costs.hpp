@@ -11,10 +11,11 @@
 //   collective modules), which a model of messages does not contain; and MPI_Comm_free.
 // * a collective call's own cost: MPI_Barrier of the pair less an exchange of 0 bytes (MPI_Isend,
 //   MPI_Irecv, both waited for) measured alike. Open MPI's barrier of two ranks sends just such an
-//   exchange (coll/base's sendrecv of nothing), so what it costs more is the collective
-//   framework's dispatch, which every collective call pays and no message parameter holds (the
-//   held-out collectives of two ranks were predicted 0.03-0.06 us low at 8-512 B, where their
-//   exchanges were right).
+//   exchange (coll/base's sendrecv of nothing), so what it costs more is the collective call's
+//   own: the framework's dispatch and its send through a posted receive and a blocking send,
+//   which every collective's steps use and the nonblocking exchange does not (on one 2-core VM
+//   0 us, on another 0.001-0.057 us, where the held-out collectives of two ranks were predicted
+//   0.03-0.06 us low at 8-512 B and their exchanges right).
 // * a collective's local work per byte: a reduction (MPI_Reduce_local of doubles with MPI_SUM)
 //   and a memory copy, each timed at 64 KiB and at 4 KiB in the same rounds (which goes first
 //   alternates), the difference per byte: the per-call cost drops out. Measured in a tight loop

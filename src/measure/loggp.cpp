@@ -1515,8 +1515,8 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     const Traffic first = first_rounds_of(r, o);
     if (!session.affordable({first.messages, first.bytes})) {
       finish_prtt(t);
-      // Named by the largest size, which every command that sweeps has (profile has no budget
-      // of its own to raise).
+      // Named by the largest size, which every command that sweeps has (the budgets a command
+      // was not given follow the sweep, so only a budget given can be too small).
       throw InputError(
           "max_size",
           fmt::format("the first {} rounds of a sweep up to {} B need {} messages and {:.3g} GB, "
