@@ -158,28 +158,23 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
   }
   // A collective call's own cost: barriers against exchanges of 0 bytes in the same rounds,
   // which goes first alternating by round (only where the transport has collectives: `have`).
-  std::vector<double> collective;
-  for (std::uint32_t round = 0; round < o.rounds && have; ++round) {
-    auto barriers = [&] {
-      for (std::uint32_t i = 0; i < o.comm_calls; ++i)
-        t.barrier();
-      return true;
-    };
-    auto exchanges = [&] {
-      for (std::uint32_t i = 0; i < o.comm_calls; ++i) {
-        net::Request out = t.isend(0);
-        net::Request in = t.irecv(0);
-        t.wait(out);
-        t.wait(in);
-      }
-      return true;
-    };
-    const bool barrier_first = round % 2 == 0;
-    const double first = barrier_first ? timed(barriers) : timed(exchanges);
-    const double second = barrier_first ? timed(exchanges) : timed(barriers);
-    const double barrier = barrier_first ? first : second,
-                 exchange = barrier_first ? second : first;
-    collective.push_back(std::max(0.0, barrier - exchange));
+  std::optional<PrttStat> collective;
+  if (have) {
+    collective = alternating_per_byte(o.rounds, 1, [&](bool barriers) {
+      return timed([&] {
+        for (std::uint32_t i = 0; i < o.comm_calls; ++i) {
+          if (barriers) {
+            t.barrier();
+            continue;
+          }
+          net::Request out = t.isend(0);
+          net::Request in = t.irecv(0);
+          t.wait(out);
+          t.wait(in);
+        }
+        return true;
+      });
+    });
   }
   // A reduction, and a copy, into the buffer just sent: both ends exchange kLarge bytes, the
   // source times the local work `into_sent(kLarge)` that follows each exchange.
@@ -268,7 +263,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
   if (have) {
     r.comm_create = detail::stat_of(create, 1);
     r.comm_free = detail::stat_of(free, 1);
-    r.collective_call = detail::stat_of(collective, 1);
+    r.collective_call = collective;
   }
   measure_local_work(t, o, r);
   return r;
@@ -290,9 +285,7 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
     adopt(&model::LinkParams::comm_create_us, costs.comm_create);
     adopt(&model::LinkParams::comm_free_us, costs.comm_free);
   }
-  if (costs.collective_call) {
-    adopt(&model::LinkParams::collective_call_us, costs.collective_call);
-  }
+  adopt(&model::LinkParams::collective_call_us, costs.collective_call);
 }
 
 }  // namespace commgauge::measure

@@ -306,8 +306,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       }
       break;
     case CallKind::comm_free:
-      r.busy += net_.comm_release();
-      r.clock += net_.comm_release();
+      charge_local(r, net_.comm_release());
       break;
     case CallKind::comm_creation: {
       // The library's local work (the profile's comm_create_us: context id, collective modules),
@@ -316,9 +315,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       // (an allreduce of one int, ompi_comm_nextcid's first round). comm_create_us is a dup less
       // a measured MPI_Allreduce, which held the collective framework's own cost: that is
       // charged once as well.
-      const Picoseconds local = net_.comm_creation() + net_.collective_call();
-      r.busy += local;
-      r.clock += local;
+      charge_local(r, net_.comm_creation() + net_.collective_call());
       r.in_collective = true;
       PendingCollective pc;
       pc.comm = e.comm;
@@ -338,8 +335,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       const auto op = operation_of(trace::function_name(e.function));
       if (!op) break;
       // The collective framework's own cost, once per call (the profile's collective_call_us).
-      r.busy += net_.collective_call();
-      r.clock += net_.collective_call();
+      charge_local(r, net_.collective_call());
       PendingCollective pc;
       pc.request = e.request;
       pc.comm = e.comm;
