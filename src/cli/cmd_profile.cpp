@@ -389,9 +389,11 @@ void add_profile_command(CLI::App& app, Action& action) {
             std::printf(
                 "a collective call's own cost (MPI_Barrier of the pair less an exchange of 0 B; "
                 "simulate charges it once per collective call on each rank): %.4g us [%.4g, "
-                "%.4g]\n",
+                "%.4g]%s\n",
                 calls->collective_call->median_us, calls->collective_call->lower_us,
-                calls->collective_call->upper_us);
+                calls->collective_call->upper_us,
+                measure::collective_call_shown(*calls) ? ""
+                                                       : " (not charged: its interval reaches 0)");
           }
           std::printf(
               "a collective's local work per KiB (64 KiB less 4 KiB, warm; simulate charges it for "

@@ -269,6 +269,10 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
   return r;
 }
 
+bool collective_call_shown(const CallCosts& costs) {
+  return costs.collective_call && costs.collective_call->lower_us > 0;
+}
+
 void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   auto adopt = [&](double model::LinkParams::*field, const std::optional<PrttStat>& stat) {
     if (stat) result.link.*field = result.seed_link.*field = stat->median_us;
@@ -285,7 +289,8 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
     adopt(&model::LinkParams::comm_create_us, costs.comm_create);
     adopt(&model::LinkParams::comm_free_us, costs.comm_free);
   }
-  adopt(&model::LinkParams::collective_call_us, costs.collective_call);
+  if (collective_call_shown(costs))
+    adopt(&model::LinkParams::collective_call_us, costs.collective_call);
 }
 
 }  // namespace commgauge::measure

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "failing_transport.hpp"
 #include "link_fixtures.hpp"
+#include "measure/call_costs.hpp"
 #include "measure/loggp.hpp"
 #include "measure/loggp_detail.hpp"
 #include "model/models.hpp"
@@ -947,6 +948,29 @@ TEST(LoggpOnVirtualNetwork, BudgetTooSmallForTheFirstRoundsIsAClearError) {
   o.max_bytes = 1'000'000;
   net::VirtualNetwork net(loggp_link());
   EXPECT_THROW(net.run([&](net::Transport& t) { measure_loggp(t, o, nullptr); }), InputError);
+}
+
+// The collective call's own cost is charged only where its interval is above 0: both parameter
+// sets carry the median then, neither does when the interval reaches 0 (a difference of two
+// timings that may be nothing), nor when it was not measured.
+TEST(CallCosts, ACollectiveCallCostWhoseIntervalReachesZeroIsNotCharged) {
+  const auto adopted = [](std::optional<PrttStat> stat) {
+    LoggpResult r;
+    CallCosts c;
+    c.collective_call = stat;
+    adopt_call_costs(r, c);
+    EXPECT_EQ(r.link.collective_call_us, r.seed_link.collective_call_us);
+    return r.link.collective_call_us;
+  };
+  EXPECT_DOUBLE_EQ(adopted(PrttStat{0.042, 0.031, 0.051}), 0.042);
+  EXPECT_EQ(adopted(PrttStat{39.4, 0, 40.0}), 0.0);
+  EXPECT_EQ(adopted(std::nullopt), 0.0);
+  CallCosts shown, reaching_zero;
+  shown.collective_call = PrttStat{0.042, 0.031, 0.051};
+  reaching_zero.collective_call = PrttStat{0.01, 0, 0.03};
+  EXPECT_TRUE(collective_call_shown(shown));
+  EXPECT_FALSE(collective_call_shown(reaching_zero));
+  EXPECT_FALSE(collective_call_shown(CallCosts{}));
 }
 
 // What the first rounds move is what a run refuses to start without: a budget of exactly that
