@@ -1298,6 +1298,8 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     r.switches.erase(r.switches.begin() + static_cast<std::ptrdiff_t>(k));
     curve_only.erase(curve_only.begin() + static_cast<std::ptrdiff_t>(k));
   }
+  // The probe moves candidates to a neighbouring bracket and back: two can meet.
+  detail::merge_coinciding_switches(pts.size(), r.changes, r.switches, &curve_only, notes);
   // The seeds' estimators per range again: the scan may have added ranges, and pass 2 starts
   // its fits from them.
   analyse_loggp(r, session.options(), false);
@@ -1327,6 +1329,8 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     while (c + 1 < pts.size() && pts[c].bytes < r.switches[k].first_bytes)
       ++c;
   }
+  // Two bisections that ended in one bracket of the points found one switch.
+  detail::merge_coinciding_switches(pts.size(), r.changes, r.switches, nullptr, notes);
 }
 
 // The late-receiver probe at every size of the sweep (10 trials each, interleaved with

@@ -112,6 +112,57 @@ std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first
   }
 }
 
+void merge_coinciding_switches(std::size_t points, std::vector<std::size_t>& changes,
+                               std::vector<LoggpSwitch>& switches, std::vector<bool>* curve_only,
+                               std::vector<std::string>& notes) {
+  std::vector<std::size_t> order(changes.size());
+  for (std::size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return changes[a] < changes[b]; });
+  // The reading that says most: a bisected (confirmed) one before one that is not, then a
+  // hand-shake before none, then the lower candidate.
+  const auto says_more = [&](std::size_t a, std::size_t b) {
+    const auto rank = [&](std::size_t k) {
+      return 2 * static_cast<int>(switches[k].confirmed) + static_cast<int>(switches[k].rendezvous);
+    };
+    return rank(a) > rank(b);
+  };
+  std::vector<std::size_t> kept;
+  for (const std::size_t k : order) {
+    if (changes[k] == 0 || changes[k] >= points) {
+      notes.push_back(fmt::format("a candidate switch ({}) outside the measured sizes was dropped",
+                                  switches[k].found_by));
+      continue;
+    }
+    if (kept.empty() || changes[kept.back()] != changes[k]) {
+      kept.push_back(k);
+      continue;
+    }
+    const std::size_t other = kept.back();
+    const std::size_t keep = says_more(k, other) ? k : other, drop = keep == k ? other : k;
+    notes.push_back(fmt::format(
+        "two candidate switches settled between the same two measured sizes, at {} B and at {} "
+        "B: one switch; the {} reading ({}) stands, the other ({}) was dropped",
+        switches[keep].first_bytes, switches[drop].first_bytes,
+        switches[keep].rendezvous ? "rendezvous" : "eager", switches[keep].found_by,
+        switches[drop].found_by));
+    kept.back() = keep;
+  }
+  if (kept.size() == changes.size() && std::is_sorted(kept.begin(), kept.end())) return;
+  std::vector<std::size_t> new_changes;
+  std::vector<LoggpSwitch> new_switches;
+  std::vector<bool> new_curve_only;
+  for (const std::size_t k : kept) {
+    new_changes.push_back(changes[k]);
+    new_switches.push_back(std::move(switches[k]));
+    if (curve_only != nullptr) new_curve_only.push_back((*curve_only)[k]);
+  }
+  changes = std::move(new_changes);
+  switches = std::move(new_switches);
+  if (curve_only != nullptr) *curve_only = std::move(new_curve_only);
+}
+
 namespace {
 
 // Eqs. (6) and (7) for round i of a point: the four PRTTs of one round were measured close in
@@ -820,6 +871,16 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
   }
   r.ranges.clear();
   r.notes.clear();
+  // Every range needs a size of its own (detail::merge_coinciding_switches keeps it so).
+  for (std::size_t k = 0; k < r.changes.size(); ++k) {
+    if (r.changes[k] == 0 || r.changes[k] >= pts.size() ||
+        (k > 0 && r.changes[k] <= r.changes[k - 1]) || r.switches.size() != r.changes.size()) {
+      throw std::logic_error(fmt::format(
+          "loggp analysis: switch {} starts at point {} of {} (the one before at {}): ranges "
+          "must be ordered and hold a size each",
+          k, r.changes[k], pts.size(), k > 0 ? r.changes[k - 1] : 0));
+    }
+  }
   std::vector<std::size_t> starts = {0};
   starts.insert(starts.end(), r.changes.begin(), r.changes.end());
 

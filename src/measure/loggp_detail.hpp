@@ -185,6 +185,17 @@ std::pair<double, double> side_distances(const std::vector<LoggpPoint>& points, 
 std::size_t settle_bracket(const std::vector<LoggpPoint>& points, std::size_t first,
                            std::size_t last, std::size_t split);
 
+/// Candidates that ended between the same two of `points` measured sizes (two candidates, say
+/// the curves' and the probe scan's in neighbouring brackets, whose bisections or moves met at
+/// one switch) are one switch: the reading that says most stays (a confirmed one, then a
+/// rendezvous one, then the lower), the other is dropped with a note. Candidates outside the
+/// sizes are dropped too, and the rest ordered by size, so that every range has a size (two
+/// starts at one index leave a range without any).
+/// `curve_only`, if given, runs in parallel with `switches`.
+void merge_coinciding_switches(std::size_t points, std::vector<std::size_t>& changes,
+                               std::vector<LoggpSwitch>& switches, std::vector<bool>* curve_only,
+                               std::vector<std::string>& notes);
+
 /// How far a curve bisection's midpoint lies from each side, judged on the rounds in which the
 /// bracket's ends and the midpoint were measured together (the last `rounds` rounds of each):
 /// per curve (o_s, o_r and G_all per round by eqs. (6)-(7), and PRTT(1,0,s)) the left side

@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -1451,6 +1452,62 @@ TEST(LoggpAnalysis, ABracketEndOnTheOtherSidesLinesMovesTheSwitchBackToTheStep) 
   EXPECT_LT(r5 + 2, l5);
   const auto [l4, r4] = measure::detail::side_distances(pts, 0, 9, 4, 3);
   EXPECT_LT(l4 + 2, r4);
+}
+
+// Two candidates whose bisections (or the probe's moves) end between the same two measured
+// sizes are one switch: an unconfirmed eager reading of the curves at index 5 and a rendezvous
+// switch the probe bisected to 4097 B, placed at index 5 as well. Before the merge they gave a
+// range with no size, and the analysis read past an empty vector (a segfault in a lab run).
+TEST(LoggpAnalysis, CandidatesThatMeetInOneBracketAreOneSwitch) {
+  LoggpSwitch curves;
+  curves.first_bytes = 4096;
+  curves.found_by = "joint segmentation";
+  LoggpSwitch probe;
+  probe.first_bytes = 4097;
+  probe.rendezvous = probe.confirmed = true;
+  probe.found_by = "late-receive jump";
+  LoggpSwitch upper;
+  upper.first_bytes = 65536;
+  upper.found_by = "joint segmentation";
+  std::vector<std::size_t> changes = {5, 5, 9};
+  std::vector<LoggpSwitch> switches = {curves, probe, upper};
+  std::vector<bool> curve_only = {true, false, true};
+  std::vector<std::string> notes;
+  detail::merge_coinciding_switches(12, changes, switches, &curve_only, notes);
+  EXPECT_EQ(changes, (std::vector<std::size_t>{5, 9}));
+  ASSERT_EQ(switches.size(), 2u);
+  EXPECT_EQ(switches[0].first_bytes, 4097u);  // the confirmed rendezvous reading
+  EXPECT_TRUE(switches[0].rendezvous);
+  EXPECT_EQ(switches[1].first_bytes, 65536u);
+  EXPECT_EQ(curve_only, (std::vector<bool>{false, true}));
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("at 4097 B and at 4096 B: one switch"));
+
+  // Out of order (a probe moved one past its neighbour) they are put in order, switch with
+  // index; one outside the sizes (index 0, or past the last) is dropped.
+  changes = {9, 0, 5, 12};
+  switches = {upper, curves, probe, curves};
+  notes.clear();
+  detail::merge_coinciding_switches(12, changes, switches, nullptr, notes);
+  EXPECT_EQ(changes, (std::vector<std::size_t>{5, 9}));
+  ASSERT_EQ(switches.size(), 2u);
+  EXPECT_EQ(switches[0].first_bytes, 4097u);
+  EXPECT_EQ(switches[1].first_bytes, 65536u);
+  EXPECT_EQ(notes.size(), 2u);
+
+  // Left as it was, the analysis refuses it with a clear error instead of reading past the end.
+  LoggpResult r = analyse_recorded({{64, 1, 0.01, 0.5, 0.01, 0.5, 0.01, 2, 1.9, 2.1},
+                                    {128, 1.1, 0.01, 0.5, 0.01, 0.5, 0.01, 2.1, 2, 2.2},
+                                    {256, 1.2, 0.01, 0.5, 0.01, 0.5, 0.01, 2.2, 2.1, 2.3},
+                                    {512, 1.4, 0.01, 0.6, 0.01, 0.6, 0.01, 2.4, 2.3, 2.5}});
+  r.changes = {2, 2};
+  curves.first_bytes = 256;
+  probe.first_bytes = 200;
+  r.switches = {curves, probe};
+  EXPECT_THROW(analyse_loggp(r, LoggpOptions{}, false), std::logic_error);
+  detail::merge_coinciding_switches(r.points.size(), r.changes, r.switches, nullptr, notes);
+  EXPECT_NO_THROW(analyse_loggp(r, LoggpOptions{}, false));
+  EXPECT_EQ(r.ranges.size(), 2u);
 }
 
 // A bisection step judged on the rounds its three points were measured in together. Every curve
