@@ -40,3 +40,20 @@ real_program_setup() {
       ;;
   esac
 }
+
+# largest_traced_message COMMGAUGE TRACE...: the largest message the traces hold in bytes, and
+# at least profile's default 256 KiB. A profile prices sizes up to the largest it measured (HPCC
+# sends 2 MB), so the accuracy scripts trace first and profile up to this.
+largest_traced_message() {
+  local cg=$1 largest=262144 summary t
+  shift
+  summary=$(mktemp)
+  for t in "$@"; do
+    "$cg" trace-summary "$t" --json "$summary" >/dev/null
+    largest=$(python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(max([int(sys.argv[2])] + [m["bytes"] for m in j["largest_messages"]]))' "$summary" "$largest")
+  done
+  rm -f "$summary"
+  echo "$largest"
+}
