@@ -195,6 +195,9 @@ struct LoggpSwitch {
   /// curves: the per-byte cost changes (a copy routine's threshold, a cache level) and the
   /// protocol stays; not re-measured, bracketed by the sweep's sizes.
   bool per_byte_change = false;
+  /// A per-byte change with a single fitted size on one side: the ranges either side share their
+  /// per-byte costs (O_s, O_r, G), only the constant ones change (one size gives no slope).
+  bool level_change = false;
   std::string verdict;  ///< "confirmed ..." or "bracketed ... : the curve allows no finer"
   /// One bisection step of a rendezvous switch: the bracket, how many attempts of the probe it
   /// took, the valid late receives pooled at each size, their low ends (stats::floor_of, us)

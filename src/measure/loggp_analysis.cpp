@@ -471,9 +471,10 @@ bool late_receive_jump(const std::vector<LoggpPoint>& pts, std::size_t i) {
   return i + 1 >= pts.size() || clears(pts[i + 1]);
 }
 
-bool two_sets_needed(double chi_one, double chi_two, std::size_t points) {
-  const double dof = std::max(1.0, 4.0 * static_cast<double>(points) - 13);
-  return chi_one > 1.25 * chi_two + std::max(0.25, 12 * chi_two / dof);
+bool two_sets_needed(double chi_one, double chi_two, std::size_t points, std::size_t extra) {
+  const auto k = static_cast<double>(extra);
+  const double dof = std::max(1.0, 4.0 * static_cast<double>(points) - 7 - k);
+  return chi_one > 1.25 * chi_two + std::max(0.25, 2 * k * chi_two / dof);
 }
 
 std::vector<Candidate> detect_candidates(const std::vector<LoggpPoint>& pts,
@@ -926,6 +927,41 @@ void analyse_loggp(LoggpResult& r, const LoggpOptions& o, bool detect_changes) {
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     r.ranges[k].to_bytes = k + 1 < r.ranges.size() ? r.ranges[k + 1].from_bytes - 1
                                                    : std::numeric_limits<std::uint64_t>::max();
+  }
+  // A level change (LoggpSwitch::level_change): the side with fewer fitted sizes (a single one)
+  // takes the per-byte costs of the other, and its constant costs are its sizes' mean net of
+  // them (its own fit, through one size, gave slopes of 0).
+  for (std::size_t k = 0; k < r.switches.size() && k + 1 < r.ranges.size(); ++k) {
+    if (!r.switches[k].level_change) continue;
+    std::array<std::size_t, 2> sizes{};
+    for (const auto& p : pts) {
+      if (p.fitted() && (p.range == k || p.range == k + 1)) ++sizes[p.range - k];
+    }
+    const std::size_t to = sizes[0] < sizes[1] ? k : k + 1, from = to == k ? k + 1 : k;
+    model::LinkRange& t = r.ranges[to].params;
+    const model::LinkRange& f = r.ranges[from].params;
+    if (t.rendezvous || f.rendezvous) continue;  // net of the hand-shake: the fit's own
+    t.send_overhead_per_byte_us = f.send_overhead_per_byte_us;
+    t.recv_overhead_per_byte_us = f.recv_overhead_per_byte_us;
+    t.gap_per_byte_us = f.gap_per_byte_us;
+    t.loggp.G_us_per_byte = f.loggp.G_us_per_byte;
+    double n = 0, o_s = 0, o_r = 0, g = 0;
+    for (const auto& p : pts) {
+      if (!p.fitted() || p.range != to) continue;
+      const double bytes = static_cast<double>(p.bytes);
+      n += 1;
+      o_s += p.o_s_us - bytes * f.send_overhead_per_byte_us;
+      o_r += p.o_r_us - bytes * f.recv_overhead_per_byte_us;
+      g += p.g_all_us - (bytes - 1) * f.loggp.G_us_per_byte;
+    }
+    if (n == 0) continue;
+    t.send_overhead_us = std::max(0.0, o_s / n);
+    t.recv_overhead_us = std::max(0.0, o_r / n);
+    t.loggp.g_us = std::max(0.0, g / n);
+    r.ranges[to].notes.push_back(fmt::format(
+        "a level change: the per-byte costs are those of the range {} (this side has {} fitted "
+        "size{}), o_s and o_r the sizes' mean net of them",
+        to == k ? "above" : "below", sizes[to - k], sizes[to - k] == 1 ? "" : "s"));
   }
 
   // An eager range whose sends waited for the late receiver in the probe at its switch (either
@@ -1438,6 +1474,9 @@ model::CalibrationOptions calibration_options(const LoggpResult& r) {
   // measurement with the narrowest interval: the calibrated set keeps them and fits the rest.
   for (const auto& range : r.ranges)
     co.fixed_gap.push_back(range.g_identifiable && !range.params.rendezvous);
+  for (std::size_t k = 0; k < r.ranges.size(); ++k)
+    co.per_byte_as_below.push_back(k > 0 && k - 1 < r.switches.size() &&
+                                   r.switches[k - 1].level_change);
   return co;
 }
 
@@ -1492,6 +1531,7 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
     struct Split {
       double chi_two = 0, chi_one = 0;
       std::size_t change = 0;  // index into r.points of the upper side's first size
+      bool level = false;      // one side has a single size: its per-byte costs are the other's
     };
     std::vector<Split> splits;
     // Each missed range fitted alone, as one set and as two, with L and the send overlap the
@@ -1508,18 +1548,25 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
         curves.push_back(weighted[j]);
         at.push_back(index[j]);
       }
-      if (curves.size() < 2 * kLeastSizesPerSide) continue;
+      if (curves.size() < kLeastSizesPerSide + 1) continue;
       model::LinkParams one = now.fit.link;
       one.ranges = {now.fit.link.ranges[k]};
       one.ranges[0].from_bytes = 1;
       const double chi_one = model::calibrate(one, curves, model::Structure::loggps, co).chi2;
-      for (std::size_t j = kLeastSizesPerSide; j + kLeastSizesPerSide <= curves.size(); ++j) {
+      // Splits with two sizes or more on each side; with a single size on one side (next to a
+      // protocol switch, the only sweep size between a bend and the switch), a level change:
+      // both sides share their per-byte costs, the single size sets its side's constant costs.
+      for (std::size_t j = 1; j < curves.size(); ++j) {
+        const bool level = j < kLeastSizesPerSide || curves.size() - j < kLeastSizesPerSide;
         model::LinkParams two = one;
         two.ranges = {one.ranges[0], one.ranges[0]};
         two.ranges[1].from_bytes = curves[j].bytes;
-        const double chi_two = model::calibrate(two, curves, model::Structure::loggps, co).chi2;
-        if (detail::two_sets_needed(chi_one, chi_two, curves.size()))
-          splits.push_back({chi_two, chi_one, at[j]});
+        model::CalibrationOptions split_co = co;
+        split_co.per_byte_as_below = {false, level};
+        const double chi_two =
+            model::calibrate(two, curves, model::Structure::loggps, split_co).chi2;
+        if (detail::two_sets_needed(chi_one, chi_two, curves.size(), level ? 3 : 6))
+          splits.push_back({chi_two, chi_one, at[j], level});
       }
     }
     std::sort(splits.begin(), splits.end(),
@@ -1538,6 +1585,7 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
       sw.first_bytes = trial.points[c].bytes;
       sw.below_bytes = trial.points[c - 1].bytes;
       sw.per_byte_change = true;
+      sw.level_change = best.level;
       sw.found_by = "the calibration: one parameter set misses the curves of this range";
       trial.switches.insert(trial.switches.begin() + static_cast<std::ptrdiff_t>(k), sw);
       trial.changes.insert(trial.changes.begin() + static_cast<std::ptrdiff_t>(k), c);
@@ -1545,9 +1593,11 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
       Misses after = calibrated_misses(trial, weighted, index);
       if (after.total >= now.total) continue;
       trial.switches[k].verdict = fmt::format(
-          "a change of per-byte cost, not of protocol: two parameter sets reproduce the range's "
+          "a change of {}, not of protocol: two parameter sets reproduce the range's "
           "curves with chi-square {:.3g} where one gives {:.3g}, and the calibrated set misses "
           "{} cells instead of {}; bracketed to ({}, {}] B by the sweep's sizes, not re-measured",
+          best.level ? "constant costs at the same per-byte costs (a single size on one side)"
+                     : "per-byte cost",
           best.chi_two, best.chi_one, after.total, now.total, sw.below_bytes, sw.first_bytes);
       r = std::move(trial);
       now = std::move(after);
@@ -1608,6 +1658,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   bo.identifiability = false;
   bo.extra_starts = false;
   bo.fixed_gap = co.fixed_gap;
+  bo.per_byte_as_below = co.per_byte_as_below;
   bo.start_is_calibrated = true;
   std::vector<LoggpPoint> copy;
   for (std::uint32_t b = 0; b < resamples; ++b) {

@@ -46,11 +46,12 @@ std::string hand_shake_unsupported(const LoggpSwitch& sw, std::uint64_t lo, std:
                                    bool first_probe_separated, bool curves_saw_it);
 
 /// Whether two parameter sets reproduce `points` curve points better than one by more than noise
-/// would give the second set's 6 parameters: twice their number in units of the two-set fit's
-/// chi-square per degree of freedom (an F-test in spirit), and at least 0.25 (a 2.5 % relative
-/// residual at one point; standard errors are at least 5 % of a value in the fit) where the fit
-/// is exact.
-bool two_sets_needed(double chi_one, double chi_two, std::size_t points);
+/// would give the second set's `extra` parameters (6: o_s, o_r, O_s, O_r, g, G; 3 for a level
+/// change, whose per-byte costs are the other side's): twice their number in units of the
+/// two-set fit's chi-square per degree of freedom (an F-test in spirit), and at least 0.25 (a
+/// 2.5 % relative residual at one point; standard errors are at least 5 % of a value in the fit)
+/// where the fit is exact.
+bool two_sets_needed(double chi_one, double chi_two, std::size_t points, std::size_t extra = 6);
 
 /// Whether points[i] starts a range whose late receive pays a hand-shake (see loggp.hpp).
 bool late_receive_jump(const std::vector<LoggpPoint>& points, std::size_t i);

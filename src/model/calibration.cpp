@@ -74,8 +74,10 @@ constexpr double kNoiseFloor = 0.05;
 class Layout {
  public:
   Layout(const LinkParams& start, std::span<const PrttCurvePoint> points, Structure s,
-         bool fit_overlap)
-      : start_(start), structure_(s) {
+         bool fit_overlap, std::vector<bool> per_byte_as_below)
+      : start_(start), structure_(s), per_byte_as_below_(std::move(per_byte_as_below)) {
+    per_byte_as_below_.resize(start.ranges.size(), false);
+    if (!per_byte_as_below_.empty()) per_byte_as_below_[0] = false;
     per_range_ = s == Structure::loggps ? 7 : 4;
     omega_ = start.ranges.empty() || !fit_overlap ? 0.0 : std::numeric_limits<double>::infinity();
     for (const auto& r : start.ranges)
@@ -143,6 +145,12 @@ class Layout {
         r.transfer.clear();  // plain LogGP: no acknowledgement either
         r.control_send_us = r.control_recv_us = -1;
       }
+      if (per_byte_as_below_[k]) {  // its own per-byte coordinates are not fitted
+        const auto& below = link.ranges[k - 1];
+        r.send_overhead_per_byte_us = below.send_overhead_per_byte_us;
+        r.recv_overhead_per_byte_us = below.recv_overhead_per_byte_us;
+        r.gap_per_byte_us = below.gap_per_byte_us;
+      }
     }
     for (auto& r : link.ranges)
       price_acknowledgement(r, link.ranges.front());
@@ -159,6 +167,13 @@ class Layout {
     const bool per_byte = structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
     return per_byte ? x / scale_[k] : x;
   }
+  /// Whether coordinate j is a per-byte cost that its range takes from the range below.
+  bool taken_from_below(std::size_t j) const {
+    if (j == 0) return false;
+    const std::size_t k = (j - 1) / per_range_, q = (j - 1) % per_range_;
+    const bool per_byte = structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
+    return per_byte && per_byte_as_below_[k];
+  }
   std::pair<std::size_t, std::string> name(std::size_t j) const {
     if (j == 0) return {std::numeric_limits<std::size_t>::max(), omega_ > 0 ? "L - omega" : "L"};
     static const char* const loggps[7] = {"o_s", "o_r", "O_s", "O_r", "g", "G", "o_u"};
@@ -173,6 +188,7 @@ class Layout {
   double omega_ = 0;  // Omega: lambda's offset
   std::size_t per_range_ = 7;
   std::vector<double> scale_;
+  std::vector<bool> per_byte_as_below_;
 };
 
 class Fit {
@@ -386,13 +402,14 @@ Calibration calibrate(const LinkParams& start, std::span<const PrttCurvePoint> p
                       Structure structure, const CalibrationOptions& options) {
   if (points.empty()) throw std::invalid_argument("calibrate: no points");
   gsl_set_error_handler_off();
-  const Layout layout(start, points, structure, options.fit_overlap);
+  const Layout layout(start, points, structure, options.fit_overlap, options.per_byte_as_below);
   const Fit fit(layout, points, true);
   std::vector<std::size_t> all, late;
   for (std::size_t j = options.fixed_latency ? 1 : 0; j < layout.size(); ++j) {
     const auto [range, name] = layout.name(j);
     const bool gap = name == "g" || name == "G";
     if (gap && range < options.fixed_gap.size() && options.fixed_gap[range]) continue;
+    if (layout.taken_from_below(j)) continue;
     if (name == "o_u") {  // eager: data that came first; rendezvous: a request that did
       late.push_back(j);
       continue;

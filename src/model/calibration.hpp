@@ -88,6 +88,10 @@ struct CalibrationOptions {
   std::vector<LinkParams> more_starts;  ///< further starting points (same ranges as the start)
   /// Per range: keep the start's g and G (measured directly elsewhere, e.g. by eq. (7)).
   std::vector<bool> fixed_gap;
+  /// Per range: its per-byte costs (O_s, O_r, G) are those of the range below, fitted to both
+  /// ranges' points; only its constant costs are its own (a level change, where one side of a
+  /// split has a single size: one size gives no slope).
+  std::vector<bool> per_byte_as_below;
   /// Fit o_u after the others (LogGPS). Off where only the first fit's chi-square is read (a
   /// candidate switch's one-range against two-range test): it costs two more full fits.
   bool fit_late_receives = true;

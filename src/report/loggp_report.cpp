@@ -128,6 +128,7 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
                         {"confirmed", sw.confirmed},
                         {"exact", sw.exact},
                         {"per_byte_change", sw.per_byte_change},
+                        {"level_change", sw.level_change},
                         {"found_by", sw.found_by},
                         {"late_receive_below_us", sw.late_recv_below_us},
                         {"late_receive_above_us", sw.late_recv_above_us},
@@ -385,11 +386,12 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       const char* kind = range_rendezvous     ? "rendezvous"
                          : range_acknowledged ? "eager TA"
                                               : "eager";
-      const std::string protocol = sw.rendezvous ? std::string("rendezvous")
-                                   : sw.per_byte_change
-                                       ? fmt::format("per-byte change ({} as below)", kind)
-                                   : range_rendezvous ? std::string("rendezvous (as below)")
-                                                      : std::string(kind);
+      const std::string protocol =
+          sw.rendezvous        ? std::string("rendezvous")
+          : sw.level_change    ? fmt::format("level change ({} as below)", kind)
+          : sw.per_byte_change ? fmt::format("per-byte change ({} as below)", kind)
+          : range_rendezvous   ? std::string("rendezvous (as below)")
+                               : std::string(kind);
       w.add_row({fmt::format("{} B", sw.first_bytes), protocol,
                  sw.per_byte_change ? std::string("-")
                                     : fmt::format("{:.3g} -> {:.3g} us", sw.late_recv_below_us,

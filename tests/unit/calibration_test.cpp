@@ -1,6 +1,7 @@
 // The calibrated fit against curves computed from known links (the closed forms, which the
 // virtual network obeys to the picosecond), and the non-negative least-squares solver under it.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -138,6 +139,45 @@ TEST(Calibration, RecoversAnEagerLinkFromPerturbedStart) {
   expect_rel(r.recv_overhead_per_byte_us, t.recv_overhead_per_byte_us, 1e-3, "O_r");
   expect_rel(r.gap_us, t.gap_us, 1e-3, "g");
   expect_rel(r.gap_per_byte_us, t.gap_per_byte_us, 1e-3, "G");
+}
+
+// A level change: a range whose single measured size (370728 B) sits 0.8 us above the line of
+// the range below in o_s and 0.4 us in o_r, with the same per-byte costs. One size gives no
+// slope: fitted free, its per-byte costs are open; taken from the range below
+// (per_byte_as_below), the fit is exact and the truth comes back.
+TEST(Calibration, ARangeWithOneSizeTakesThePerByteCostsOfTheRangeBelow) {
+  auto truth = loggps_link(model::Progress::independent);
+  truth.ranges.resize(1);
+  model::LinkRange level = truth.ranges[0];
+  level.from_bytes = 300000;
+  level.send_overhead_us += 0.8;
+  level.recv_overhead_us += 0.4;
+  truth.ranges.push_back(level);
+  const auto pts = exact_points(truth, 400000);
+  ASSERT_EQ(std::count_if(pts.begin(), pts.end(), [](const auto& p) { return p.bytes >= 300000; }),
+            1);
+  model::CalibrationOptions co;
+  co.per_byte_as_below = {false, true};
+  const auto c = model::calibrate(perturbed(truth, 1.3), pts, model::Structure::loggps, co);
+  EXPECT_LT(c.max_abs_deviation, 1e-4);
+  // Its per-byte costs are no coordinates of its own: never reported open.
+  for (const auto& u : c.unidentified) {
+    EXPECT_FALSE(u.range == 1 &&
+                 (u.parameter == "O_s" || u.parameter == "O_r" || u.parameter == "G"))
+        << u.parameter << " of the level range is reported open";
+  }
+  const auto& r = c.link.ranges[1];
+  expect_rel(r.send_overhead_us, level.send_overhead_us, 1e-3, "o_s");
+  expect_rel(r.recv_overhead_us, level.recv_overhead_us, 1e-3, "o_r");
+  EXPECT_EQ(r.send_overhead_per_byte_us, c.link.ranges[0].send_overhead_per_byte_us);
+  EXPECT_EQ(r.recv_overhead_per_byte_us, c.link.ranges[0].recv_overhead_per_byte_us);
+  EXPECT_EQ(r.gap_per_byte_us, c.link.ranges[0].gap_per_byte_us);
+  expect_rel(r.gap_per_byte_us, level.gap_per_byte_us, 1e-3, "G");
+  // Free, the one size leaves its range's per-byte costs open.
+  const auto free = model::calibrate(perturbed(truth, 1.3), pts, model::Structure::loggps);
+  EXPECT_TRUE(std::any_of(free.unidentified.begin(), free.unidentified.end(), [](const auto& u) {
+    return u.range == 1 && (u.parameter == "O_s" || u.parameter == "O_r" || u.parameter == "G");
+  }));
 }
 
 TEST(Calibration, HiddenGapIsReportedWithABoundThatHoldsTheTruth) {

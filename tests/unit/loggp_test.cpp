@@ -944,6 +944,55 @@ TEST(LoggpOnVirtualNetwork, APerByteChangeTheOneSetMissesSplitsTheRange) {
   EXPECT_EQ(plain.ranges.size(), 1u);
 }
 
+// A change of constant costs at the same per-byte costs with a single sweep size above it (the
+// sweep ends at 16384 B, the change is at 12289 B: only 16384 B lies above it): two sizes a side
+// cannot be had, so the calibration splits with a level change, the upper range's per-byte costs
+// those of the range below and its o_s and o_r its own.
+TEST(LoggpOnVirtualNetwork, AChangeWithOneSizeOnASideIsALevelChange) {
+  auto link = loggps_link(model::Progress::independent);
+  link.ranges.resize(1);
+  model::LinkRange higher = link.ranges[0];
+  higher.from_bytes = 12289;
+  higher.send_overhead_us += 1.5;
+  higher.recv_overhead_us += 1.5;
+  link.ranges.push_back(higher);
+  LoggpOptions o;
+  o.detector = "none";
+  o.seed = 3;
+  o.max_size = 16384;
+  const LoggpResult r = run(link, o);
+  ASSERT_EQ(r.switches.size(), 1u) << ::testing::PrintToString(r.notes);
+  const auto& sw = r.switches[0];
+  EXPECT_TRUE(sw.per_byte_change);
+  EXPECT_TRUE(sw.level_change);
+  EXPECT_EQ(sw.below_bytes, 11585u);
+  EXPECT_EQ(sw.first_bytes, 16384u);
+  EXPECT_THAT(sw.verdict, ::testing::HasSubstr("constant costs at the same per-byte costs"));
+  ASSERT_EQ(r.ranges.size(), 2u);
+  EXPECT_EQ(r.calibrated_check.cells_off, 0u);
+  EXPECT_LT(r.calibrated_check.max_abs_all, 1e-3);
+  const auto& lo = r.link.ranges[0];
+  const auto& hi = r.link.ranges[1];
+  EXPECT_EQ(hi.send_overhead_per_byte_us, lo.send_overhead_per_byte_us);
+  EXPECT_EQ(hi.recv_overhead_per_byte_us, lo.recv_overhead_per_byte_us);
+  EXPECT_EQ(hi.gap_per_byte_us, lo.gap_per_byte_us);
+  // What the curves see of the two ranges at 16384 B: 3 us more in o_s + o_r.
+  const double s = 16384;
+  expect_rel(
+      (hi.send_overhead_us + hi.recv_overhead_us) - (lo.send_overhead_us + lo.recv_overhead_us),
+      3.0, 0.02, "the level's step in o_s + o_r");
+  expect_rel(hi.send_overhead_us + hi.recv_overhead_us +
+                 s * (hi.send_overhead_per_byte_us + hi.recv_overhead_per_byte_us),
+             higher.send_overhead_us + higher.recv_overhead_us +
+                 s * (higher.send_overhead_per_byte_us + higher.recv_overhead_per_byte_us),
+             0.01, "o_s(s) + o_r(s) at the single size");
+  // The seeds' estimators take the same per-byte costs for the single size's range.
+  EXPECT_EQ(r.seed_link.ranges[1].gap_per_byte_us, r.seed_link.ranges[0].gap_per_byte_us);
+  const std::string table = report::loggp_table(r);
+  EXPECT_THAT(table, ::testing::ContainsRegex("16384 B +level change \\(eager as below\\) +- "));
+  EXPECT_EQ(report::loggp_switches_json(r)[0]["level_change"], true);
+}
+
 TEST(LoggpOnVirtualNetwork, BudgetTooSmallForTheFirstRoundsIsAClearError) {
   LoggpOptions o;
   o.max_bytes = 1'000'000;
