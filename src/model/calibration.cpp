@@ -163,16 +163,16 @@ class Layout {
   /// The value of coordinate j in the link's own units.
   double unscaled(std::size_t j, double x) const {
     if (j == 0) return x - omega_;  // L - omega
-    const std::size_t k = (j - 1) / per_range_, q = (j - 1) % per_range_;
-    const bool per_byte = structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
-    return per_byte ? x / scale_[k] : x;
+    return per_byte(j) ? x / scale_[(j - 1) / per_range_] : x;
   }
   /// Whether coordinate j is a per-byte cost that its range takes from the range below.
   bool taken_from_below(std::size_t j) const {
-    if (j == 0) return false;
-    const std::size_t k = (j - 1) / per_range_, q = (j - 1) % per_range_;
-    const bool per_byte = structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
-    return per_byte && per_byte_as_below_[k];
+    return j > 0 && per_byte(j) && per_byte_as_below_[(j - 1) / per_range_];
+  }
+  /// Whether coordinate j (> 0) is a per-byte cost (O_s, O_r, G; LogGP: G).
+  bool per_byte(std::size_t j) const {
+    const std::size_t q = (j - 1) % per_range_;
+    return structure_ == Structure::loggps ? (q == 2 || q == 3 || q == 5) : (q == 3);
   }
   std::pair<std::size_t, std::string> name(std::size_t j) const {
     if (j == 0) return {std::numeric_limits<std::size_t>::max(), omega_ > 0 ? "L - omega" : "L"};
