@@ -146,13 +146,8 @@ TEST(Calibration, RecoversAnEagerLinkFromPerturbedStart) {
 // slope: fitted free, its per-byte costs are open; taken from the range below
 // (per_byte_as_below), the fit is exact and the truth comes back.
 TEST(Calibration, ARangeWithOneSizeTakesThePerByteCostsOfTheRangeBelow) {
-  auto truth = loggps_link(model::Progress::independent);
-  truth.ranges.resize(1);
-  model::LinkRange level = truth.ranges[0];
-  level.from_bytes = 300000;
-  level.send_overhead_us += 0.8;
-  level.recv_overhead_us += 0.4;
-  truth.ranges.push_back(level);
+  const auto truth = commgauge::testing::leveled_link(300000, 0.8, 0.4);
+  const model::LinkRange& level = truth.ranges[1];
   const auto pts = exact_points(truth, 400000);
   ASSERT_EQ(std::count_if(pts.begin(), pts.end(), [](const auto& p) { return p.bytes >= 300000; }),
             1);

@@ -1,6 +1,8 @@
 #pragma once
 // Link parameter sets used across the unit tests: known truth for the virtual network.
 
+#include <cstdint>
+
 #include "model/link_params.hpp"
 
 namespace commgauge::testing {
@@ -77,6 +79,20 @@ inline model::LinkParams pulled_link(double L = 0.5, double omega = 0.0) {
   rndv.transfer = "RTA";
   rndv.control_send_us = 0.35;
   rndv.control_recv_us = 0.45;
+  return link;
+}
+
+/// loggps_link's eager range alone, then from `from_bytes` a level change: the same range with
+/// o_s and o_r higher by the given amounts and the same per-byte costs.
+inline model::LinkParams leveled_link(std::uint64_t from_bytes, double more_o_s_us,
+                                      double more_o_r_us) {
+  model::LinkParams link = loggps_link(model::Progress::independent);
+  link.ranges.resize(1);
+  model::LinkRange level = link.ranges[0];
+  level.from_bytes = from_bytes;
+  level.send_overhead_us += more_o_s_us;
+  level.recv_overhead_us += more_o_r_us;
+  link.ranges.push_back(level);
   return link;
 }
 

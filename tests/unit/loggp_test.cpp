@@ -949,13 +949,8 @@ TEST(LoggpOnVirtualNetwork, APerByteChangeTheOneSetMissesSplitsTheRange) {
 // cannot be had, so the calibration splits with a level change, the upper range's per-byte costs
 // those of the range below and its o_s and o_r its own.
 TEST(LoggpOnVirtualNetwork, AChangeWithOneSizeOnASideIsALevelChange) {
-  auto link = loggps_link(model::Progress::independent);
-  link.ranges.resize(1);
-  model::LinkRange higher = link.ranges[0];
-  higher.from_bytes = 12289;
-  higher.send_overhead_us += 1.5;
-  higher.recv_overhead_us += 1.5;
-  link.ranges.push_back(higher);
+  const auto link = commgauge::testing::leveled_link(12289, 1.5, 1.5);
+  const model::LinkRange& higher = link.ranges[1];
   LoggpOptions o;
   o.detector = "none";
   o.seed = 3;
