@@ -644,10 +644,19 @@ ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finali
     if (!(ns_per_tick_ > 0) || !std::isfinite(ns_per_tick_))
       throw TraceError("the init and finalize syncs map the ticks backwards (ns per tick " +
                        std::to_string(ns_per_tick_) + ")");
-    offset_slope_ = static_cast<double>(finalize->offset_ns - init->offset_ns) /
-                    static_cast<double>(finalize->local_ns - init->local_ns);
     has_finalize_ = true;
-    error_bound_ns_ = std::max(error_bound_ns_, bound(*finalize));
+    const double change_ns = static_cast<double>(finalize->offset_ns - init->offset_ns);
+    if (std::abs(change_ns) > bound(*init) + bound(*finalize)) {
+      offset_slope_ = change_ns / static_cast<double>(finalize->local_ns - init->local_ns);
+      error_bound_ns_ = std::max(error_bound_ns_, bound(*finalize));
+    } else {
+      // The offsets differ by less than their errors: the drift is not resolved, and
+      // interpolating would stretch every interval of this rank by noise (a Finalize sync under
+      // two busy loops: round trip 6.1 ms, offset 0.92 ms against 24 ns at Init, 0.49 % over the
+      // run). The better sync's offset holds throughout; the other one's may lie |change| away.
+      if (bound(*finalize) < bound(*init)) init_.offset_ns = finalize->offset_ns;
+      error_bound_ns_ = std::abs(change_ns) + std::max(bound(*init), bound(*finalize));
+    }
   }
 }
 

@@ -203,7 +203,9 @@ class ClockMap {
   double ns_per_tick() const { return ns_per_tick_; }
   bool has_finalize() const { return has_finalize_; }
   /// Bound of root_ns's error between the syncs: the larger sync's (round trip / 2 + pairing);
-  /// linear interpolation between two points never exceeds the larger of their errors.
+  /// linear interpolation between two points never exceeds the larger of their errors. Where
+  /// the offsets differ by less than the two errors together, the drift is not resolved: the
+  /// better sync's offset is kept throughout, and the bound grows by the offsets' difference.
   double error_bound_ns() const { return error_bound_ns_; }
 
  private:

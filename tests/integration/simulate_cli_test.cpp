@@ -31,7 +31,13 @@ class SimulateCli : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  // A failure keeps its profile, traces and replays to look at.
+  void TearDown() override {
+    if (HasFailure())
+      std::printf("kept for inspection: %s\n", dir_.c_str());
+    else
+      fs::remove_all(dir_);
+  }
 
   fs::path trace_program(const std::string& name, int ranks,
                          const std::vector<std::string>& program) {
@@ -132,6 +138,7 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
     double measured_s = 0, loggp_s = 0, loggps_s = 0;  // rank 0's time inside MPI
     double bound_s = 0;        // rank 1's time between receives less rank 0's between sends
     double median_send_s = 0;  // rank 0's median MPI_Send in the trace
+    double compute_s[2] = {};  // each rank's computation as loggps replays it
   };
   std::map<std::string, Rank0> by_size;
   for (const std::string bytes : {"8", "1024", "16384"}) {
@@ -156,18 +163,27 @@ TEST_F(SimulateCli, SendsThatWaitForTheirReceiverAreChargedTheWait) {
       r0.measured_s = rank0["measured_in_mpi_seconds"].get<double>();
       const double predicted = rank0["predicted_in_mpi_seconds"].get<double>();
       if (m["model"] == "loggp") r0.loggp_s = predicted;
-      if (m["model"] == "loggps") r0.loggps_s = predicted;
+      if (m["model"] == "loggps") {
+        r0.loggps_s = predicted;
+        for (int r = 0; r < 2; ++r)
+          r0.compute_s[r] = m["ranks"][r]["breakdown"]["compute_seconds"].get<double>();
+      }
     }
     std::printf(
         "%s B blocks, rank 0 inside MPI: measured %.2f ms, loggp %.2f ms, loggps %.2f ms; rank 1 "
-        "between receives less rank 0 between sends %.2f ms\n",
-        bytes.c_str(), r0.measured_s * 1e3, r0.loggp_s * 1e3, r0.loggps_s * 1e3, r0.bound_s * 1e3);
+        "between receives less rank 0 between sends %.2f ms; computation replayed: rank 0 %.2f ms, "
+        "rank 1 %.2f ms\n",
+        bytes.c_str(), r0.measured_s * 1e3, r0.loggp_s * 1e3, r0.loggps_s * 1e3, r0.bound_s * 1e3,
+        r0.compute_s[0] * 1e3, r0.compute_s[1] * 1e3);
   }
   for (const std::string bytes : {"1024", "16384"}) {
     SCOPED_TRACE(bytes + " B blocks");
     const Rank0& r0 = by_size[bytes];
     ASSERT_GT(r0.bound_s, 0) << "the last stage must compute longer than the first";
-    // 1 %: the clocks' rounding in trace-dump's microseconds, summed over the blocks.
+    // 1 %: each rank's tracer overhead per call (about 50 ns, calibrated by each rank), which
+    // the replay takes out of every gap. (A Finalize clock sync under load once read a drift
+    // of 0.49 % that was noise; trace-dump stretched rank 1's gaps by it and the bound rose
+    // past the replay: the reader now ignores a drift within the syncs' errors.)
     EXPECT_GT(r0.measured_s, 0.99 * r0.bound_s);
     EXPECT_GT(r0.loggps_s, 0.99 * r0.bound_s);
     EXPECT_LT(r0.loggp_s, 0.1 * r0.bound_s);

@@ -587,6 +587,36 @@ TEST(TraceClock, MapsTicksToRankZeroByLinearInterpolation) {
   EXPECT_DOUBLE_EQ(init_only.root_ns(init.tick + 10), 1'001'010.0);
 }
 
+TEST(TraceClock, AnOffsetChangeWithinTheSyncsErrorsIsNoDrift) {
+  // A pipeline's trace under two busy loops (ticks at 1 GHz here): Init synced with a 1714 ns
+  // round trip (offset 24 ns), Finalize 189.37 ms later with a 6.14 ms one (offset 924229 ns).
+  // The change lies within the errors (857 + 15 + 3071836 + 14 ns): the Init offset holds
+  // throughout, and intervals keep their local length.
+  const ClockMap::Sync init{1'000'000, 1'000'000, 24, 1714, 15};
+  const ClockMap::Sync finalize{1'000'000 + 189'370'000, 1'000'000 + 189'370'000, 924'229,
+                                6'143'673, 14};
+  const ClockMap map(1e9, &init, &finalize);
+  EXPECT_TRUE(map.has_finalize());
+  EXPECT_DOUBLE_EQ(map.root_ns(init.tick), 1'000'024.0);
+  EXPECT_DOUBLE_EQ(map.root_ns(finalize.tick), 1'000'000 + 189'370'000 + 24.0);
+  EXPECT_DOUBLE_EQ(map.root_ns(init.tick + 46'000'000) - map.root_ns(init.tick), 46'000'000.0);
+  // The bound: the worse sync's, plus how far the other offset lies.
+  EXPECT_DOUBLE_EQ(map.error_bound_ns(), 3'071'836.5 + 14 + (924'229 - 24));
+  // The other way round (Finalize the better sync): its offset holds.
+  const ClockMap::Sync loaded_init{1'000'000, 1'000'000, 924'229, 6'143'673, 14};
+  const ClockMap::Sync quiet_finalize{1'000'000 + 189'370'000, 1'000'000 + 189'370'000, 24, 1714,
+                                      15};
+  const ClockMap other(1e9, &loaded_init, &quiet_finalize);
+  EXPECT_DOUBLE_EQ(other.root_ns(loaded_init.tick), 1'000'024.0);
+  EXPECT_DOUBLE_EQ(other.root_ns(quiet_finalize.tick), 1'000'000 + 189'370'000 + 24.0);
+  // A change larger than both errors is drift, interpolated (as above).
+  const ClockMap::Sync drifted{1'000'000 + 189'370'000, 1'000'000 + 189'370'000, 24 + 10'000, 1714,
+                               15};
+  const ClockMap linear(1e9, &init, &drifted);
+  EXPECT_DOUBLE_EQ(linear.root_ns(drifted.tick), 1'000'000 + 189'370'000 + 10'024.0);
+  EXPECT_DOUBLE_EQ(linear.error_bound_ns(), 857 + 15);
+}
+
 TEST(TraceClock, ErrorBoundIsTheLargerSyncsHalfRoundTripPlusPairing) {
   // Init synced quietly (round trip 400 ns, pairing 30 ns); Finalize under load (round trip
   // 9000 ns, the tick read 2000 ns apart from its time): the mapping errs up to 4500 + 2000 ns.
