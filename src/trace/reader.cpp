@@ -633,6 +633,7 @@ ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finali
   };
   if (init != nullptr) {
     init_ = *init;
+    offset_ns_ = static_cast<double>(init->offset_ns);
     error_bound_ns_ = bound(*init);
   }
   if (init != nullptr && finalize != nullptr && finalize->tick != init->tick &&
@@ -654,7 +655,7 @@ ClockMap::ClockMap(double ticks_per_second, const Sync* init, const Sync* finali
       // interpolating would stretch every interval of this rank by noise (a Finalize sync under
       // two busy loops: round trip 6.1 ms, offset 0.92 ms against 24 ns at Init, 0.49 % over the
       // run). The better sync's offset holds throughout; the other one's may lie |change| away.
-      if (bound(*finalize) < bound(*init)) init_.offset_ns = finalize->offset_ns;
+      if (bound(*finalize) < bound(*init)) offset_ns_ = static_cast<double>(finalize->offset_ns);
       error_bound_ns_ = std::abs(change_ns) + std::max(bound(*init), bound(*finalize));
     }
   }
@@ -680,8 +681,7 @@ ClockMap::Sync ClockMap::parse_sync(const std::string& json_text) {
 double ClockMap::root_ns(std::int64_t tick) const {
   const double local =
       static_cast<double>(init_.local_ns) + static_cast<double>(tick - init_.tick) * ns_per_tick_;
-  const double offset = static_cast<double>(init_.offset_ns) +
-                        (local - static_cast<double>(init_.local_ns)) * offset_slope_;
+  const double offset = offset_ns_ + (local - static_cast<double>(init_.local_ns)) * offset_slope_;
   return local + offset;
 }
 

@@ -211,6 +211,7 @@ class ClockMap {
  private:
   double ns_per_tick_ = 1.0;
   Sync init_;
+  double offset_ns_ = 0.0;     ///< rank 0's clock minus this rank's at init_.local_ns
   double offset_slope_ = 0.0;  ///< change of offset per local ns
   bool has_finalize_ = false;
   double error_bound_ns_ = 0.0;
