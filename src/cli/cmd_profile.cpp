@@ -376,6 +376,18 @@ void add_profile_command(CLI::App& app, Action& action) {
               "of a poll run): %.4g us [%.4g, %.4g], median of %u rounds, %llu calls in all\n",
               calls->poll.median_us, calls->poll.lower_us, calls->poll.upper_us, co.rounds,
               static_cast<unsigned long long>(calls->poll_calls_timed));
+          if (!calls->first_calls.empty()) {
+            // One process, one first call each: the figures have no interval.
+            std::string line =
+                "first calls (each function's first call right after MPI_Init, then its second; "
+                "simulate charges the difference once per rank, at its first call):";
+            for (const auto& call : calls->first_calls) {
+              line +=
+                  fmt::format(" {} {:.4g}/{:.4g}{}", call.function, call.first_us, call.second_us,
+                              call.preempted ? " (preempted: not charged)" : "");
+            }
+            std::printf("%s us\n", line.c_str());
+          }
           if (calls->comm_create) {
             std::printf(
                 "communicator creation (MPI_Comm_dup less an MPI_Allreduce of 4 B; simulate "

@@ -104,6 +104,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
   }
   const bool source = t.role() == net::Role::source;
   CallCosts r;
+  if (source) r.first_calls = t.first_calls();
   if (source) {
     net::Request pending = t.irecv(1);
     std::vector<double> per_call;
@@ -291,6 +292,11 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   }
   if (collective_call_shown(costs))
     adopt(&model::LinkParams::collective_call_us, costs.collective_call);
+  for (const auto& f : costs.first_calls) {
+    if (f.preempted) continue;  // the scheduler's time, not the library's
+    const double extra = std::max(0.0, f.first_us - f.second_us);
+    result.link.first_call_us[f.function] = result.seed_link.first_call_us[f.function] = extra;
+  }
 }
 
 }  // namespace commgauge::measure

@@ -53,6 +53,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -97,6 +98,9 @@ struct CallCosts {
   /// Microseconds per byte a 64 KiB transfer costs more when the receiver takes it into the
   /// buffer it has just sent from to the same peer (where the transport can: MPI).
   std::optional<PrttStat> recv_into_sent_per_byte;
+  /// The process's first calls against their second (where the transport has them: MPI,
+  /// measured when it initialized MPI). One process, one first call each: no interval.
+  std::vector<net::FirstCall> first_calls;
 };
 
 /// Runs on either end; returns the result on the source. Not on the virtual network, whose
@@ -113,7 +117,8 @@ bool collective_call_shown(const CallCosts& costs);
 
 /// Carries the costs into both of the result's parameter sets (the calibrated link and the seeds'
 /// estimators), each as its median; a cost not measured leaves its field as it was, and the
-/// collective call's own cost is carried only where collective_call_shown.
+/// collective call's own cost is carried only where collective_call_shown. A first call's extra
+/// (first less second, never below 0) goes into first_call_us.
 void adopt_call_costs(LoggpResult& result, const CallCosts& costs);
 
 /// The local-work part alone, on this end (measure_call_costs runs it on the source).

@@ -46,6 +46,20 @@ std::uint64_t LinkParams::rendezvous_threshold_bytes() const {
 
 void validate(const LinkParams& link, const std::string& where) {
   if (link.ranges.empty()) throw InputError(where, "/ranges: at least one range is needed");
+  // The replay holds one bit per rank for each (sim::Network): at most 32 functions.
+  if (link.first_call_us.size() > 32) {
+    throw InputError(where, fmt::format("/first_call_us: at most 32 functions, got {}",
+                                        link.first_call_us.size()));
+  }
+  for (const auto& [function, extra_us] : link.first_call_us) {
+    if (function.rfind("MPI_", 0) != 0)
+      throw InputError(where, fmt::format("/first_call_us/{}: expected an MPI function's name "
+                                          "(MPI_...)",
+                                          function));
+    if (!(extra_us >= 0 && extra_us <= 1e9))
+      throw InputError(where, fmt::format("/first_call_us/{}: must be within [0, 1e9], got {}",
+                                          function, extra_us));
+  }
   if (link.ranges.front().from_bytes > 1) {
     throw InputError(where, fmt::format("/ranges/0/from_bytes: the first range must start at 0 or "
                                         "1 byte, not {}",

@@ -3,6 +3,7 @@
 // (DESIGN.md "One cost convention"; seed 000 Table 2 gives one set per protocol range).
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,12 @@ struct LinkParams {
   /// another): the receiver's copy writes lines the peer has just read. The replay adds it to the
   /// transfers a collective's step receives so (Step::recv_into_sent). 0: not measured.
   double recv_into_sent_us_per_byte = 0;
+  /// What a process's first call of a function costs more than its later calls (the library's
+  /// one-time work: code loaded on first use, frameworks initialized lazily), by MPI function
+  /// name (profile: each function's first call right after MPI_Init less its second, on this
+  /// link's node). The replay charges it once per rank, at the rank's first call of that
+  /// function. Empty: not measured (charged nothing).
+  std::map<std::string, double> first_call_us;
   std::vector<LinkRange> ranges;
 
   /// The range a message of `bytes` uses; size 0 uses the first range.

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,18 @@ struct Request {
 struct Counters {
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;
+};
+
+/// A function's first call in this process against its second (the library's one-time work:
+/// code loaded on first use, lazy initialization), measured right after MPI_Init.
+struct FirstCall {
+  std::string function;  ///< "MPI_Bcast"
+  double first_us = 0;   ///< the process's first call
+  double second_us = 0;  ///< its second, in a second pass over the same functions
+  /// Two ranks or more lost their cores during one of the two (involuntary context switches):
+  /// each polled while another was away, so even the least CPU time holds the scheduler's time,
+  /// not the library's; not to be used. (One rank's loss is out of its own CPU time.)
+  bool preempted = false;
 };
 
 class Transport {
@@ -124,6 +137,10 @@ class Transport {
   /// next call: a method's report need not hold them (after a 1 MiB latency sweep the rank's
   /// resident set fell by 0.4 MiB, toward latency's 20 MiB). Never while a request is pending.
   virtual void release_buffers() {}
+
+  /// What the first calls of a process cost (MPI: measured when MPI was initialized, before
+  /// any other call); empty where a transport has no such calls.
+  virtual std::vector<FirstCall> first_calls() const { return {}; }
 
   /// Where the measurement ran: {"transport", "hosts": [source, dest], ...library details}.
   virtual nlohmann::json context() const = 0;

@@ -78,6 +78,8 @@ void JsonSchema::check_keywords(const nlohmann::json& schema, const std::string&
         check_keywords(sub, at + "/" + key + "/" + name);
     } else if (key == "items") {
       check_keywords(value, at + "/items");
+    } else if (key == "additionalProperties" && value.is_object()) {
+      check_keywords(value, at + "/additionalProperties");
     } else if (key == "$ref") {
       (void)resolve(schema);
     }
@@ -150,6 +152,9 @@ void JsonSchema::validate_at(const nlohmann::json& schema_in, const nlohmann::js
         validate_at(schema["properties"][key], sub, child, where);
       } else if (closed) {
         throw InputError(where, child + ": unknown field");
+      } else if (schema.contains("additionalProperties") &&
+                 schema["additionalProperties"].is_object()) {
+        validate_at(schema["additionalProperties"], sub, child, where);  // a map's values
       }
     }
   }

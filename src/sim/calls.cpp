@@ -166,6 +166,13 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     }
     return;
   }
+  // The process's first call of a function does the library's one-time work first (the
+  // profile's first_call_us), inside the call.
+  if (const int bit = net_.first_call_bit(e.function);
+      bit >= 0 && (r.first_calls_done & (1u << bit)) == 0) {
+    r.first_calls_done |= 1u << bit;
+    charge_local(r, net_.first_call(bit));
+  }
   const SendMode mode = send_mode(e.function);
   switch (r.call) {
     case CallKind::probe:

@@ -211,6 +211,7 @@ struct Rank {
   bool probing = false;  // a blocking Probe waits for its message (probe_*)
   std::uint32_t wait_remaining = 0;
   std::uint32_t previous_function = 0;  // --denoise: the call before the computation
+  std::uint32_t first_calls_done = 0;   // Network::first_call_bit: functions called already
   Picoseconds clock{};
   Picoseconds next_send{};
   // The call being replayed.

@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "profile/link_params_json.hpp"
+#include "trace/functions.hpp"
 
 namespace commgauge::sim {
 
@@ -64,6 +65,22 @@ Network::Network(const std::string& model_name,
       collective_call_ = model::to_picoseconds(m->link().collective_call_us);
       break;
     }
+  }
+  for (const auto& m : models_) {
+    if (!m || m->link().first_call_us.empty()) continue;
+    for (const auto& [function, extra_us] : m->link().first_call_us) {
+      const auto id = trace::function_id(function);
+      if (!id)
+        throw InputError(
+            fmt::format("first_call_us: {} is no MPI function the trace format "
+                        "knows",
+                        function));
+      if (extra_us <= 0) continue;
+      if (first_call_bit_.size() <= *id) first_call_bit_.resize(*id + 1, -1);
+      first_call_bit_[*id] = static_cast<std::int8_t>(first_call_ps_.size());
+      first_call_ps_.push_back(model::to_picoseconds(extra_us, "a first call's cost"));
+    }
+    break;  // one class's, as for the poll cost: both describe the same processes
   }
   for (const auto& m : models_) {
     if (m && (m->link().comm_create_us > 0 || m->link().comm_free_us > 0)) {

@@ -50,6 +50,15 @@ class Network {
   /// A collective call's own cost (collective_call_us, from the same class as the poll cost),
   /// 0 if not measured or under model none.
   model::Picoseconds collective_call() const { return collective_call_; }
+  /// A process's first call of a function (first_call_us, from the same class as the poll
+  /// cost): the bit of a rank's mask that marks it done, and what it costs more, or no bit (-1)
+  /// for a function with no first-call cost (or model none).
+  int first_call_bit(std::uint32_t function) const {
+    return function < first_call_bit_.size() ? first_call_bit_[function] : -1;
+  }
+  model::Picoseconds first_call(int bit) const {
+    return first_call_ps_[static_cast<std::size_t>(bit)];
+  }
   /// A collective step's local work (reduce_us_per_byte, copy_us_per_byte of the same class as
   /// the poll cost): combining `reduce_bytes` (and, if any, reduce_call_us once: the step calls
   /// the operation once) and copying `copy_bytes`; 0 if not measured or
@@ -112,7 +121,9 @@ class Network {
   model::Picoseconds comm_creation_{};
   model::Picoseconds comm_release_{};
   model::Picoseconds collective_call_{};
-  std::uint64_t measured_max_bytes_[2] = {0, 0};  ///< [0] same node, [1] different nodes
+  std::vector<std::int8_t> first_call_bit_;        ///< by function id; -1: none
+  std::vector<model::Picoseconds> first_call_ps_;  ///< by bit
+  std::uint64_t measured_max_bytes_[2] = {0, 0};   ///< [0] same node, [1] different nodes
   bool charges_crossing_ = false;
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
   double reduce_call_ps_ = 0;

@@ -1,6 +1,9 @@
 // The link-parameter document: the schema file of the repository is the specification, every
 // reader validates against it, and errors name the field.
 
+#include <map>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -161,6 +164,29 @@ TEST(LinkParamsJson, CollectiveCallRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("collective_call_us"));
 }
 
+TEST(LinkParamsJson, FirstCallCostsRoundTripAndAreChecked) {
+  auto doc = valid_document();
+  EXPECT_TRUE(link_params_from_json(doc, "net.json").first_call_us.empty());
+  EXPECT_FALSE(
+      link_params_to_json(link_params_from_json(doc, "net.json")).contains("first_call_us"));
+  doc["first_call_us"] = {{"MPI_Cart_create", 626.0}, {"MPI_Bcast", 42.5}};
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_EQ(link.first_call_us,
+            (std::map<std::string, double>{{"MPI_Bcast", 42.5}, {"MPI_Cart_create", 626.0}}));
+  EXPECT_EQ(link_params_to_json(link)["first_call_us"], doc["first_call_us"]);
+  doc["first_call_us"] = {{"MPI_Bcast", -1.0}};
+  EXPECT_THAT(error_of(doc), HasSubstr("first_call_us"));
+  doc["first_call_us"] = {{"Bcast", 1.0}};
+  EXPECT_THAT(error_of(doc), HasSubstr("/first_call_us/Bcast: expected an MPI function's name"));
+  doc["first_call_us"] = {{"MPI_Bcast", "fast"}};
+  EXPECT_THAT(error_of(doc), HasSubstr("first_call_us"));
+  nlohmann::json many = nlohmann::json::object();
+  for (int i = 0; i < 33; ++i)
+    many[fmt::format("MPI_F{}", i)] = 1.0;
+  doc["first_call_us"] = many;
+  EXPECT_THAT(error_of(doc), HasSubstr("/first_call_us: at most 32 functions, got 33"));
+}
+
 TEST(LinkParamsJson, UnknownRangeFieldIsRejected) {
   auto doc = valid_document();
   doc["ranges"][0]["gap_us"] = 1;
@@ -258,6 +284,24 @@ TEST(LinkParamsJson, HugeWholeNumberIsNoIntegerWithTheFieldNamed) {
 TEST(JsonSchema, RejectsUnsupportedKeywords) {
   EXPECT_THROW(JsonSchema(nlohmann::json{{"type", "object"}, {"oneOf", nlohmann::json::array()}}),
                std::invalid_argument);
+}
+
+// additionalProperties as a schema: every value of a map is checked against it (and the schema's
+// own keywords are checked like any other's).
+TEST(JsonSchema, AdditionalPropertiesAsASchemaChecksEveryValue) {
+  const JsonSchema map(nlohmann::json{
+      {"type", "object"}, {"additionalProperties", {{"type", "number"}, {"minimum", 0}}}});
+  EXPECT_NO_THROW(map.validate(nlohmann::json{{"a", 1.5}, {"b", 0}}, "m.json"));
+  try {
+    map.validate(nlohmann::json{{"a", 1.5}, {"b", "x"}}, "m.json");
+    ADD_FAILURE() << "a string was accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/b"));
+  }
+  EXPECT_THROW(map.validate(nlohmann::json{{"a", -1}}, "m.json"), InputError);
+  EXPECT_THROW(
+      JsonSchema(nlohmann::json{{"type", "object"}, {"additionalProperties", {{"pattern", "x"}}}}),
+      std::invalid_argument);
 }
 
 TEST(JsonSchema, EmbeddedSchemaMatchesTheRepositoryFile) {

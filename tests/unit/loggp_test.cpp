@@ -1018,6 +1018,23 @@ TEST(CallCosts, ACollectiveCallCostWhoseIntervalReachesZeroIsNotCharged) {
   EXPECT_FALSE(collective_call_shown(CallCosts{}));
 }
 
+// A first call's extra is its first time less its second, never below 0, in both parameter
+// sets; a function whose probe two ranks lost their cores during is not charged at all.
+TEST(CallCosts, AFirstCallIsChargedItsFirstLessItsSecondUnlessPreempted) {
+  LoggpResult r;
+  CallCosts c;
+  c.first_calls = {{"MPI_Cart_create", 633.5, 7.5, false},
+                   {"MPI_Bcast", 1.0, 2.0, false},
+                   {"MPI_Comm_split", 11920.0, 12.0, true}};
+  adopt_call_costs(r, c);
+  EXPECT_EQ(r.link.first_call_us, r.seed_link.first_call_us);
+  EXPECT_EQ(r.link.first_call_us,
+            (std::map<std::string, double>{{"MPI_Bcast", 0.0}, {"MPI_Cart_create", 626.0}}));
+  LoggpResult untouched;
+  adopt_call_costs(untouched, CallCosts{});
+  EXPECT_TRUE(untouched.link.first_call_us.empty());
+}
+
 // What the first rounds move is what a run refuses to start without: a budget of exactly that
 // starts, one a byte (a message) short is refused before anything is measured.
 TEST(LoggpOnVirtualNetwork, TheFirstRoundsTrafficIsTheLeastBudgetARunStartsWith) {

@@ -259,6 +259,43 @@ TEST(SimGolden, EveryCollectiveCallPaysTheCollectiveCallCostOnce) {
   EXPECT_EQ(sim::simulate(calls, none, {}).predicted_ps, 0_ps) << "model none charges nothing";
 }
 
+// A process's first call of a function (first_call_us) costs its one-time work once per rank,
+// inside that first call: 3 ranks each calling Bcast twice, Allreduce, Comm_dup twice and Barrier
+// (no first-call cost given) end exactly 42 + 5 + 600 us later than without; a name the trace
+// format does not know is an error naming it; model none charges nothing.
+TEST(SimGolden, AFirstCallPaysItsOneTimeCostOncePerRank) {
+  TraceBuilder b(3);
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    b.collective(r, trace::fn::Bcast, 8, 0);
+    b.collective(r, trace::fn::Allreduce, 8);
+    b.collective(r, trace::fn::Bcast, 8, 0);
+    b.call(r, trace::fn::Comm_dup, [](trace::Event& e) { e.set(trace::kComm); });
+    b.call(r, trace::fn::Comm_dup, [](trace::Event& e) { e.set(trace::kComm); });
+    b.collective(r, trace::fn::Barrier, 0);
+  }
+  auto l = link();
+  const auto without = simulate(b.write("first-without"), l, "loggps");
+  l.first_call_us = {{"MPI_Bcast", 42.0},
+                     {"MPI_Allreduce", 5.0},
+                     {"MPI_Comm_dup", 600.0},
+                     {"MPI_Cart_create", 900.0}};
+  const auto with = simulate(b.write("first-with"), l, "loggps");
+  for (std::uint32_t r = 0; r < 3; ++r)
+    EXPECT_EQ(rank_end(with, r), rank_end(without, r) + Picoseconds{647'000'000}) << "rank " << r;
+  const trace::TraceReader calls(b.write("first-none"));
+  const std::vector<std::uint32_t> nodes(3, 0);
+  const sim::Network none("none", {{"intra_node", l}}, sim::cluster_of_placement(nodes), nodes);
+  EXPECT_EQ(sim::simulate(calls, none, {}).predicted_ps, 0_ps) << "model none charges nothing";
+  l.first_call_us = {{"MPI_Not_a_function", 1.0}};
+  try {
+    const sim::Network unknown("loggps", {{"intra_node", l}}, sim::cluster_of_placement(nodes),
+                               nodes);
+    ADD_FAILURE() << "an unknown function was accepted";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("MPI_Not_a_function is no MPI function"));
+  }
+}
+
 // A collective's local work: 2 ranks, starting together, are symmetric, so the local work each
 // does shifts both alike. Ring allreduce of 32 KiB (the tuned rules' choice on 2 ranks):
 // copy the 32 KiB vector, combine the 16 KiB half received; recursive doubling of 8 B (its

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <ctime>
+
+#include <sys/resource.h>
+#include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,6 +25,157 @@ int to_count(std::size_t bytes) {
     throw InputError(fmt::format("message of {} bytes exceeds MPI's int count", bytes));
   }
   return static_cast<int>(bytes);
+}
+
+// The process's first calls, measured once by MpiEnvironment (MPI is initialized once per
+// process, and only its first calls are first).
+std::vector<FirstCall> g_first_calls;
+
+// This thread's CPU time: what it ran, not what the scheduler gave others meanwhile.
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+// Times this thread lost its core to another (Linux: RUSAGE_THREAD's involuntary switches,
+// sched_yield's included).
+long involuntary_switches() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_nivcsw;
+}
+
+// Every rank ready, then all released: each sends rank 0 an empty message, rank 0 answers each
+// once it has them all. Point to point, so that no collective runs before the one timed; rank 0
+// starts its call last (after its answers), so its time holds no wait for the others' arrival.
+void sync_by_messages(int me, int size) {
+  constexpr int kSyncTag = 0x7c61;
+  if (me == 0) {
+    for (int r = 1; r < size; ++r)
+      MPI_Recv(nullptr, 0, MPI_BYTE, r, kSyncTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int r = 1; r < size; ++r)
+      MPI_Send(nullptr, 0, MPI_BYTE, r, kSyncTag, MPI_COMM_WORLD);
+  } else {
+    MPI_Send(nullptr, 0, MPI_BYTE, 0, kSyncTag, MPI_COMM_WORLD);
+    MPI_Recv(nullptr, 0, MPI_BYTE, 0, kSyncTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
+// A program's first call of a collective or of a communicator's creation costs far more than its
+// later calls: the library loads the code of its algorithms and initializes frameworks lazily
+// (Open MPI 4.1 over vader on a 2-core VM: a first MPI_Cart_create 0.6-0.9 ms where the second
+// takes 6-9 us, a first MPI_Bcast 43-76 us against 1-2; docs/measurements.md). Each function's
+// first call is timed once, in a fixed order, each after every rank is ready; then a second
+// pass times each again. Over MPI_COMM_WORLD with small counts, as programs start. The order
+// matters (the first collective also pays what the collectives share), so it is the one
+// programs most often follow: broadcast the input, agree, reduce; communicators last.
+std::vector<FirstCall> probe_first_calls(int me, int size) {
+  static constexpr const char* kFunctions[] = {
+      "MPI_Bcast",      "MPI_Barrier",     "MPI_Allreduce", "MPI_Reduce", "MPI_Allgather",
+      "MPI_Gather",     "MPI_Scatter",     "MPI_Alltoall",  "MPI_Scan",   "MPI_Comm_dup",
+      "MPI_Comm_split", "MPI_Cart_create", "MPI_Comm_free"};
+  constexpr std::size_t kCount = std::size(kFunctions);
+  constexpr int kMaxRanksForBlocks = 64;  // the gathers' buffers hold one int per rank
+  int in[kMaxRanksForBlocks] = {}, out[kMaxRanksForBlocks] = {};
+  int dims[1] = {size}, periods[1] = {1};
+  std::vector<FirstCall> result(kCount);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t k = 0; k < kCount; ++k) {
+      if (k >= 4 && k <= 7 && size > kMaxRanksForBlocks) continue;  // a block per rank
+      MPI_Comm made = MPI_COMM_NULL, freed = MPI_COMM_NULL;
+      // What MPI_Comm_free frees is made outside its timed call (in the first pass the dup's
+      // first call is behind it already).
+      if (k == 12) MPI_Comm_dup(MPI_COMM_WORLD, &freed);
+      sync_by_messages(me, size);
+      const long switches0 = involuntary_switches();
+      const double cpu0 = thread_cpu_us();
+      const double t0 = MPI_Wtime();
+      switch (k) {
+        case 0:
+          MPI_Bcast(in, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          break;
+        case 1:
+          MPI_Barrier(MPI_COMM_WORLD);
+          break;
+        case 2:
+          MPI_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+          break;
+        case 3:
+          MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+          break;
+        case 4:
+          MPI_Allgather(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+          break;
+        case 5:
+          MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          break;
+        case 6:
+          MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          break;
+        case 7:
+          MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+          break;
+        case 8:
+          MPI_Scan(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+          break;
+        case 9:
+          MPI_Comm_dup(MPI_COMM_WORLD, &made);
+          break;
+        case 10:
+          MPI_Comm_split(MPI_COMM_WORLD, 0, me, &made);
+          break;
+        case 11:
+          MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &made);
+          break;
+        default:
+          MPI_Comm_free(&freed);
+          break;
+      }
+      const double wall_us = (MPI_Wtime() - t0) * 1e6;
+      // A time slice the scheduler took from this rank is in the wall time, not in its CPU
+      // time; while it waits for its peers it polls, so its CPU time holds the rest.
+      const double us = std::min(wall_us, thread_cpu_us() - cpu0);
+      const bool preempted = involuntary_switches() != switches0;
+      if (made != MPI_COMM_NULL) MPI_Comm_free(&made);
+      result[k].function = kFunctions[k];
+      (pass == 0 ? result[k].first_us : result[k].second_us) = us;
+      result[k].preempted = result[k].preempted || preempted;
+    }
+  }
+  // Every rank's least: a rank whose peer lost its core polled meanwhile (both its clocks ran);
+  // the peer's CPU time did not. Gathered at rank 0 by messages, and the result sent back, so
+  // that every rank reports the same.
+  constexpr int kGatherTag = 0x7c62;
+  std::vector<double> mine;
+  for (const auto& f : result) {
+    mine.push_back(f.first_us);
+    mine.push_back(f.second_us);
+    mine.push_back(f.preempted ? 1 : 0);  // summed over the ranks
+  }
+  const int n = static_cast<int>(mine.size());
+  if (me == 0) {
+    std::vector<double> theirs(mine.size());
+    for (int r = 1; r < size; ++r) {
+      MPI_Recv(theirs.data(), n, MPI_DOUBLE, r, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        mine[i] = i % 3 == 2 ? mine[i] + theirs[i] : std::min(mine[i], theirs[i]);
+    }
+    for (int r = 1; r < size; ++r)
+      MPI_Send(mine.data(), n, MPI_DOUBLE, r, kGatherTag, MPI_COMM_WORLD);
+  } else {
+    MPI_Send(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, MPI_COMM_WORLD);
+    MPI_Recv(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  for (std::size_t k = 0; k < result.size(); ++k) {
+    result[k].first_us = mine[3 * k];
+    result[k].second_us = mine[3 * k + 1];
+    // One rank's lost core is out of its own CPU time, which is then the least; two ranks that
+    // lost theirs at different times each polled through the other's loss.
+    result[k].preempted = mine[3 * k + 2] >= 2;
+  }
+  std::erase_if(result, [](const FirstCall& f) { return f.function.empty(); });
+  return result;
 }
 
 }  // namespace
@@ -42,6 +198,12 @@ MpiEnvironment::MpiEnvironment(int& argc, char**& argv, std::chrono::millisecond
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   watchdog_->set_rank(rank_);
+  if (!initialized && size_ >= 2) {
+    // Before this process makes any other call (MpiTransport's MPI_Comm_split comes next).
+    const CallWatchdog::Call call(*watchdog_, -1, "the first calls after MPI_Init",
+                                  CallWatchdog::kPhaseBoundaryScale);
+    g_first_calls = probe_first_calls(rank_, size_);
+  }
 }
 
 MpiEnvironment::~MpiEnvironment() {
@@ -291,6 +453,10 @@ bool MpiTransport::write_send_buffer(std::size_t bytes) {
   // Keep the stores: the compiler must assume the buffer is read afterwards.
   asm volatile("" : : "r"(data) : "memory");
   return true;
+}
+
+std::vector<FirstCall> MpiTransport::first_calls() const {
+  return g_first_calls;
 }
 
 bool MpiTransport::comm_dup(std::uint32_t count) {

@@ -77,6 +77,8 @@ class MpiTransport final : public Transport {
   bool allreduce(std::size_t bytes) override;  ///< MPI_Allreduce, doubles with MPI_SUM
   bool alltoall(std::size_t bytes) override;   ///< MPI_Alltoall, `bytes` per rank
   bool comm_dup(std::uint32_t count) override;
+  /// This process's, as MpiEnvironment measured them when it initialized MPI.
+  std::vector<FirstCall> first_calls() const override;
   void release_buffers() override;
   bool reduce_local(std::size_t bytes) override;  ///< MPI_Reduce_local, doubles, MPI_SUM
   bool reduce_local_into_send_buffer(std::size_t bytes) override;
