@@ -7,6 +7,7 @@
 
 #include <sys/resource.h>
 #include <iterator>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -80,6 +81,7 @@ std::vector<FirstCall> probe_first_calls(int me, int size) {
   int in[kMaxRanksForBlocks] = {}, out[kMaxRanksForBlocks] = {};
   int dims[1] = {size}, periods[1] = {1};
   std::vector<FirstCall> result(kCount);
+  std::vector<double> mine(4 * kCount);  // per function and pass: time, time lost
   for (int pass = 0; pass < 2; ++pass) {
     for (std::size_t k = 0; k < kCount; ++k) {
       if (k >= 4 && k <= 7 && size > kMaxRanksForBlocks) continue;  // a block per rank
@@ -135,44 +137,64 @@ std::vector<FirstCall> probe_first_calls(int me, int size) {
       const double wall_us = (MPI_Wtime() - t0) * 1e6;
       // A time slice the scheduler took from this rank is in the wall time, not in its CPU
       // time; while it waits for its peers it polls, so its CPU time holds the rest.
-      const double us = std::min(wall_us, thread_cpu_us() - cpu0);
+      const double cpu_us = thread_cpu_us() - cpu0;
       const bool preempted = involuntary_switches() != switches0;
       if (made != MPI_COMM_NULL) MPI_Comm_free(&made);
       result[k].function = kFunctions[k];
-      (pass == 0 ? result[k].first_us : result[k].second_us) = us;
-      result[k].preempted = result[k].preempted || preempted;
+      mine[4 * k + 2 * pass] = std::min(wall_us, cpu_us);
+      mine[4 * k + 2 * pass + 1] = preempted ? std::max(0.0, wall_us - cpu_us) : 0.0;
     }
   }
-  // Every rank's least: a rank whose peer lost its core polled meanwhile (both its clocks ran);
-  // the peer's CPU time did not. Gathered at rank 0 by messages, and the result sent back, so
-  // that every rank reports the same.
+  // Per call, every rank's time and the time it lost to the scheduler, gathered at rank 0 by
+  // messages; the result goes back, so that every rank reports the same. The least time over
+  // the ranks holds the library's work and, at most, the time one other rank lost meanwhile
+  // (this rank polled through it): where the second largest loss is over a tenth of that
+  // least time, the call is marked preempted.
   constexpr int kGatherTag = 0x7c62;
-  std::vector<double> mine;
-  for (const auto& f : result) {
-    mine.push_back(f.first_us);
-    mine.push_back(f.second_us);
-    mine.push_back(f.preempted ? 1 : 0);  // summed over the ranks
-  }
   const int n = static_cast<int>(mine.size());
+  std::vector<double> summary(3 * kCount);  // first, second, preempted (0/1) per function
   if (me == 0) {
+    std::vector<double> least(2 * kCount), loss1(2 * kCount), loss2(2 * kCount);
+    auto add = [&](const std::vector<double>& v) {
+      for (std::size_t c = 0; c < 2 * kCount; ++c) {
+        least[c] = std::min(least[c], v[2 * c]);
+        const double lost = v[2 * c + 1];
+        if (lost > loss1[c]) {
+          loss2[c] = loss1[c];
+          loss1[c] = lost;
+        } else {
+          loss2[c] = std::max(loss2[c], lost);
+        }
+      }
+    };
+    std::fill(least.begin(), least.end(), std::numeric_limits<double>::infinity());
+    add(mine);
     std::vector<double> theirs(mine.size());
     for (int r = 1; r < size; ++r) {
       MPI_Recv(theirs.data(), n, MPI_DOUBLE, r, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      for (std::size_t i = 0; i < mine.size(); ++i)
-        mine[i] = i % 3 == 2 ? mine[i] + theirs[i] : std::min(mine[i], theirs[i]);
+      add(theirs);
+    }
+    for (std::size_t k = 0; k < kCount; ++k) {
+      bool preempted = false;
+      for (std::size_t pass = 0; pass < 2; ++pass) {
+        const std::size_t c = 2 * k + pass;
+        summary[3 * k + pass] = least[c];
+        preempted = preempted || loss2[c] > 0.1 * least[c];
+      }
+      summary[3 * k + 2] = preempted ? 1 : 0;
     }
     for (int r = 1; r < size; ++r)
-      MPI_Send(mine.data(), n, MPI_DOUBLE, r, kGatherTag, MPI_COMM_WORLD);
+      MPI_Send(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, r, kGatherTag,
+               MPI_COMM_WORLD);
   } else {
     MPI_Send(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, MPI_COMM_WORLD);
-    MPI_Recv(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, 0, kGatherTag,
+             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
-  for (std::size_t k = 0; k < result.size(); ++k) {
-    result[k].first_us = mine[3 * k];
-    result[k].second_us = mine[3 * k + 1];
-    // One rank's lost core is out of its own CPU time, which is then the least; two ranks that
-    // lost theirs at different times each polled through the other's loss.
-    result[k].preempted = mine[3 * k + 2] >= 2;
+  for (std::size_t k = 0; k < kCount; ++k) {
+    result[k].first_us = summary[3 * k];
+    result[k].second_us = summary[3 * k + 1];
+    result[k].preempted = summary[3 * k + 2] > 0;
   }
   std::erase_if(result, [](const FirstCall& f) { return f.function.empty(); });
   return result;
