@@ -181,6 +181,18 @@ BENCHMARK(BM_ReplayAllreduceLoggpsIntoPulled)
     ->Arg(1 << 14)
     ->Unit(benchmark::kMillisecond);
 
+// The same with first-call costs (each rank's first call of a listed function charged once): a
+// mask test per call.
+void BM_ReplayAllreduceLoggpsFirstCalls(benchmark::State& state) {
+  model::LinkParams link = local_work_link();
+  link.first_call_us = {{"MPI_Allreduce", 60.0}, {"MPI_Bcast", 20.0}, {"MPI_Cart_create", 600.0}};
+  replay(state, "allreduce", "loggps", "none", 1, link);
+}
+BENCHMARK(BM_ReplayAllreduceLoggpsFirstCalls)
+    ->Arg(1 << 10)
+    ->Arg(1 << 14)
+    ->Unit(benchmark::kMillisecond);
+
 // MPI_ANY_SOURCE receives at the master, many unexpected messages.
 void BM_ReplayMasterWorkerLoggp(benchmark::State& state) {
   replay(state, "master-worker", "loggp", "none", 1);
