@@ -28,9 +28,11 @@ int to_count(std::size_t bytes) {
   return static_cast<int>(bytes);
 }
 
-// The process's first calls, measured once by MpiEnvironment (MPI is initialized once per
-// process, and only its first calls are first).
+// The process's first calls, measured once (by the first pair the process belongs to: only
+// its first calls are first).
 std::vector<FirstCall> g_first_calls;
+bool g_probed = false;
+constexpr int kProbeTag = 0x7c60;
 
 // This thread's CPU time: what it ran, not what the scheduler gave others meanwhile.
 double thread_cpu_us() {
@@ -50,16 +52,16 @@ long involuntary_switches() {
 // Every rank ready, then all released: each sends rank 0 an empty message, rank 0 answers each
 // once it has them all. Point to point, so that no collective runs before the one timed; rank 0
 // starts its call last (after its answers), so its time holds no wait for the others' arrival.
-void sync_by_messages(int me, int size) {
+void sync_by_messages(MPI_Comm comm, int me, int size) {
   constexpr int kSyncTag = 0x7c61;
   if (me == 0) {
     for (int r = 1; r < size; ++r)
-      MPI_Recv(nullptr, 0, MPI_BYTE, r, kSyncTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(nullptr, 0, MPI_BYTE, r, kSyncTag, comm, MPI_STATUS_IGNORE);
     for (int r = 1; r < size; ++r)
-      MPI_Send(nullptr, 0, MPI_BYTE, r, kSyncTag, MPI_COMM_WORLD);
+      MPI_Send(nullptr, 0, MPI_BYTE, r, kSyncTag, comm);
   } else {
-    MPI_Send(nullptr, 0, MPI_BYTE, 0, kSyncTag, MPI_COMM_WORLD);
-    MPI_Recv(nullptr, 0, MPI_BYTE, 0, kSyncTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(nullptr, 0, MPI_BYTE, 0, kSyncTag, comm);
+    MPI_Recv(nullptr, 0, MPI_BYTE, 0, kSyncTag, comm, MPI_STATUS_IGNORE);
   }
 }
 
@@ -67,11 +69,15 @@ void sync_by_messages(int me, int size) {
 // later calls: the library loads the code of its algorithms and initializes frameworks lazily
 // (Open MPI 4.1 over vader on a 2-core VM: a first MPI_Cart_create 0.6-0.9 ms where the second
 // takes 6-9 us, a first MPI_Bcast 43-76 us against 1-2; docs/measurements.md). Each function's
-// first call is timed once, in a fixed order, each after every rank is ready; then a second
-// pass times each again. Over MPI_COMM_WORLD with small counts, as programs start. The order
-// matters (the first collective also pays what the collectives share), so it is the one
-// programs most often follow: broadcast the input, agree, reduce; communicators last.
-std::vector<FirstCall> probe_first_calls(int me, int size) {
+// first call is timed once over `comm`, in a fixed order, each after every rank is ready; then a
+// second pass times each again, with small counts, as programs start. The order matters (the
+// first collective also pays what the collectives share), so it is the one programs most often
+// follow: broadcast the input, agree, reduce; communicators last. Only the ranks of `comm` take
+// part (a rank outside the measured pair may be another program's).
+std::vector<FirstCall> probe_first_calls(MPI_Comm comm) {
+  int me = 0, size = 0;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &size);
   static constexpr const char* kFunctions[] = {
       "MPI_Bcast",      "MPI_Barrier",     "MPI_Allreduce", "MPI_Reduce", "MPI_Allgather",
       "MPI_Gather",     "MPI_Scatter",     "MPI_Alltoall",  "MPI_Scan",   "MPI_Comm_dup",
@@ -88,47 +94,47 @@ std::vector<FirstCall> probe_first_calls(int me, int size) {
       MPI_Comm made = MPI_COMM_NULL, freed = MPI_COMM_NULL;
       // What MPI_Comm_free frees is made outside its timed call (in the first pass the dup's
       // first call is behind it already).
-      if (k == 12) MPI_Comm_dup(MPI_COMM_WORLD, &freed);
-      sync_by_messages(me, size);
+      if (k == 12) MPI_Comm_dup(comm, &freed);
+      sync_by_messages(comm, me, size);
       const long switches0 = involuntary_switches();
       const double cpu0 = thread_cpu_us();
       const double t0 = MPI_Wtime();
       switch (k) {
         case 0:
-          MPI_Bcast(in, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          MPI_Bcast(in, 1, MPI_INT, 0, comm);
           break;
         case 1:
-          MPI_Barrier(MPI_COMM_WORLD);
+          MPI_Barrier(comm);
           break;
         case 2:
-          MPI_Allreduce(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+          MPI_Allreduce(in, out, 1, MPI_INT, MPI_SUM, comm);
           break;
         case 3:
-          MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+          MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, 0, comm);
           break;
         case 4:
-          MPI_Allgather(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+          MPI_Allgather(in, 1, MPI_INT, out, 1, MPI_INT, comm);
           break;
         case 5:
-          MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, 0, comm);
           break;
         case 6:
-          MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+          MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, 0, comm);
           break;
         case 7:
-          MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+          MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, comm);
           break;
         case 8:
-          MPI_Scan(in, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+          MPI_Scan(in, out, 1, MPI_INT, MPI_SUM, comm);
           break;
         case 9:
-          MPI_Comm_dup(MPI_COMM_WORLD, &made);
+          MPI_Comm_dup(comm, &made);
           break;
         case 10:
-          MPI_Comm_split(MPI_COMM_WORLD, 0, me, &made);
+          MPI_Comm_split(comm, 0, me, &made);
           break;
         case 11:
-          MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &made);
+          MPI_Cart_create(comm, 1, dims, periods, 0, &made);
           break;
         default:
           MPI_Comm_free(&freed);
@@ -171,7 +177,7 @@ std::vector<FirstCall> probe_first_calls(int me, int size) {
     add(mine);
     std::vector<double> theirs(mine.size());
     for (int r = 1; r < size; ++r) {
-      MPI_Recv(theirs.data(), n, MPI_DOUBLE, r, kGatherTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(theirs.data(), n, MPI_DOUBLE, r, kGatherTag, comm, MPI_STATUS_IGNORE);
       add(theirs);
     }
     for (std::size_t k = 0; k < kCount; ++k) {
@@ -184,12 +190,11 @@ std::vector<FirstCall> probe_first_calls(int me, int size) {
       summary[3 * k + 2] = preempted ? 1 : 0;
     }
     for (int r = 1; r < size; ++r)
-      MPI_Send(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, r, kGatherTag,
-               MPI_COMM_WORLD);
+      MPI_Send(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, r, kGatherTag, comm);
   } else {
-    MPI_Send(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, MPI_COMM_WORLD);
-    MPI_Recv(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, 0, kGatherTag,
-             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, comm);
+    MPI_Recv(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, 0, kGatherTag, comm,
+             MPI_STATUS_IGNORE);
   }
   for (std::size_t k = 0; k < kCount; ++k) {
     result[k].first_us = summary[3 * k];
@@ -220,12 +225,6 @@ MpiEnvironment::MpiEnvironment(int& argc, char**& argv, std::chrono::millisecond
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   watchdog_->set_rank(rank_);
-  if (!initialized && size_ >= 2) {
-    // Before this process makes any other call (MpiTransport's MPI_Comm_split comes next).
-    const CallWatchdog::Call call(*watchdog_, -1, "the first calls after MPI_Init",
-                                  CallWatchdog::kPhaseBoundaryScale);
-    g_first_calls = probe_first_calls(rank_, size_);
-  }
 }
 
 MpiEnvironment::~MpiEnvironment() {
@@ -267,6 +266,13 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
   source_ = source;
   dest_ = dest;
   const bool member = world_rank_ == source || world_rank_ == dest;
+  if (size == 2 && !g_probed) {
+    // The process's first calls, before any other: with two ranks both are the pair.
+    const CallWatchdog::Call call(*watchdog_, -1, "the first calls after MPI_Init",
+                                  CallWatchdog::kPhaseBoundaryScale);
+    g_first_calls = probe_first_calls(MPI_COMM_WORLD);
+    g_probed = true;
+  }
   // Key the pair so that the source is rank 0 of pair_.
   {
     const CallWatchdog::Call call(*watchdog_, -1, "MPI_Comm_split",
@@ -278,6 +284,18 @@ MpiTransport::MpiTransport(int source, int dest, std::unique_ptr<Clock> clock,
   role_ = world_rank_ == source ? Role::source : Role::dest;
   peer_world_rank_ = world_rank_ == source ? dest : source;
   peer_ = role_ == Role::source ? 1 : 0;
+  if (size > 2) {
+    // With more ranks, one may be outside commgauge (another program of the job) and the
+    // first calls are timed by the first pair a process belongs to, after the pair's split (so
+    // without what the first communicator's creation and collectives share); both members must
+    // still be unprobed (profile measures one pair per link class).
+    const CallWatchdog::Call call(*watchdog_, peer_world_rank_, "the first calls");
+    int mine = g_probed ? 1 : 0, theirs = 0;
+    MPI_Sendrecv(&mine, 1, MPI_INT, peer_, kProbeTag, &theirs, 1, MPI_INT, peer_, kProbeTag, pair_,
+                 MPI_STATUS_IGNORE);
+    if (mine == 0 && theirs == 0) g_first_calls = probe_first_calls(pair_);
+    g_probed = true;
+  }
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
