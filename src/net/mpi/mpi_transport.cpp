@@ -1,11 +1,11 @@
 #include "net/mpi/mpi_transport.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
 #include <ctime>
-
-#include <sys/resource.h>
 #include <iterator>
 #include <limits>
 #include <vector>
