@@ -72,21 +72,24 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   // A collective call's own cost (MPI_Barrier less an exchange of 0 B, in the same rounds): a
   // median within its interval, in the link as printed where the interval is above 0, and not
   // charged (said so) where it reaches 0 (over TCP under load one read 39.4 us [0, 40.0]).
+  // What the printed line that starts with `prefix` says after it ("" where none does).
+  const auto rest_of_line = [&o](const std::string& prefix) {
+    const auto at = o.out.find(prefix);
+    if (at == std::string::npos) return std::string();
+    const auto from = at + prefix.size();
+    return o.out.substr(from, o.out.find('\n', from) - from);
+  };
   {
-    const std::string line =
+    const std::string rest = rest_of_line(
         "a collective call's own cost (MPI_Barrier of the pair less an "
         "exchange of 0 B; simulate charges it once per collective call on "
-        "each rank): ";
-    const auto at = o.out.find(line);
-    ASSERT_NE(at, std::string::npos) << o.out;
+        "each rank): ");
+    ASSERT_FALSE(rest.empty()) << o.out;
     double median = -1, lower = -1, upper = -1;
-    ASSERT_EQ(
-        std::sscanf(o.out.c_str() + at + line.size(), "%lf us [%lf, %lf]", &median, &lower, &upper),
-        3);
+    ASSERT_EQ(std::sscanf(rest.c_str(), "%lf us [%lf, %lf]", &median, &lower, &upper), 3);
     EXPECT_LE(0, lower);
     EXPECT_LE(lower, median);
     EXPECT_LE(median, upper);
-    const std::string rest = o.out.substr(at, o.out.find('\n', at) - at);
     if (lower > 0) {
       EXPECT_NEAR(cls["link"].value("collective_call_us", 0.0), median,
                   1e-3 * std::max(median, 1e-3));
@@ -101,13 +104,11 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
   // others. Open MPI 4.1 opens its topology framework at the first MPI_Cart_create (ompi's
   // mca_topo_base_lazy_init), which later calls skip: that first call costs well over its second.
   {
-    const std::string line =
-        "first calls (each function's first call right after MPI_Init, "
-        "then its second; simulate charges the difference once per rank, "
-        "at its first call):";
-    const auto at = o.out.find(line);
-    ASSERT_NE(at, std::string::npos) << o.out;
-    std::istringstream in(o.out.substr(at + line.size(), o.out.find('\n', at) - at - line.size()));
+    const std::string rest = rest_of_line(
+        "first calls (each function's first call right after MPI_Init, then its second; simulate "
+        "charges the difference once per rank, at its first call):");
+    ASSERT_FALSE(rest.empty()) << o.out;
+    std::istringstream in(rest);
     std::vector<std::string> words;
     for (std::string w; in >> w;)
       words.push_back(w);
@@ -134,7 +135,7 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
         EXPECT_GT(first, 2 * second);
       }
     }
-    EXPECT_EQ(seen, 13) << o.out.substr(at, 600);
+    EXPECT_EQ(seen, 13) << rest;
   }
   // A reduction's own cost per call: something, and far below a message's one-way time.
   ASSERT_TRUE(cls["link"].contains("reduce_call_us")) << cls["link"].dump();
