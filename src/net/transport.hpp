@@ -37,9 +37,9 @@ struct FirstCall {
   std::string function;  ///< "MPI_Bcast"
   double first_us = 0;   ///< the process's first call
   double second_us = 0;  ///< its second, in a second pass over the same functions
-  /// Two ranks or more lost their cores during one of the two (involuntary context switches),
-  /// the second largest loss over a tenth of the time: each polled while another was away, so
-  /// even the least CPU time holds the scheduler's time, not the library's; not to be used.
+  /// Both ranks of the pair lost their cores during one of the two (involuntary context
+  /// switches), each more than a tenth of the time: each polled while the other was away, so
+  /// even the lesser CPU time holds the scheduler's time, not the library's; not to be used.
   /// (One rank's loss is out of its own CPU time.)
   bool preempted = false;
 };

@@ -3,11 +3,11 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <ctime>
 #include <iterator>
-#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -49,19 +49,17 @@ long involuntary_switches() {
   return u.ru_nivcsw;
 }
 
-// Every rank ready, then all released: each sends rank 0 an empty message, rank 0 answers each
-// once it has them all. Point to point, so that no collective runs before the one timed; rank 0
-// starts its call last (after its answers), so its time holds no wait for the others' arrival.
-void sync_by_messages(MPI_Comm comm, int me, int size) {
+// Both ranks ready, then released together: the second sends the first an empty message, the
+// first answers it. Point to point, so that no collective runs before the one timed; the first
+// starts its call last (after its answer), so its time holds no wait for the other's arrival.
+void sync_by_messages(MPI_Comm pair, int me) {
   constexpr int kSyncTag = 0x7c61;
   if (me == 0) {
-    for (int r = 1; r < size; ++r)
-      MPI_Recv(nullptr, 0, MPI_BYTE, r, kSyncTag, comm, MPI_STATUS_IGNORE);
-    for (int r = 1; r < size; ++r)
-      MPI_Send(nullptr, 0, MPI_BYTE, r, kSyncTag, comm);
+    MPI_Recv(nullptr, 0, MPI_BYTE, 1, kSyncTag, pair, MPI_STATUS_IGNORE);
+    MPI_Send(nullptr, 0, MPI_BYTE, 1, kSyncTag, pair);
   } else {
-    MPI_Send(nullptr, 0, MPI_BYTE, 0, kSyncTag, comm);
-    MPI_Recv(nullptr, 0, MPI_BYTE, 0, kSyncTag, comm, MPI_STATUS_IGNORE);
+    MPI_Send(nullptr, 0, MPI_BYTE, 0, kSyncTag, pair);
+    MPI_Recv(nullptr, 0, MPI_BYTE, 0, kSyncTag, pair, MPI_STATUS_IGNORE);
   }
 }
 
@@ -69,72 +67,72 @@ void sync_by_messages(MPI_Comm comm, int me, int size) {
 // later calls: the library loads the code of its algorithms and initializes frameworks lazily
 // (Open MPI 4.1 over vader on a 2-core VM: a first MPI_Cart_create 0.6-0.9 ms where the second
 // takes 6-9 us, a first MPI_Bcast 43-76 us against 1-2; docs/measurements.md). Each function's
-// first call is timed once over `comm`, in a fixed order, each after every rank is ready; then a
-// second pass times each again, with small counts, as programs start. The order matters (the
-// first collective also pays what the collectives share), so it is the one programs most often
-// follow: broadcast the input, agree, reduce; communicators last. Only the ranks of `comm` take
-// part (a rank outside the measured pair may be another program's).
-std::vector<FirstCall> probe_first_calls(MPI_Comm comm) {
-  int me = 0, size = 0;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &size);
+// first call is timed once over `pair` (a communicator of two ranks), in a fixed order, each after
+// both ranks are ready; then a second pass times each again, with small counts, as programs
+// start. The order matters (the first collective also pays what the collectives share), so it is
+// the one programs most often follow: broadcast the input, agree, reduce; communicators last.
+std::vector<FirstCall> probe_first_calls(MPI_Comm pair) {
+  int me = 0;
+  MPI_Comm_rank(pair, &me);
   static constexpr const char* kFunctions[] = {
       "MPI_Bcast",      "MPI_Barrier",     "MPI_Allreduce", "MPI_Reduce", "MPI_Allgather",
       "MPI_Gather",     "MPI_Scatter",     "MPI_Alltoall",  "MPI_Scan",   "MPI_Comm_dup",
       "MPI_Comm_split", "MPI_Cart_create", "MPI_Comm_free"};
   constexpr std::size_t kCount = std::size(kFunctions);
-  constexpr int kMaxRanksForBlocks = 64;  // the gathers' buffers hold one int per rank
-  int in[kMaxRanksForBlocks] = {}, out[kMaxRanksForBlocks] = {};
-  int dims[1] = {size}, periods[1] = {1};
-  std::vector<FirstCall> result(kCount);
-  std::vector<double> mine(4 * kCount);  // per function and pass: time, time lost
-  for (int pass = 0; pass < 2; ++pass) {
+  constexpr std::size_t kFree = kCount - 1;
+  int in[2] = {}, out[2] = {};
+  int dims[1] = {2}, periods[1] = {1};
+  // Per function and pass: this rank's time, and the time it lost to the scheduler.
+  struct Timed {
+    double us = 0, lost_us = 0;
+  };
+  std::array<std::array<Timed, 2>, kCount> mine{}, theirs{};
+  for (std::size_t pass = 0; pass < 2; ++pass) {
     for (std::size_t k = 0; k < kCount; ++k) {
-      if (k >= 4 && k <= 7 && size > kMaxRanksForBlocks) continue;  // a block per rank
       MPI_Comm made = MPI_COMM_NULL, freed = MPI_COMM_NULL;
       // What MPI_Comm_free frees is made outside its timed call (in the first pass the dup's
       // first call is behind it already).
-      if (k == 12) MPI_Comm_dup(comm, &freed);
-      sync_by_messages(comm, me, size);
+      if (k == kFree) MPI_Comm_dup(pair, &freed);
+      sync_by_messages(pair, me);
       const long switches0 = involuntary_switches();
       const double cpu0 = thread_cpu_us();
       const double t0 = MPI_Wtime();
       switch (k) {
         case 0:
-          MPI_Bcast(in, 1, MPI_INT, 0, comm);
+          MPI_Bcast(in, 1, MPI_INT, 0, pair);
           break;
         case 1:
-          MPI_Barrier(comm);
+          MPI_Barrier(pair);
           break;
         case 2:
-          MPI_Allreduce(in, out, 1, MPI_INT, MPI_SUM, comm);
+          MPI_Allreduce(in, out, 1, MPI_INT, MPI_SUM, pair);
           break;
         case 3:
-          MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, 0, comm);
+          MPI_Reduce(in, out, 1, MPI_INT, MPI_SUM, 0, pair);
           break;
         case 4:
-          MPI_Allgather(in, 1, MPI_INT, out, 1, MPI_INT, comm);
+          MPI_Allgather(in, 1, MPI_INT, out, 1, MPI_INT, pair);
           break;
         case 5:
-          MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, 0, comm);
+          MPI_Gather(in, 1, MPI_INT, out, 1, MPI_INT, 0, pair);
           break;
         case 6:
-          MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, 0, comm);
+          MPI_Scatter(in, 1, MPI_INT, out, 1, MPI_INT, 0, pair);
           break;
         case 7:
-          MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, comm);
+          MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, pair);
           break;
         case 8:
-          MPI_Scan(in, out, 1, MPI_INT, MPI_SUM, comm);
+          MPI_Scan(in, out, 1, MPI_INT, MPI_SUM, pair);
           break;
         case 9:
-          MPI_Comm_dup(comm, &made);
+          MPI_Comm_dup(pair, &made);
           break;
         case 10:
-          MPI_Comm_split(comm, 0, me, &made);
+          MPI_Comm_split(pair, 0, me, &made);
           break;
         case 11:
-          MPI_Cart_create(comm, 1, dims, periods, 0, &made);
+          MPI_Cart_create(pair, 1, dims, periods, 0, &made);
           break;
         default:
           MPI_Comm_free(&freed);
@@ -142,66 +140,33 @@ std::vector<FirstCall> probe_first_calls(MPI_Comm comm) {
       }
       const double wall_us = (MPI_Wtime() - t0) * 1e6;
       // A time slice the scheduler took from this rank is in the wall time, not in its CPU
-      // time; while it waits for its peers it polls, so its CPU time holds the rest.
+      // time; while it waits for its peer it polls, so its CPU time holds the rest.
       const double cpu_us = thread_cpu_us() - cpu0;
       const bool preempted = involuntary_switches() != switches0;
       if (made != MPI_COMM_NULL) MPI_Comm_free(&made);
-      result[k].function = kFunctions[k];
-      mine[4 * k + 2 * pass] = std::min(wall_us, cpu_us);
-      mine[4 * k + 2 * pass + 1] = preempted ? std::max(0.0, wall_us - cpu_us) : 0.0;
+      mine[k][pass] = {std::min(wall_us, cpu_us),
+                       preempted ? std::max(0.0, wall_us - cpu_us) : 0.0};
     }
   }
-  // Per call, every rank's time and the time it lost to the scheduler, gathered at rank 0 by
-  // messages; the result goes back, so that every rank reports the same. The least time over
-  // the ranks holds the library's work and, at most, the time one other rank lost meanwhile
-  // (this rank polled through it): where the second largest loss is over a tenth of that
-  // least time, the call is marked preempted.
+  // Each rank takes the other's times (both then report the same). The lesser time of the two
+  // holds the library's work and, at most, the time the other rank lost meanwhile (this one
+  // polled through it): where both lost more than a tenth of that time, the call is marked.
   constexpr int kGatherTag = 0x7c62;
-  const int n = static_cast<int>(mine.size());
-  std::vector<double> summary(3 * kCount);  // first, second, preempted (0/1) per function
-  if (me == 0) {
-    std::vector<double> least(2 * kCount), loss1(2 * kCount), loss2(2 * kCount);
-    auto add = [&](const std::vector<double>& v) {
-      for (std::size_t c = 0; c < 2 * kCount; ++c) {
-        least[c] = std::min(least[c], v[2 * c]);
-        const double lost = v[2 * c + 1];
-        if (lost > loss1[c]) {
-          loss2[c] = loss1[c];
-          loss1[c] = lost;
-        } else {
-          loss2[c] = std::max(loss2[c], lost);
-        }
-      }
-    };
-    std::fill(least.begin(), least.end(), std::numeric_limits<double>::infinity());
-    add(mine);
-    std::vector<double> theirs(mine.size());
-    for (int r = 1; r < size; ++r) {
-      MPI_Recv(theirs.data(), n, MPI_DOUBLE, r, kGatherTag, comm, MPI_STATUS_IGNORE);
-      add(theirs);
-    }
-    for (std::size_t k = 0; k < kCount; ++k) {
-      bool preempted = false;
-      for (std::size_t pass = 0; pass < 2; ++pass) {
-        const std::size_t c = 2 * k + pass;
-        summary[3 * k + pass] = least[c];
-        preempted = preempted || loss2[c] > 0.1 * least[c];
-      }
-      summary[3 * k + 2] = preempted ? 1 : 0;
-    }
-    for (int r = 1; r < size; ++r)
-      MPI_Send(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, r, kGatherTag, comm);
-  } else {
-    MPI_Send(mine.data(), n, MPI_DOUBLE, 0, kGatherTag, comm);
-    MPI_Recv(summary.data(), static_cast<int>(summary.size()), MPI_DOUBLE, 0, kGatherTag, comm,
-             MPI_STATUS_IGNORE);
-  }
+  constexpr int kDoubles = static_cast<int>(sizeof(mine) / sizeof(double));
+  static_assert(sizeof(mine) == kCount * 2 * sizeof(Timed) && sizeof(Timed) == 2 * sizeof(double));
+  MPI_Sendrecv(mine.data(), kDoubles, MPI_DOUBLE, 1 - me, kGatherTag, theirs.data(), kDoubles,
+               MPI_DOUBLE, 1 - me, kGatherTag, pair, MPI_STATUS_IGNORE);
+  std::vector<FirstCall> result(kCount);
   for (std::size_t k = 0; k < kCount; ++k) {
-    result[k].first_us = summary[3 * k];
-    result[k].second_us = summary[3 * k + 1];
-    result[k].preempted = summary[3 * k + 2] > 0;
+    result[k].function = kFunctions[k];
+    for (std::size_t pass = 0; pass < 2; ++pass) {
+      const Timed& a = mine[k][pass];
+      const Timed& b = theirs[k][pass];
+      const double us = std::min(a.us, b.us);
+      (pass == 0 ? result[k].first_us : result[k].second_us) = us;
+      result[k].preempted = result[k].preempted || std::min(a.lost_us, b.lost_us) > 0.1 * us;
+    }
   }
-  std::erase_if(result, [](const FirstCall& f) { return f.function.empty(); });
   return result;
 }
 
