@@ -584,17 +584,20 @@ std::int64_t VirtualNetwork::Engine::isend(int i, Tag tag, std::uint64_t bytes,
   s.bytes = bytes;
   s.payload = payload;
   s.cost = cost_.message(bytes);
+  // The gap spaces the messages, not the calls (the simulator's post_send): the call costs the
+  // overhead; the message leaves in its turn, and its send completes then.
   const Picoseconds start = std::max(e.clock, e.next_send);
   e.next_send = start + s.cost.gap;
   s.posted_at = start;
   e.latest_send = {id, start, model::kMaxSimulatedTimePs};
   if (!s.cost.rendezvous) {
-    e.clock = start + s.cost.send_overhead;
-    if (!s.cost.acknowledged) schedule(EventKind::completion, id, e.clock, start);
-    schedule(EventKind::arrival, id, e.clock + s.cost.transfer, start);
+    const Picoseconds departed = start + s.cost.send_overhead;
+    e.clock += s.cost.send_overhead;
+    if (!s.cost.acknowledged) schedule(EventKind::completion, id, departed, start);
+    schedule(EventKind::arrival, id, departed + s.cost.transfer, start);
   } else {
-    e.clock = start + s.cost.control_send;
-    schedule(EventKind::request_arrival, id, e.clock + s.cost.latency, start);
+    e.clock += s.cost.control_send;
+    schedule(EventKind::request_arrival, id, start + s.cost.control_send + s.cost.latency, start);
   }
   if (tag == Tag::data) {
     ++e.counters.messages;

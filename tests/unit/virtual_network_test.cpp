@@ -159,6 +159,30 @@ TEST(VirtualNetwork, EagerIsendOverlapsComputation) {
   EXPECT_NEAR(receiver_done, 100 + 1.5, kTol);  // the copy o_r happens in the wait
 }
 
+// Isends in a row cost the processor o each; the messages leave g + (k-1)G apart, and a wait
+// ends when its message has left (the replay: SimGolden.NonblockingSendsWaitForTheGap...).
+// L = 5, o = 1.5, g = 4, G = 0.001, k = 8: message i leaves at 1.5 + 4.007 i and arrives
+// 5.007 later; the receiver copies each (o) in its wait.
+TEST(VirtualNetwork, IsendsInARowQueueForTheGapOutsideTheProcessor) {
+  VirtualNetwork net(loggp_link());
+  double after_isends = 0, sender_done = 0, receiver_done = 0;
+  net.run([&](Transport& t) {
+    std::vector<Request> r;
+    for (int i = 0; i < 3; ++i)
+      r.push_back(t.role() == Role::source ? t.isend(8) : t.irecv(8));
+    if (t.role() == Role::source) {
+      after_isends = t.now_us();
+      t.compute(1);
+    }
+    for (auto& one : r)
+      t.wait(one);
+    (t.role() == Role::source ? sender_done : receiver_done) = t.now_us();
+  });
+  EXPECT_NEAR(after_isends, 3 * 1.5, kTol);
+  EXPECT_NEAR(sender_done, 2 * 4.007 + 1.5, kTol);  // the third leaves after the computation
+  EXPECT_NEAR(receiver_done, 2 * 4.007 + 1.5 + 5.007 + 1.5, kTol);
+}
+
 // Rendezvous isend / compute / wait on both sides: independent progress finishes the transfer
 // during the computation, dependent progress leaves the handshake and the data to the waits.
 struct OverlapTimes {
