@@ -191,6 +191,11 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
       out += fmt::format(" {}", r);
     out += "\n";
   }
+  std::vector<double> ns_per_event(s.ranks, 0.0);  // by rank (a missing rank has none)
+  for (const auto& r : s.per_rank)
+    if (r.rank < ns_per_event.size()) ns_per_event[r.rank] = r.tracer_ns_per_event;
+  if (const std::string note = trace::slowed_processor_note(ns_per_event); !note.empty())
+    out += "note: " + note + "\n";
   out += "\nPer rank (window: end of MPI_Init to start of MPI_Finalize)\n";
   TextTable ranks({"rank", "host", "end", "window_s", "mpi_s", "mpi_%", "computation_s", "events",
                    "poll_runs", "polls"});
@@ -281,6 +286,7 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
                         {"mpi_seconds", r.mpi_seconds},
                         {"computation_seconds", r.computation_seconds},
                         {"tracer_overhead_seconds", r.tracer_overhead_seconds},
+                        {"tracer_ns_per_event", r.tracer_ns_per_event},
                         {"events", r.events},
                         {"poll_runs", r.poll_runs},
                         {"polls", r.polls},

@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "sim/engine.hpp"
 #include "trace/function_ids.hpp"
+#include "trace/summary.hpp"
 
 namespace commgauge::sim::detail {
 namespace {  // one unit with the other parts (CMake unity group "engine")
@@ -38,12 +39,18 @@ Engine::Engine(const trace::TraceReader& trace, const Network& network, const Op
   const std::size_t window = std::size_t{n} * trace::kBlockPayloadTarget > kReadBuffersBytes
                                  ? std::max<std::size_t>(256, kReadBuffersBytes / n)
                                  : 0;
+  std::vector<double> ns_per_event(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     Rank& r = ranks_[i];
     r.reader.emplace(trace.open_rank(i, trace::HeaderMode::essentials, window));
     r.ns_per_tick = trace::clock_map(trace, *r.reader).ns_per_tick();
     r.overhead_ticks = r.reader->essentials().overhead_ticks_per_event;
+    ns_per_event[i] = static_cast<double>(r.overhead_ticks) * r.ns_per_tick;
   }
+  // A rank traced on a slowed processor ran its MPI calls slower than any profile of full-speed
+  // processors says: the prediction is low by that much, and the output says why.
+  if (std::string note = trace::slowed_processor_note(ns_per_event); !note.empty())
+    result_.notes.push_back(std::move(note));
   result_.model = network.model_name();
   if (options.denoise) {
     least_compute_.resize(n);

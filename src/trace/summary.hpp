@@ -30,6 +30,7 @@ struct RankSummary {
   double mpi_seconds = 0;          ///< recorded calls + poll runs' in-MPI part + local calls
   double computation_seconds = 0;  ///< window minus MPI, minus the tracer's own overhead
   double tracer_overhead_seconds = 0;
+  double tracer_ns_per_event = 0;  ///< the tracer's calibration at MPI_Init (0: none)
   std::uint64_t events = 0;
   std::uint64_t poll_runs = 0;
   std::uint64_t polls = 0;  ///< failed Test/Iprobe calls folded into the runs
@@ -116,5 +117,13 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages = 
 /// `time_limit_s` each). Sites whose object is gone or has no symbols stay unresolved; without
 /// addr2line nothing is resolved. Returns how many sites were resolved to a function or line.
 std::size_t resolve_call_sites(TraceSummary& summary, double time_limit_s = 60);
+
+/// A rank whose tracer calibration (its cost per recorded event, a fixed CPU-bound workload timed
+/// at MPI_Init) exceeds the least over the ranks by kSlowedProcessorRatio: its processor ran
+/// slower while traced (shared with another process, a hypervisor's steal time, a slower core).
+inline constexpr double kSlowedProcessorRatio = 1.3;
+/// The note naming such ranks (at most 8 named, then how many more), with the figures; empty
+/// where none is, or fewer than two ranks carry a calibration (0: none, as in imported traces).
+std::string slowed_processor_note(const std::vector<double>& ns_per_event);
 
 }  // namespace commgauge::trace

@@ -24,6 +24,11 @@ class TraceBuilder {
       call(r, init, [](trace::Event&) {});
   }
 
+  /// The tracer's calibrated cost per event on `rank` (header "tracer"; ticks are picoseconds).
+  TraceBuilder& tracer_overhead(std::uint32_t rank, std::int64_t ticks_per_event) {
+    overhead_ticks_[rank] = ticks_per_event;
+    return *this;
+  }
   /// Computation on `rank` before its next call.
   TraceBuilder& compute(std::uint32_t rank, model::Picoseconds t) {
     now_[rank] += t.count();
@@ -163,7 +168,7 @@ class TraceBuilder {
           {"size", ranks_},
           {"host", "node-0"},
           {"clock", {{"source", "synthetic"}, {"ticks_per_second", 1e12}}},
-          {"tracer", {{"overhead_ticks_per_event", 0}}}};
+          {"tracer", {{"overhead_ticks_per_event", overhead_ticks_[r]}}}};
       enc.write_header(header.dump());
       for (const auto& e : events_[r])
         enc.append(e);
@@ -203,6 +208,7 @@ class TraceBuilder {
   std::vector<std::vector<trace::Event>> events_ = std::vector<std::vector<trace::Event>>(ranks_);
   std::vector<std::int64_t> now_ = std::vector<std::int64_t>(ranks_, 0);
   std::vector<std::uint64_t> request_ = std::vector<std::uint64_t>(ranks_, 0);
+  std::vector<std::int64_t> overhead_ticks_ = std::vector<std::int64_t>(ranks_, 0);
 };
 
 }  // namespace commgauge::testing

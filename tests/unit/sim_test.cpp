@@ -634,6 +634,21 @@ TEST(SimGolden, NonblockingSendsWaitForTheGapOutsideTheProcessor) {
   }
 }
 
+TEST(SimNotes, ARankTracedOnASlowedProcessorIsNamedWithItsCalibration) {
+  // The tracer's calibration per event: 28 ns on rank 0, 47.6 ns on rank 1 (1.7x); then both at
+  // 28 ns: no note.
+  for (const std::int64_t slow_ps : {47'600, 28'000}) {
+    TraceBuilder b(2);
+    b.tracer_overhead(0, 28'000).tracer_overhead(1, slow_ps);
+    b.compute(0, 1'000'000_ps).send(0, 1, 8).recv(1, 0, 8);
+    const auto run = simulate(b.write("slowed"), link());
+    bool named = false;
+    for (const auto& note : run.result.notes)
+      named = named || note.find("rank 1 (47.6 ns, 1.70x)") != std::string::npos;
+    EXPECT_EQ(named, slow_ps == 47'600);
+  }
+}
+
 // The server-delay PRTT(n,d,s) as a trace (rank 0 the client, rank 1 the server computing d
 // before each receive after the first), replayed under loggps.
 Run replay_server_delay_prtt(const model::LinkParams& l, std::uint32_t n, Picoseconds d,

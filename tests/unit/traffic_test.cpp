@@ -210,5 +210,30 @@ TEST_F(Traffic_, TheTextShowsTheMatrixWhenSmallAndTheTopPairsOtherwise) {
   EXPECT_EQ(large.find("from\\to"), std::string::npos);
 }
 
+// The tracer's calibration per rank (ns per recorded event): a rank above 1.3 times the least
+// is named with its figures; below, or with fewer than two calibrated ranks, nothing is said.
+TEST(SlowedProcessor, RanksAboveTheRatioToTheFastestAreNamed) {
+  EXPECT_EQ(slowed_processor_note({27.7, 31.0}), "");  // 1.12x: as quiet runs here
+  EXPECT_EQ(slowed_processor_note({47.2}), "");
+  EXPECT_EQ(slowed_processor_note({0.0, 47.2}), "") << "0: no calibration (imported traces)";
+  const std::string one = slowed_processor_note({28.0, 47.6});
+  EXPECT_NE(one.find("rank 1 (47.6 ns, 1.70x)"), std::string::npos) << one;
+  EXPECT_NE(one.find("(28.0 ns per event"), std::string::npos) << one;
+  EXPECT_NE(one.find("1.70 times slower"), std::string::npos) << one;
+  EXPECT_EQ(one.find("rank 0"), std::string::npos) << one;
+  // 1.3x exactly is not above the ratio; 1.31x is.
+  EXPECT_EQ(slowed_processor_note({10.0, 13.0}), "");
+  EXPECT_NE(slowed_processor_note({10.0, 13.1}), "");
+  // Ten slowed ranks: eight named, then how many more; the largest ratio is the one stated.
+  std::vector<double> many(12, 10.0);
+  for (std::size_t r = 2; r < 12; ++r)
+    many[r] = 14.0 + static_cast<double>(r);
+  const std::string ten = slowed_processor_note(many);
+  EXPECT_NE(ten.find("ranks 2 (16.0 ns, 1.60x)"), std::string::npos) << ten;
+  EXPECT_NE(ten.find("9 (23.0 ns, 2.30x) and 2 more"), std::string::npos) << ten;
+  EXPECT_NE(ten.find("2.50 times slower"), std::string::npos) << ten;
+  EXPECT_EQ(ten.find("10 ("), std::string::npos) << ten;
+}
+
 }  // namespace
 }  // namespace commgauge::trace
