@@ -159,7 +159,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
     // Polled requests already complete in the simulation: the replay lags behind the trace.
     for (const std::uint64_t id : e.requests) {
       const std::uint32_t op = op_of_request(r, id, false);
-      if (op != kNone && ops_[op].done) {
+      if (op != kNone && done_by(ops_[op], r.clock)) {
         ++r.result.early_completions;
         break;
       }
@@ -272,7 +272,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
           remove(r.posted, op);
           if (!try_match_recv(r, op)) push(r.posted, op);
         }
-        if (r.call != CallKind::wait && !ops_[op].done) ++r.result.forced_completions;
+        if (r.call != CallKind::wait && !done_by(ops_[op], r.clock))
+          ++r.result.forced_completions;
         r.waits.push_back(op);
       }
       break;
@@ -309,6 +310,10 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         const std::uint32_t op = op_of_request(r, id, true);
         if (op == kNone) continue;
         ops_[op].consumed = true;
+        if (ops_[op].departs_later) {  // nobody waits for it: done when it leaves, unobserved
+          ops_[op].departs_later = false;
+          ops_[op].done = true;
+        }
         release_if_finished(op);
       }
       break;

@@ -113,7 +113,17 @@ struct Op {
   bool released : 1 = false;
   bool into_sent : 1 = false;     // receive: into the block the rank sent earlier in the call
   bool late_request : 1 = false;  // rendezvous send: its request came before its receive (o_u)
+  // Eager send whose message leaves after its call returned (the gap): done at departed(), which
+  // a wait or a free settles (one event per wait, not per send: Engine::wait_all).
+  bool departs_later : 1 = false;
 };
+
+// When an eager send's message leaves (its local completion): its start plus its overhead.
+inline Picoseconds departed(const Op& s) { return s.posted_at + s.cost.send_overhead; }
+// Whether the operation is complete at `now` (a send waiting for the gap is, once it has left).
+inline bool done_by(const Op& o, Picoseconds now) {
+  return o.done || (o.departs_later && departed(o) <= now);
+}
 
 // --contention: an operation's flow, kept apart from the operation (most replays have none).
 struct FlowState {

@@ -61,12 +61,8 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
       // Local completion when the data has left (a buffered send's at once: it was copied);
       // with acknowledgement (Tm = TA) the ack completes it. At the rank's own clock nobody
       // else looks at it and nobody waits on it yet, so it needs no event.
-      if (s.cost.acknowledged)
-        ops_[id].done = false;
-      else if (departed <= r.clock || mode == SendMode::buffered)
-        ops_[id].done = true;
-      else
-        schedule(EventKind::completion, id, departed);
+      ops_[id].done = !s.cost.acknowledged && (departed <= r.clock || mode == SendMode::buffered);
+      ops_[id].departs_later = !s.cost.acknowledged && !ops_[id].done;
       send_data(id, departed);
     } else {
       r.clock += s.cost.control_send;
@@ -352,6 +348,22 @@ void Engine::wake_prober(const Op& send, Picoseconds t) {
 
 bool Engine::wait_all(Rank& r, std::vector<std::uint32_t>& ops) {
   if (r.wait_remaining == 0) {
+    // Sends whose messages leave after the present (the gap) end the wait at the latest
+    // departure: one completion event for them all, the others are done by then.
+    std::uint32_t last_to_leave = kNone;
+    for (const std::uint32_t id : ops) {
+      Op& o = ops_[id];
+      if (!o.departs_later) continue;
+      o.departs_later = false;
+      o.done = true;
+      if (departed(o) > r.clock &&
+          (last_to_leave == kNone || departed(o) > departed(ops_[last_to_leave])))
+        last_to_leave = id;
+    }
+    if (last_to_leave != kNone) {
+      ops_[last_to_leave].done = false;
+      schedule(EventKind::completion, last_to_leave, departed(ops_[last_to_leave]));
+    }
     for (const std::uint32_t id : ops) {
       Op& o = ops_[id];
       if (o.done) {
