@@ -272,8 +272,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
           remove(r.posted, op);
           if (!try_match_recv(r, op)) push(r.posted, op);
         }
-        if (r.call != CallKind::wait && !done_by(ops_[op], r.clock))
-          ++r.result.forced_completions;
+        if (r.call != CallKind::wait && !done_by(ops_[op], r.clock)) ++r.result.forced_completions;
         r.waits.push_back(op);
       }
       break;
