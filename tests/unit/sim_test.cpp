@@ -634,6 +634,27 @@ TEST(SimGolden, NonblockingSendsWaitForTheGapOutsideTheProcessor) {
   }
 }
 
+TEST(SimGolden, BufferedSendsReturnWhileTheirMessagesWaitForTheGap) {
+  // MPI_Bsend copies the message and returns: three in a row cost o_s each, while MPI_Send ends
+  // when its message has left (the third at 2 (g + (k-1)G) + o_s); the receiver is the same.
+  constexpr std::uint64_t k = 8;
+  for (const std::uint32_t function : {trace::fn::Bsend, trace::fn::Send}) {
+    TraceBuilder b(2);
+    for (int i = 0; i < 3; ++i) {
+      b.send(0, 1, k, i, function);
+      b.recv(1, 0, k, i);
+    }
+    const auto run = simulate(b.write("bsend-gap"), link());
+    const auto m = run.cost.message(k);
+    const Picoseconds left = 2 * m.gap + m.send_overhead;
+    EXPECT_EQ(rank_end(run, 0), function == trace::fn::Bsend ? 3 * m.send_overhead : left);
+    Picoseconds copied{};
+    for (int i = 0; i < 3; ++i)
+      copied = std::max(i * m.gap + m.send_overhead + m.transfer, copied) + m.recv_overhead;
+    EXPECT_EQ(rank_end(run, 1), copied);
+  }
+}
+
 TEST(SimNotes, ARankTracedOnASlowedProcessorIsNamedWithItsCalibration) {
   // The tracer's calibration per event: 28 ns on rank 0, 47.6 ns on rank 1 (1.7x); then both at
   // 28 ns: no note.
