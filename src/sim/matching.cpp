@@ -46,7 +46,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     if (written && s.cost.pulled) s.cost.transfer += net_.written_data(me, dest, bytes);
     // The gap spaces the messages a rank sends, not its calls: the message waits for its turn
     // (start) while the call costs the processor its overhead alone, as LogGOPSim keeps the CPU
-    // and the NIC apart (a burst of nonblocking sends over vader: 0.07-0.26 us per MPI_Isend of
+    // and the NIC apart (a burst of nonblocking sends over vader: 0.07-0.27 us per MPI_Isend of
     // 1 KiB, where the gap is 1.03 us; docs/simulate.md). A blocking send still ends no
     // earlier than its message leaves: its completion is then.
     const Picoseconds start = std::max(r.clock, r.next_send);
@@ -55,15 +55,15 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     if (paths_) paths_->keep_with(id, me, r.ev.function, start);
     r.next_send = start + s.cost.gap;
     if (!s.cost.rendezvous) {
-      const Picoseconds departed = start + s.cost.send_overhead;
+      const Picoseconds leaves = start + s.cost.send_overhead;
       r.clock += s.cost.send_overhead;
       r.busy += s.cost.send_overhead;
       // Local completion when the data has left (a buffered send's at once: it was copied);
-      // with acknowledgement (Tm = TA) the ack completes it. At the rank's own clock nobody
-      // else looks at it and nobody waits on it yet, so it needs no event.
-      ops_[id].done = !s.cost.acknowledged && (departed <= r.clock || mode == SendMode::buffered);
+      // with acknowledgement (Tm = TA) the ack completes it. Nobody else looks at it: one that
+      // leaves after the call is settled by the wait that names it (wait_all), with no event.
+      ops_[id].done = !s.cost.acknowledged && (leaves <= r.clock || mode == SendMode::buffered);
       ops_[id].departs_later = !s.cost.acknowledged && !ops_[id].done;
-      send_data(id, departed);
+      send_data(id, leaves);
     } else {
       r.clock += s.cost.control_send;
       r.busy += s.cost.control_send;
