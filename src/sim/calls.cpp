@@ -309,10 +309,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         const std::uint32_t op = op_of_request(r, id, true);
         if (op == kNone) continue;
         ops_[op].consumed = true;
-        if (ops_[op].departs_later) {  // nobody waits for it: done when it leaves, unobserved
-          ops_[op].departs_later = false;
-          ops_[op].done = true;
-        }
+        settle_departure(ops_[op]);  // nobody waits for it: done when it leaves, unobserved
         release_if_finished(op);
       }
       break;

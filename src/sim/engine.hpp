@@ -119,10 +119,20 @@ struct Op {
 };
 
 // When an eager send's message leaves (its local completion): its start plus its overhead.
-inline Picoseconds departed(const Op& s) { return s.posted_at + s.cost.send_overhead; }
+inline Picoseconds departed(const Op& s) {
+  return s.posted_at + s.cost.send_overhead;
+}
 // Whether the operation is complete at `now` (a send waiting for the gap is, once it has left).
 inline bool done_by(const Op& o, Picoseconds now) {
   return o.done || (o.departs_later && departed(o) <= now);
+}
+// Settles a send waiting for the gap as done (a wait that names it, or its request freed);
+// returns whether it was one.
+inline bool settle_departure(Op& o) {
+  if (!o.departs_later) return false;
+  o.departs_later = false;
+  o.done = true;
+  return true;
 }
 
 // --contention: an operation's flow, kept apart from the operation (most replays have none).

@@ -353,9 +353,7 @@ bool Engine::wait_all(Rank& r, std::vector<std::uint32_t>& ops) {
     std::uint32_t last_to_leave = kNone;
     for (const std::uint32_t id : ops) {
       Op& o = ops_[id];
-      if (!o.departs_later) continue;
-      o.departs_later = false;
-      o.done = true;
+      if (!settle_departure(o)) continue;
       if (departed(o) > r.clock &&
           (last_to_leave == kNone || departed(o) > departed(ops_[last_to_leave])))
         last_to_leave = id;
