@@ -456,6 +456,11 @@ void add_profile_command(CLI::App& app, Action& action) {
               "more than into another (64 KiB; simulate adds it to pulled transfers a ring or "
               "Rabenseifner allreduce receives into the block it sent)",
               calls->recv_into_sent_per_byte);
+          per_kib(
+              "a receive into memory never touched, per KiB more than into a touched buffer "
+              "(256 KiB; simulate adds it for the bytes of a receive's buffer the tracer found in "
+              "pages never touched)",
+              calls->fresh_memory_per_byte);
         }
       }
       return 0;

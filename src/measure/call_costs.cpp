@@ -1,6 +1,7 @@
 #include "measure/call_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -260,6 +261,41 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     const PrttStat into_sent = alternating_per_byte(o.rounds, kLarge, transfers);
     if (source) r.recv_into_sent_per_byte = into_sent;
   }
+  // A receive into memory never touched: in each round kCalls receives of kFresh bytes into fresh
+  // memory and kCalls into the receive buffer, which goes first alternating by round; the dest
+  // times each from the barrier after which the source sends, and gives the source its round's
+  // difference per call (picoseconds).
+  if (t.recv_into_fresh_memory(0)) {
+    constexpr std::size_t kFresh = 262144;
+    constexpr std::uint32_t kCalls = 4;  // about 1 ms per fresh receive on a VM with slow faults
+    std::vector<double> per_byte;
+    for (std::uint32_t round = 0; round < o.rounds; ++round) {
+      double total[2] = {0, 0};  // [0] into the receive buffer, [1] into fresh memory
+      for (int half = 0; half < 2; ++half) {
+        const int fresh = (half == 0) == (round % 2 == 0) ? 1 : 0;
+        for (std::uint32_t i = 0; i < kCalls; ++i) {
+          t.barrier();
+          if (source) {
+            t.send(kFresh);
+            continue;
+          }
+          const double t0 = t.now_us();
+          if (fresh)
+            t.recv_into_fresh_memory(kFresh);
+          else
+            t.recv(kFresh);
+          total[fresh] += t.now_us() - t0;
+        }
+      }
+      if (source) {
+        per_byte.push_back(static_cast<double>(t.recv_value()) * 1e-6 / kFresh);
+      } else {
+        t.send_value(static_cast<std::uint64_t>(
+            std::llround(std::max(0.0, total[1] - total[0]) / kCalls * 1e6)));
+      }
+    }
+    if (source) r.fresh_memory_per_byte = detail::stat_of(per_byte, 1);
+  }
   if (!source) return std::nullopt;
   if (have) {
     r.comm_create = detail::stat_of(create, 1);
@@ -286,6 +322,7 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   adopt(&model::LinkParams::copy_into_sent_us_per_byte, costs.copy_into_sent_per_byte);
   adopt(&model::LinkParams::written_send_us_per_byte, costs.written_send_per_byte);
   adopt(&model::LinkParams::recv_into_sent_us_per_byte, costs.recv_into_sent_per_byte);
+  adopt(&model::LinkParams::fresh_memory_us_per_byte, costs.fresh_memory_per_byte);
   if (costs.comm_create) {  // measured together with comm_free
     adopt(&model::LinkParams::comm_create_us, costs.comm_create);
     adopt(&model::LinkParams::comm_free_us, costs.comm_free);

@@ -49,6 +49,12 @@
 //   receive buffer. Where the receiver pulls, its copy then writes lines the peer has just read
 //   (0.05-0.06 us per KiB more over vader on a 2-core VM); the ring allreduce's allgather phase
 //   receives every block into the one it sent during its reduce-scatter.
+// * a receive into memory never touched, per byte (MPI): the dest receives 256 KiB into anonymous
+//   memory mapped for it (page faults as the data is written) against into its receive buffer,
+//   timed on the dest from the barrier after which the source sends. On a 2-core VM (Firecracker)
+//   a fresh 2 MB receive over vader took 5.5-8 ms where the same receive again took 0.1-0.4 ms;
+//   HPCC's first receives of 2 MB took 6 ms each (docs/measurements.md, "Receives into memory
+//   never touched").
 // Each: the median per call (per byte) over the rounds with its distribution-free 95 % interval.
 
 #include <cstdint>
@@ -98,6 +104,9 @@ struct CallCosts {
   /// Microseconds per byte a 64 KiB transfer costs more when the receiver takes it into the
   /// buffer it has just sent from to the same peer (where the transport can: MPI).
   std::optional<PrttStat> recv_into_sent_per_byte;
+  /// Microseconds per byte a receive of 256 KiB costs more into memory never touched than into
+  /// a touched buffer, on the receiver (where the transport can: MPI).
+  std::optional<PrttStat> fresh_memory_per_byte;
   /// The process's first calls against their second (where the transport has them: MPI,
   /// measured when it initialized MPI). One process, one first call each: no interval.
   std::vector<net::FirstCall> first_calls;

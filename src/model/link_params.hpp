@@ -133,6 +133,12 @@ struct LinkParams {
   /// another): the receiver's copy writes lines the peer has just read. The replay adds it to the
   /// transfers a collective's step receives so (Step::recv_into_sent). 0: not measured.
   double recv_into_sent_us_per_byte = 0;
+  /// What a receive costs more per byte of its buffer in pages the process has never touched
+  /// (profile: 256 KiB into fresh anonymous memory against into a touched buffer, on the
+  /// receiver): the page faults that map them as the data is written. The tracer records such
+  /// bytes per receive (Event::fresh_bytes); the replay adds them at this rate to the receiver's
+  /// copy, or to a pulled transfer. 0: not measured (charged nothing).
+  double fresh_memory_us_per_byte = 0;
   /// What a process's first call of a function costs more than its later calls (the library's
   /// one-time work: code loaded on first use, frameworks initialized lazily), by MPI function
   /// name (profile: each function's first call right after MPI_Init less its second, on this

@@ -112,6 +112,14 @@ class Transport {
     (void)bytes;
     return false;
   }
+  /// A blocking receive of `bytes` into anonymous memory mapped for it and never touched (what
+  /// a program's first receive into a freshly allocated buffer does: the receive's writes fault
+  /// the pages in), unmapped afterwards; with 0 bytes only whether the transport can. False
+  /// where it cannot.
+  virtual bool recv_into_fresh_memory(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
   /// Whether irecv_into_send_buffer is available.
   virtual bool receives_into_send_buffer() const { return false; }
   /// A receive into the buffer isend sends from (what a collective's step does when it

@@ -212,7 +212,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       const std::int32_t source = has_status ? e.completions[0].source : asked;
       const std::int32_t tag = has_status ? e.completions[0].tag : e.tag;
       const std::uint64_t bytes = r.call == CallKind::recv ? e.bytes : e.recv_bytes;
-      if (source >= 0) r.waits.push_back(post_recv(r, me, source, tag, e.comm, bytes, true));
+      if (source >= 0)
+        r.waits.push_back(post_recv(r, me, source, tag, e.comm, bytes, true, false, e.fresh_bytes));
       if (r.call == CallKind::sendrecv && e.peer >= 0)
         r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard));
       break;
@@ -223,7 +224,9 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         // reads it).
         const bool wildcard = e.peer < 0 || e.tag < 0 || e.flag(trace::kWildcardSource) ||
                               e.flag(trace::kWildcardTag);
-        add_request(r, e.request, post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard));
+        add_request(
+            r, e.request,
+            post_recv(r, me, e.peer, e.tag, e.comm, e.bytes, !wildcard, false, e.fresh_bytes));
       }
       break;
     case CallKind::send_init:
@@ -283,8 +286,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       const auto it = std::find_if(messages.begin(), messages.end(),
                                    [&](const auto& m) { return m.first == e.requests[0]; });
       if (it == messages.end()) break;  // MPI_MESSAGE_NO_PROC
-      const std::uint32_t op =
-          post_recv(r, me, it->second.first, it->second.second, e.comm, e.bytes, true);
+      const std::uint32_t op = post_recv(r, me, it->second.first, it->second.second, e.comm,
+                                         e.bytes, true, false, e.fresh_bytes);
       messages.erase(it);
       if (r.call == CallKind::mrecv)
         r.waits.push_back(op);

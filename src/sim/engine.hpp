@@ -98,6 +98,7 @@ struct Op {
   std::uint32_t next = kNone;          // the next in its matching queue (OpQueue)
   std::uint32_t next_request = kNone;  // the owner's next older request
   std::uint64_t request = 0;           // the trace's request id, while the op is a request
+  Picoseconds fresh_memory{};          // receive: the page faults of its buffer's untouched pages
   bool is_send : 1 = false;
   bool resolved : 1 = true;  // a receive whose source and tag are known
   bool done : 1 = false;
@@ -372,9 +373,11 @@ class Engine {
                           bool written = false);
   /// `into_sent`: into the block the rank sent earlier in the same collective call
   /// (collectives::Step::recv_into_sent); a pulled transfer into it costs Network::into_sent.
+  /// `fresh_bytes`: of its buffer in pages never touched (trace::Event::fresh_bytes), which
+  /// cost Network::fresh_memory more.
   std::uint32_t post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
                           std::uint64_t comm, std::uint64_t bytes, bool resolved,
-                          bool into_sent = false);
+                          bool into_sent = false, std::uint64_t fresh_bytes = 0);
   bool try_match_recv(Rank& r, std::uint32_t recv_id);
   void link(std::uint32_t send_id, std::uint32_t recv_id);
   void on_matched(std::uint32_t send_id, Picoseconds t);

@@ -263,6 +263,7 @@ std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned c
     w.varint(e.site_module);
     w.varint(e.site_offset);
   }
+  if (f & kFreshBytes) w.varint(e.fresh_bytes);
   return static_cast<std::size_t>(w.position() - out);
 }
 
@@ -368,6 +369,7 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
     e.site_module = in.uint32();
     e.site_offset = in.varint();
   }
+  e.fresh_bytes = (f & kFreshBytes) ? in.varint() : 0;
 }
 
 void write_block_header(unsigned char* out, std::uint32_t rank, std::uint32_t sequence,

@@ -85,8 +85,9 @@ enum Field : std::uint32_t {
   kLocal = 1u << 18,
   kRequests = 1u << 19,
   kSite = 1u << 20,
+  kFreshBytes = 1u << 21,
 };
-inline constexpr std::uint32_t kKnownFields = (1u << 21) - 1;
+inline constexpr std::uint32_t kKnownFields = (1u << 22) - 1;
 
 /// Event flags (kFlags).
 enum EventFlag : std::uint32_t {
@@ -143,6 +144,10 @@ struct Event {
   /// object's file (what addr2line takes); module 0: an absolute address outside every object.
   std::uint32_t site_module = 0;
   std::uint64_t site_offset = 0;
+  /// A receive's buffer: bytes of it in pages the process had never touched (not resident) when
+  /// the call began, where the tracer looked (buffers of at least the header's
+  /// fresh_bytes_min_bytes); the receive that first writes them pays their page faults.
+  std::uint64_t fresh_bytes = 0;
 
   bool has(Field f) const { return (fields & f) != 0; }
   bool flag(EventFlag f) const { return (flags & f) != 0; }

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -176,6 +177,31 @@ const std::set<std::string> kRequestArrayBefore = {"waitall", "waitany",  "waits
                                                    "testany", "testsome", "startall"};
 const std::set<std::string> kPoll = {"test", "testall", "testany", "testsome", "iprobe", "improbe"};
 
+// Receives whose buffer the tracer looks at before the call (buffer, count, datatype): bytes of
+// it in pages never touched, which the receive's page faults will cost (Event::fresh_bytes).
+struct ReceiveBuffer {
+  const char* buffer;
+  const char* count;
+  const char* datatype;
+};
+const std::map<std::string, ReceiveBuffer> kReceiveBuffer = {
+    {"recv", {"buf", "count", "datatype"}},
+    {"irecv", {"buf", "count", "datatype"}},
+    {"sendrecv", {"recvbuf", "recvcount", "recvtype"}},
+    {"sendrecv_replace", {"buf", "count", "datatype"}},
+    {"mrecv", {"buf", "count", "type"}},
+    {"imrecv", {"buf", "count", "type"}}};
+
+/// The local holding a receive's fresh bytes, computed from names with `prefix` (C: none,
+/// Fortran: the converted c_ values), or nothing for other patterns.
+std::string fresh_bytes_local(const Function& f, const std::string& prefix) {
+  const auto it = kReceiveBuffer.find(f.pattern);
+  if (it == kReceiveBuffer.end()) return "";
+  return "  const std::uint64_t cg_fresh_bytes = commgauge::tracer::fresh_bytes(" + prefix +
+         it->second.buffer + ", " + prefix + it->second.count + ", " + prefix +
+         it->second.datatype + ");\n";
+}
+
 /// Extra recorder arguments (names of locals) in both bindings.
 std::vector<std::string> extras(const Function& f) {
   std::vector<std::string> e;
@@ -183,6 +209,7 @@ std::vector<std::string> extras(const Function& f) {
   if (kRequestArrayBefore.count(f.pattern)) e.push_back("cg_requests_before");
   if (f.pattern == "mrecv" || f.pattern == "imrecv") e.push_back("cg_message_before");
   if (f.pattern == "comm_free") e.push_back("cg_comm_before");
+  if (kReceiveBuffer.count(f.pattern)) e.push_back("cg_fresh_bytes");
   return e;
 }
 
@@ -235,6 +262,7 @@ void write_c_modeled(const Function& f, std::ostream& out) {
   if (f.pattern == "mrecv" || f.pattern == "imrecv")
     out << "  const MPI_Message cg_message_before = *message;\n";
   if (f.pattern == "comm_free") out << "  const MPI_Comm cg_comm_before = *comm;\n";
+  out << fresh_bytes_local(f, "");
   out << "  call.begin();\n  const int rc = PMPI_" << f.name << "(" << join_names(f) << ");\n"
       << "  call.finish(rc);\n  commgauge::tracer::hooks::" << f.pattern << "(call";
   for (const Param& p : f.params)
@@ -438,7 +466,7 @@ void write_fortran(const std::vector<Function>& fs, std::ostream& out) {
       out << "  commgauge::tracer::Call call(" << f.id << ", commgauge::tracer::Lang::fortran"
           << (kPoll.count(f.pattern) ? ", commgauge::tracer::kPollCall" : "") << ");\n"
           << "  call.set_site(__builtin_return_address(0));\n"
-          << pre << "  call.begin();\n  real(";
+          << pre << fresh_bytes_local(f, "c_") << "  call.begin();\n  real(";
       for (const std::string& a : call_args)
         out << a << ", ";
       out << "ierr";

@@ -46,6 +46,13 @@ void set_bytes(Event& e, int count, MPI_Datatype type) {
   e.count = count > 0 ? static_cast<std::uint64_t>(count) : 0;
 }
 
+/// A receive's Event::fresh_bytes, where the tracer found any.
+void set_fresh(Event& e, std::uint64_t fresh_bytes) {
+  if (fresh_bytes == 0) return;
+  e.fields |= trace::kFreshBytes;
+  e.fresh_bytes = fresh_bytes;
+}
+
 /// The length of the request array a completing call was given.
 void set_array_length(Event& e, int n) {
   e.fields |= trace::kCount;
@@ -181,23 +188,25 @@ void send_init(Call& c, const void*, int count, MPI_Datatype type, int dest, int
 }
 
 void recv(Call& c, void*, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Status* status) {
+          MPI_Status* status, std::uint64_t fresh_bytes) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, source, tag);
   set_bytes(e, count, type);
+  set_fresh(e, fresh_bytes);
   add_completion(e, rec().status_completion(ci, status, ci.inter));
   rec().emit();
 }
 
 void irecv(Call& c, void*, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-           MPI_Request* request) {
+           MPI_Request* request, std::uint64_t fresh_bytes) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, source, tag);
   set_bytes(e, count, type);
+  set_fresh(e, fresh_bytes);
   e.fields |= trace::kRequest;
   e.request = rec().add_request(*request, RequestKind::recv, false, &ci, source);
   rec().emit();
@@ -218,7 +227,7 @@ void recv_init(Call& c, void*, int count, MPI_Datatype type, int source, int tag
 
 void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
               void*, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-              MPI_Status* status) {
+              MPI_Status* status, std::uint64_t fresh_bytes) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
@@ -228,6 +237,7 @@ void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int de
   e.fields |= trace::kRoot | trace::kRecvBytes;
   e.root = Recorder::world_rank(ci, source, ci.inter);
   e.recv_bytes = bytes_of(recvcount, recvtype);
+  set_fresh(e, fresh_bytes);
   if (source == MPI_ANY_SOURCE) e.flags |= trace::kWildcardSource;
   if (recvtag == MPI_ANY_TAG) e.flags |= trace::kWildcardTag;
   add_completion(e, rec().status_completion(ci, status, ci.inter));
@@ -235,8 +245,10 @@ void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int de
 }
 
 void sendrecv_replace(Call& c, void* buf, int count, MPI_Datatype type, int dest, int sendtag,
-                      int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  sendrecv(c, buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status);
+                      int source, int recvtag, MPI_Comm comm, MPI_Status* status,
+                      std::uint64_t fresh_bytes) {
+  sendrecv(c, buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status,
+           fresh_bytes);
 }
 
 void probe(Call& c, int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -295,11 +307,12 @@ void improbe(Call& c, int source, int tag, MPI_Comm comm, int* flag, MPI_Message
 }
 
 void mrecv(Call& c, void*, int count, MPI_Datatype type, MPI_Message*, MPI_Status* status,
-           MPI_Message message_before) {
+           MPI_Message message_before, std::uint64_t fresh_bytes) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const auto [id, ci] = rec().take_message(message_before);
   set_bytes(e, count, type);
+  set_fresh(e, fresh_bytes);
   e.fields |= trace::kRequests;
   e.requests.push_back(id);
   if (ci != nullptr) {
@@ -313,11 +326,12 @@ void mrecv(Call& c, void*, int count, MPI_Datatype type, MPI_Message*, MPI_Statu
 }
 
 void imrecv(Call& c, void*, int count, MPI_Datatype type, MPI_Message*, MPI_Request* request,
-            MPI_Message message_before) {
+            MPI_Message message_before, std::uint64_t fresh_bytes) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const auto [id, ci] = rec().take_message(message_before);
   set_bytes(e, count, type);
+  set_fresh(e, fresh_bytes);
   e.fields |= trace::kRequests | trace::kRequest;
   e.requests.push_back(id);
   if (ci != nullptr) {

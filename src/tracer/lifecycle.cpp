@@ -259,6 +259,8 @@ std::string Recorder::header_json(int thread_level, Lang lang) const {
         {"overhead_ns_per_event", static_cast<double>(overhead_ticks_) * ns_per_tick},
         {"local_overhead_ns", static_cast<double>(local_overhead_ticks_) * ns_per_tick},
         {"cpu_time", settings_.cpu_time},
+        {"fresh_min_bytes", settings_.fresh_min_bytes},
+        {"page_bytes", settings_.page_bytes},
         {"commgauge_version", std::string(kVersion) + " (" + kGitRevision + ")"}}},
       {"started", iso_time_now()}};
   return json_text(header);
@@ -270,6 +272,13 @@ bool Recorder::start(std::uint32_t init_function, std::int64_t init_start, int t
   settings_.directory = dir != nullptr ? dir : "";
   const char* cpu = std::getenv("COMMGAUGE_TRACE_CPU");
   settings_.cpu_time = cpu != nullptr && std::strcmp(cpu, "1") == 0;
+  if (const char* fresh = std::getenv("COMMGAUGE_TRACE_FRESH_MIN_BYTES"); fresh != nullptr) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(fresh, &end, 10);
+    if (end != fresh && *end == '\0') settings_.fresh_min_bytes = v;
+  }
+  if (const long page = ::sysconf(_SC_PAGESIZE); page > 0)
+    settings_.page_bytes = static_cast<std::uint64_t>(page);
   // Every rank must agree: the tracer's own messages are collective.
   int want = settings_.directory.empty() ? 0 : 1;
   int all = 0;

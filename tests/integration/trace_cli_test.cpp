@@ -389,6 +389,36 @@ TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {
   EXPECT_THAT(dump.out, ::testing::ContainsRegex("seq=[0-9]+ cpu=[0-9.]+s"));
 }
 
+// A receive into pages never touched carries their bytes (fresh_bytes: mincore before the call);
+// into touched or already received-into memory, or into a buffer below the 64 KiB the tracer
+// looks at, none. The program's five receives say which (tests/tracer/programs/fresh_buffers.c).
+TEST_F(TraceTest, ReceivesIntoMemoryNeverTouchedCarryItsBytes) {
+  const Outcome o = trace(2, {TRACER_PROGRAM_FRESH});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const Outcome c = check();
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "1"});
+  std::vector<std::string> receives;
+  std::istringstream lines(dump.out);
+  for (std::string line; std::getline(lines, line);) {
+    for (const char* f : {" MPI_Recv ", " MPI_Irecv ", " MPI_Sendrecv "}) {
+      if (line.find(f) == std::string::npos) continue;
+      const std::size_t at = line.find("fresh_bytes=");
+      receives.push_back(std::string(f) + (at == std::string::npos ? "-" : line.substr(at + 12)));
+    }
+  }
+  EXPECT_THAT(receives, ::testing::ElementsAre(" MPI_Recv 262144", " MPI_Recv -", " MPI_Irecv -",
+                                               " MPI_Sendrecv 262144", " MPI_Recv -"))
+      << dump.out;
+  // Rank 0 received into its own (touched) buffer only.
+  const Outcome dump0 = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "0"});
+  EXPECT_THAT(dump0.out, ::testing::Not(HasSubstr("fresh_bytes")));
+  EXPECT_THAT(run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "1", "--header",
+                   "--limit", "1"})
+                  .out,
+              HasSubstr("\"fresh_min_bytes\":65536"));
+}
+
 TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {
   const Outcome o = trace(2, {TRACER_PROGRAM_CRASH, "abort"});
   EXPECT_NE(o.exit_code, 0);

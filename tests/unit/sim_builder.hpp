@@ -38,12 +38,14 @@ class TraceBuilder {
                      std::int32_t tag = 0, std::uint32_t function = trace::fn::Send) {
     return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
   }
+  /// `fresh_bytes`: of the buffer in pages never touched (trace::Event::fresh_bytes).
   TraceBuilder& recv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,
-                     std::int32_t tag = 0) {
+                     std::int32_t tag = 0, std::uint64_t fresh_bytes = 0) {
     return call(rank, trace::fn::Recv, [&](trace::Event& e) {
       p2p(e, source, bytes, tag);
       e.set(trace::kCompletions);
       e.completions.push_back({0, -1, source, tag, bytes, false});
+      fresh(e, fresh_bytes);
     });
   }
   /// Returns the request id.
@@ -58,12 +60,13 @@ class TraceBuilder {
     return id;
   }
   std::uint64_t irecv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,
-                      std::int32_t tag = 0) {
+                      std::int32_t tag = 0, std::uint64_t fresh_bytes = 0) {
     const std::uint64_t id = ++request_[rank];
     call(rank, trace::fn::Irecv, [&](trace::Event& e) {
       p2p(e, source, bytes, tag);
       e.set(trace::kRequest);
       e.request = id;
+      fresh(e, fresh_bytes);
     });
     return id;
   }
@@ -196,6 +199,11 @@ class TraceBuilder {
   }
 
  private:
+  static void fresh(trace::Event& e, std::uint64_t fresh_bytes) {
+    if (fresh_bytes == 0) return;
+    e.set(trace::kFreshBytes);
+    e.fresh_bytes = fresh_bytes;
+  }
   static void p2p(trace::Event& e, std::int32_t peer, std::uint64_t bytes, std::int32_t tag) {
     e.fields |= trace::kPeer | trace::kTag | trace::kComm | trace::kBytes | trace::kCount;
     e.peer = peer;

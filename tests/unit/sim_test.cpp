@@ -437,6 +437,50 @@ TEST(SimGolden, ARepeatedRingAllreduceCopiesIntoTheHalfThePeerPulled) {
   }
 }
 
+// A receive into memory its process never touched pays the page faults as its data is written:
+// fresh_bytes x fresh_memory_us_per_byte (8192 B x 1000 ps = 8.192 us). An eager message (1000 B)
+// is copied by its receiver: the receiver ends that much later, the sender (done when its message
+// left) not at all, whether the receive blocks or is an MPI_Irecv waited for. A pulled rendezvous
+// (8192 B, DCP with Tm = RTA) carries it in its transfer: the sender, waiting for the FIN after
+// the pull, ends that much later too. Without the rate measured, or under model none, nothing.
+TEST(SimGolden, AReceiveIntoMemoryNeverTouchedPaysItsPageFaults) {
+  struct Case {
+    const char* name;
+    std::uint64_t bytes;
+    bool nonblocking;
+    std::int64_t sender_extra_ps;
+  };
+  constexpr std::uint64_t kFresh = 8192;
+  constexpr std::int64_t kExtra = 8192 * 1000;
+  for (const Case& c : {Case{"eager", 1000, false, 0}, Case{"eager-irecv", 1000, true, 0},
+                        Case{"pulled", 8192, false, kExtra}}) {
+    TraceBuilder b(2);
+    b.compute(0, 1'000'000_ps).send(0, 1, c.bytes);
+    if (c.nonblocking) {
+      const std::uint64_t id = b.irecv(1, 0, c.bytes, 0, kFresh);
+      b.waitall(1, {{id, -1, 0, 0, c.bytes, false}});
+    } else {
+      b.recv(1, 0, c.bytes, 0, kFresh);
+    }
+    auto l = link(4096, model::Progress::dependent);
+    l.ranges.back().transfer = "RTA";
+    const std::string name = std::string("fresh-") + c.name;
+    const auto warm = simulate(b.write(name), l, "loggps");
+    l.fresh_memory_us_per_byte = 0.001;
+    const auto fresh = simulate(b.write(name + "-measured"), l, "loggps");
+    EXPECT_EQ(rank_end(fresh, 1), rank_end(warm, 1) + Picoseconds{kExtra}) << c.name;
+    EXPECT_EQ(rank_end(fresh, 0), rank_end(warm, 0) + Picoseconds{c.sender_extra_ps}) << c.name;
+  }
+  auto l = link();
+  l.fresh_memory_us_per_byte = 0.001;
+  const std::vector<std::uint32_t> nodes = {0, 0};
+  const auto cluster = sim::cluster_of_placement(nodes);
+  EXPECT_EQ(sim::Network("loggps", {{"intra_node", l}}, cluster, nodes).fresh_memory(kFresh),
+            Picoseconds{kExtra});
+  EXPECT_EQ(sim::Network("none", {{"intra_node", l}}, cluster, nodes).fresh_memory(kFresh),
+            Picoseconds{0});
+}
+
 // MPI_Init_thread starts a rank like MPI_Init (one call semantics: trace-check always took it
 // so, the replay refused such traces with "before MPI_Init").
 TEST(SimGolden, InitThreadStartsARankLikeInit) {

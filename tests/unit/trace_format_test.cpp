@@ -66,6 +66,7 @@ Event full_event() {
   e.local_ticks = 400;
   e.site_module = 3;
   e.site_offset = 0x7f12'3456'789aULL;
+  e.fresh_bytes = 3ULL << 20;
   return e;
 }
 

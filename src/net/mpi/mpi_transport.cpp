@@ -1,5 +1,6 @@
 #include "net/mpi/mpi_transport.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -432,6 +433,21 @@ bool MpiTransport::reduce_local_into_send_buffer(std::size_t bytes) {
   const void* in =
       last_received_ && last_received_bytes_ >= used ? last_received_ : recv_buffer(used);
   MPI_Reduce_local(in, send_buffer(used), to_count(doubles), MPI_DOUBLE, MPI_SUM);
+  return true;
+}
+
+bool MpiTransport::recv_into_fresh_memory(std::size_t bytes) {
+  if (bytes == 0) return true;
+  void* fresh = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (fresh == MAP_FAILED)
+    throw TransportError(fmt::format("cannot map {} B for a receive into fresh memory", bytes));
+  MPI_Status status;
+  {
+    const CallWatchdog::Call call(*watchdog_, peer_world_rank_);
+    MPI_Recv(fresh, to_count(bytes), MPI_BYTE, peer_, kDataTag, pair_, &status);
+  }
+  ::munmap(fresh, bytes);
+  check_count(status, bytes);
   return true;
 }
 

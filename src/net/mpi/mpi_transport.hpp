@@ -85,6 +85,7 @@ class MpiTransport final : public Transport {
   bool copy_into_send_buffer(std::size_t bytes) override;
   bool write_send_buffer(std::size_t bytes) override;
   bool receives_into_send_buffer() const override { return true; }
+  bool recv_into_fresh_memory(std::size_t bytes) override;
   Request irecv_into_send_buffer(std::size_t bytes) override;
   bool comm_free_all() override;
   double now_us() override { return clock_->now_us(); }
