@@ -98,7 +98,7 @@ struct Op {
   std::uint32_t next = kNone;          // the next in its matching queue (OpQueue)
   std::uint32_t next_request = kNone;  // the owner's next older request
   std::uint64_t request = 0;           // the trace's request id, while the op is a request
-  Picoseconds fresh_memory{};          // receive: the page faults of its buffer's untouched pages
+  std::uint64_t fresh_bytes = 0;       // receive: of its buffer in pages never touched
   bool is_send : 1 = false;
   bool resolved : 1 = true;  // a receive whose source and tag are known
   bool done : 1 = false;

@@ -103,7 +103,7 @@ std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, s
   o.posted_at = r.clock;
   o.resolved = resolved;
   o.into_sent = into_sent;
-  o.fresh_memory = net_.fresh_memory(fresh_bytes);
+  o.fresh_bytes = fresh_bytes;
   if (paths_) paths_->keep_with(id, me, r.ev.function, r.clock);
   if (!resolved || !try_match_recv(r, id)) push(r.posted, id);
   return id;
@@ -201,7 +201,8 @@ void Engine::run_action(Rank& r, const Action& a) {
       if (net_.charges_crossing() && crossed(r, s)) copy += s.cost.crossing_recv;
       // The receiver's copy writes its buffer: pages never touched fault as it goes (a pulled
       // transfer carries them instead: the receiver's copy is the transfer).
-      if (!s.cost.pulled) copy += rv.fresh_memory;
+      if (!s.cost.pulled && rv.fresh_bytes > 0)
+        copy += net_.fresh_memory(s.owner, rv.owner, rv.fresh_bytes);
       r.clock = start + copy;
       r.busy += copy;
       s.delivered = true;
@@ -236,7 +237,8 @@ void Engine::run_action(Rank& r, const Action& a) {
       if (s.cost.pulled) {  // the receiver starts the transfer itself (DCP with Tm = RTA)
         if (s.match != kNone && ops_[s.match].into_sent)
           s.cost.transfer += net_.into_sent(s.owner, s.peer, s.bytes);
-        if (s.match != kNone) s.cost.transfer += ops_[s.match].fresh_memory;
+        if (s.match != kNone && ops_[s.match].fresh_bytes > 0)
+          s.cost.transfer += net_.fresh_memory(s.owner, s.peer, ops_[s.match].fresh_bytes);
         r.clock = start + late + s.cost.control_recv + s.cost.send_overhead;
         r.busy += late + s.cost.control_recv + s.cost.send_overhead;
         send_data(a.op, r.clock);

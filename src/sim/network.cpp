@@ -83,12 +83,6 @@ Network::Network(const std::string& model_name,
     break;  // one class's, as for the poll cost: both describe the same processes
   }
   for (const auto& m : models_) {
-    if (m && m->link().fresh_memory_us_per_byte > 0) {
-      fresh_memory_ps_per_byte_ = m->link().fresh_memory_us_per_byte * 1e6;
-      break;  // one class's, as for the poll cost: the receiver's memory, whoever sends
-    }
-  }
-  for (const auto& m : models_) {
     if (m && (m->link().comm_create_us > 0 || m->link().comm_free_us > 0)) {
       comm_creation_ = model::to_picoseconds(m->link().comm_create_us);
       comm_release_ = model::to_picoseconds(m->link().comm_free_us);
@@ -130,8 +124,8 @@ model::Picoseconds Network::per_byte_extra(std::int32_t source, std::int32_t des
   const double ps =
       static_cast<double>(bytes) * (model_for(source, destination).link().*rate) * 1e6;
   if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
-    throw TimeRangeError(fmt::format(
-        "a collective step's transfer of {} B {} exceeds the simulated time range", bytes, what));
+    throw TimeRangeError(
+        fmt::format("a transfer of {} B {} exceeds the simulated time range", bytes, what));
   return model::Picoseconds{std::llround(ps)};
 }
 
@@ -147,13 +141,11 @@ model::Picoseconds Network::into_sent(std::int32_t source, std::int32_t destinat
                         "into the block its receiver sent");
 }
 
-model::Picoseconds Network::fresh_memory(std::uint64_t bytes) const {
-  if (bytes == 0 || fresh_memory_ps_per_byte_ <= 0) return {};
-  const double ps = static_cast<double>(bytes) * fresh_memory_ps_per_byte_;
-  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
-    throw TimeRangeError(fmt::format(
-        "a receive into {} B of memory never touched exceeds the simulated time range", bytes));
-  return model::Picoseconds{std::llround(ps)};
+model::Picoseconds Network::fresh_memory(std::int32_t source, std::int32_t destination,
+                                         std::uint64_t bytes) const {
+  if (bytes == 0) return {};
+  return per_byte_extra(source, destination, bytes, &model::LinkParams::fresh_memory_us_per_byte,
+                        "into memory never touched");
 }
 
 void Network::set_measured_max_bytes(const std::map<std::string, std::uint64_t>& by_class) {

@@ -81,10 +81,12 @@ class Network {
   /// costs beyond the model's: bytes x recv_into_sent_us_per_byte of the pair's class.
   model::Picoseconds into_sent(std::int32_t source, std::int32_t destination,
                                std::uint64_t bytes) const;
-  /// What a receive costs more for `bytes` of its buffer in pages its process had never touched
-  /// (trace::Event::fresh_bytes x fresh_memory_us_per_byte of the same class as the poll cost):
-  /// their page faults. 0 if not measured or under model none.
-  model::Picoseconds fresh_memory(std::uint64_t bytes) const;
+  /// What a receive from `source` on `destination` costs more for `bytes` of its buffer in pages
+  /// its process had never touched (trace::Event::fresh_bytes x the pair's class's
+  /// fresh_memory_us_per_byte: the faults come with the way that class writes the data, a
+  /// single copy or the kernel's socket reads). 0 if not measured or under model none.
+  model::Picoseconds fresh_memory(std::int32_t source, std::int32_t destination,
+                                  std::uint64_t bytes) const;
   /// Whether a message of some range costs o_x when it crosses one the other way (any class's
   /// model): the engine tracks each rank's latest send per peer only then.
   bool charges_crossing() const { return charges_crossing_; }
@@ -132,7 +134,6 @@ class Network {
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
   double reduce_call_ps_ = 0;
   double copy_into_sent_ps_per_byte_ = 0;
-  double fresh_memory_ps_per_byte_ = 0;
 };
 
 }  // namespace commgauge::sim

@@ -475,10 +475,18 @@ TEST(SimGolden, AReceiveIntoMemoryNeverTouchedPaysItsPageFaults) {
   l.fresh_memory_us_per_byte = 0.001;
   const std::vector<std::uint32_t> nodes = {0, 0};
   const auto cluster = sim::cluster_of_placement(nodes);
-  EXPECT_EQ(sim::Network("loggps", {{"intra_node", l}}, cluster, nodes).fresh_memory(kFresh),
+  EXPECT_EQ(sim::Network("loggps", {{"intra_node", l}}, cluster, nodes).fresh_memory(0, 1, kFresh),
             Picoseconds{kExtra});
-  EXPECT_EQ(sim::Network("none", {{"intra_node", l}}, cluster, nodes).fresh_memory(kFresh),
+  EXPECT_EQ(sim::Network("none", {{"intra_node", l}}, cluster, nodes).fresh_memory(0, 1, kFresh),
             Picoseconds{0});
+  // Across nodes the receive is charged the rate of the class that carried its message (the
+  // kernel's socket reads fault its pages, not a single copy): 8192 B x 4000 ps.
+  auto between = link();
+  between.fresh_memory_us_per_byte = 0.004;
+  const std::vector<std::uint32_t> apart = {0, 1};
+  const sim::Network two_nodes("loggps", {{"intra_node", l}, {"inter_node", between}},
+                               sim::cluster_of_placement(apart), apart);
+  EXPECT_EQ(two_nodes.fresh_memory(0, 1, kFresh), Picoseconds{8192 * 4000});
 }
 
 // MPI_Init_thread starts a rank like MPI_Init (one call semantics: trace-check always took it
