@@ -446,7 +446,8 @@ std::string event_text(const trace::Event& e, double t_seconds, double ns_per_ti
   if (e.has(trace::kThread)) out += fmt::format(" thread={} seq={}", e.thread, e.sequence);
   if (e.has(trace::kCpu)) out += fmt::format(" cpu={:.6f}s", static_cast<double>(e.cpu_ns) * 1e-9);
   if (e.has(trace::kSite)) out += fmt::format(" site={}:{:#x}", e.site_module, e.site_offset);
-  if (e.has(trace::kFreshBytes)) out += fmt::format(" fresh_bytes={}", e.fresh_bytes);
+  if (e.has(trace::kFreshBytes) && e.fresh_bytes > 0)
+    out += fmt::format(" fresh_bytes={}", e.fresh_bytes);
   if (e.has(trace::kText)) out += " " + e.text;
   return out;
 }

@@ -114,7 +114,8 @@ Picoseconds Engine::computation(Rank& r, const Event& e) {
              ? Picoseconds{}
              : model::checked_picoseconds(std::max(0.0, cpu_ns) * 1000.0, "a recorded CPU time");
   } else {
-    ps = ticks_to_ps(r, e.start_tick - r.previous_end_tick - e.local_ticks - r.overhead_ticks);
+    ps = ticks_to_ps(r, e.start_tick - r.previous_end_tick - e.local_ticks - e.fresh_look_ticks -
+                            r.overhead_ticks);
   }
   if (e.has(trace::kCpu)) r.previous_cpu_ns = e.cpu_ns;
   return policy_.scale(ps);

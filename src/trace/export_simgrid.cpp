@@ -506,7 +506,7 @@ void RankExporter::process(const Event& e) {
     return;
   }
   if (!started_) fail("an MPI call before MPI_Init");
-  compute(e.start_tick - last_end_ - (e.has(kLocal) ? e.local_ticks : 0) -
+  compute(e.start_tick - last_end_ - (e.has(kLocal) ? e.local_ticks : 0) - e.fresh_look_ticks -
           static_cast<std::int64_t>(overhead_ticks_));
   last_end_ = e.end_tick;
   if (e.function == fn::Finalize) {

@@ -263,7 +263,10 @@ std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned c
     w.varint(e.site_module);
     w.varint(e.site_offset);
   }
-  if (f & kFreshBytes) w.varint(e.fresh_bytes);
+  if (f & kFreshBytes) {
+    w.varint(e.fresh_bytes);
+    w.signed_varint(e.fresh_look_ticks);
+  }
   return static_cast<std::size_t>(w.position() - out);
 }
 
@@ -369,7 +372,13 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
     e.site_module = in.uint32();
     e.site_offset = in.varint();
   }
-  e.fresh_bytes = (f & kFreshBytes) ? in.varint() : 0;
+  e.fresh_bytes = 0;
+  e.fresh_look_ticks = 0;
+  if (f & kFreshBytes) {
+    e.fresh_bytes = in.varint();
+    e.fresh_look_ticks = in.signed_varint();
+    if (e.fresh_look_ticks < 0) throw FormatError(event_start, "negative time of a fresh look");
+  }
 }
 
 void write_block_header(unsigned char* out, std::uint32_t rank, std::uint32_t sequence,

@@ -148,6 +148,9 @@ struct Event {
   /// the call began, where the tracer looked (buffers of at least the header's
   /// fresh_bytes_min_bytes); the receive that first writes them pays their page faults.
   std::uint64_t fresh_bytes = 0;
+  /// ... and the rank clock ticks the tracer spent looking (before the call: kept out of the
+  /// computation, as local calls' time is).
+  std::int64_t fresh_look_ticks = 0;
 
   bool has(Field f) const { return (fields & f) != 0; }
   bool flag(EventFlag f) const { return (flags & f) != 0; }

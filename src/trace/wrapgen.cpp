@@ -197,8 +197,8 @@ const std::map<std::string, ReceiveBuffer> kReceiveBuffer = {
 std::string fresh_bytes_local(const Function& f, const std::string& prefix) {
   const auto it = kReceiveBuffer.find(f.pattern);
   if (it == kReceiveBuffer.end()) return "";
-  return "  const std::uint64_t cg_fresh_bytes = commgauge::tracer::fresh_bytes(" + prefix +
-         it->second.buffer + ", " + prefix + it->second.count + ", " + prefix +
+  return "  const commgauge::tracer::FreshLook cg_fresh_bytes = commgauge::tracer::fresh_bytes(" +
+         prefix + it->second.buffer + ", " + prefix + it->second.count + ", " + prefix +
          it->second.datatype + ");\n";
 }
 

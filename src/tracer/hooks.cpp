@@ -46,11 +46,12 @@ void set_bytes(Event& e, int count, MPI_Datatype type) {
   e.count = count > 0 ? static_cast<std::uint64_t>(count) : 0;
 }
 
-/// A receive's Event::fresh_bytes, where the tracer found any.
-void set_fresh(Event& e, std::uint64_t fresh_bytes) {
-  if (fresh_bytes == 0) return;
+/// A receive's Event::fresh_bytes and the look's ticks, where the tracer looked.
+void set_fresh(Event& e, FreshLook fresh) {
+  if (fresh.bytes == 0 && fresh.ticks == 0) return;
   e.fields |= trace::kFreshBytes;
-  e.fresh_bytes = fresh_bytes;
+  e.fresh_bytes = fresh.bytes;
+  e.fresh_look_ticks = fresh.ticks;
 }
 
 /// The length of the request array a completing call was given.
@@ -188,25 +189,25 @@ void send_init(Call& c, const void*, int count, MPI_Datatype type, int dest, int
 }
 
 void recv(Call& c, void*, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Status* status, std::uint64_t fresh_bytes) {
+          MPI_Status* status, FreshLook fresh) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, source, tag);
   set_bytes(e, count, type);
-  set_fresh(e, fresh_bytes);
+  set_fresh(e, fresh);
   add_completion(e, rec().status_completion(ci, status, ci.inter));
   rec().emit();
 }
 
 void irecv(Call& c, void*, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-           MPI_Request* request, std::uint64_t fresh_bytes) {
+           MPI_Request* request, FreshLook fresh) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, source, tag);
   set_bytes(e, count, type);
-  set_fresh(e, fresh_bytes);
+  set_fresh(e, fresh);
   e.fields |= trace::kRequest;
   e.request = rec().add_request(*request, RequestKind::recv, false, &ci, source);
   rec().emit();
@@ -227,7 +228,7 @@ void recv_init(Call& c, void*, int count, MPI_Datatype type, int source, int tag
 
 void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
               void*, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-              MPI_Status* status, std::uint64_t fresh_bytes) {
+              MPI_Status* status, FreshLook fresh) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
@@ -237,7 +238,7 @@ void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int de
   e.fields |= trace::kRoot | trace::kRecvBytes;
   e.root = Recorder::world_rank(ci, source, ci.inter);
   e.recv_bytes = bytes_of(recvcount, recvtype);
-  set_fresh(e, fresh_bytes);
+  set_fresh(e, fresh);
   if (source == MPI_ANY_SOURCE) e.flags |= trace::kWildcardSource;
   if (recvtag == MPI_ANY_TAG) e.flags |= trace::kWildcardTag;
   add_completion(e, rec().status_completion(ci, status, ci.inter));
@@ -245,10 +246,9 @@ void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int de
 }
 
 void sendrecv_replace(Call& c, void* buf, int count, MPI_Datatype type, int dest, int sendtag,
-                      int source, int recvtag, MPI_Comm comm, MPI_Status* status,
-                      std::uint64_t fresh_bytes) {
+                      int source, int recvtag, MPI_Comm comm, MPI_Status* status, FreshLook fresh) {
   sendrecv(c, buf, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status,
-           fresh_bytes);
+           fresh);
 }
 
 void probe(Call& c, int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -307,12 +307,12 @@ void improbe(Call& c, int source, int tag, MPI_Comm comm, int* flag, MPI_Message
 }
 
 void mrecv(Call& c, void*, int count, MPI_Datatype type, MPI_Message*, MPI_Status* status,
-           MPI_Message message_before, std::uint64_t fresh_bytes) {
+           MPI_Message message_before, FreshLook fresh) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const auto [id, ci] = rec().take_message(message_before);
   set_bytes(e, count, type);
-  set_fresh(e, fresh_bytes);
+  set_fresh(e, fresh);
   e.fields |= trace::kRequests;
   e.requests.push_back(id);
   if (ci != nullptr) {
@@ -326,12 +326,12 @@ void mrecv(Call& c, void*, int count, MPI_Datatype type, MPI_Message*, MPI_Statu
 }
 
 void imrecv(Call& c, void*, int count, MPI_Datatype type, MPI_Message*, MPI_Request* request,
-            MPI_Message message_before, std::uint64_t fresh_bytes) {
+            MPI_Message message_before, FreshLook fresh) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const auto [id, ci] = rec().take_message(message_before);
   set_bytes(e, count, type);
-  set_fresh(e, fresh_bytes);
+  set_fresh(e, fresh);
   e.fields |= trace::kRequests | trace::kRequest;
   e.requests.push_back(id);
   if (ci != nullptr) {

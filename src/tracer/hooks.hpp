@@ -60,10 +60,15 @@ int* c_indices(const MPI_Fint* f_indices, int n);
 /// Alltoallw's per-peer datatypes; `slot` 0 for send, 1 for receive types.
 const MPI_Datatype* c_datatypes(const MPI_Fint* f_types, MPI_Comm comm, int slot);
 
-/// Bytes of a receive buffer (`count` elements of `type` at `buf`) in pages this process has never
-/// touched (mincore: not resident), taken before the receive, whose page faults it then pays;
-/// 0 for buffers smaller than Settings::fresh_min_bytes (a look costs a system call).
-std::uint64_t fresh_bytes(const void* buf, int count, MPI_Datatype type);
+/// A look at a receive buffer (`count` elements of `type` at `buf`) before the receive: the
+/// bytes of it in pages this process has never touched (mincore: not resident), whose page faults
+/// the receive then pays, and the ticks the look took. Nothing looked at (ticks 0) for buffers
+/// smaller than Settings::fresh_min_bytes: a look costs a system call.
+struct FreshLook {
+  std::uint64_t bytes = 0;
+  std::int64_t ticks = 0;
+};
+FreshLook fresh_bytes(const void* buf, int count, MPI_Datatype type);
 
 namespace hooks {
 
@@ -73,29 +78,27 @@ void isend(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int
            MPI_Request* request);
 void send_init(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request* request);
-// A receive's last argument: Event::fresh_bytes of its buffer, taken before the call
-// (fresh_bytes above).
+// A receive's last argument: the look at its buffer before the call (fresh_bytes above).
 void recv(Call& c, void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-          MPI_Status* status, std::uint64_t fresh_bytes);
+          MPI_Status* status, FreshLook fresh);
 void irecv(Call& c, void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-           MPI_Request* request, std::uint64_t fresh_bytes);
+           MPI_Request* request, FreshLook fresh);
 void recv_init(Call& c, void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                MPI_Request* request);
 void sendrecv(Call& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
               int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-              int recvtag, MPI_Comm comm, MPI_Status* status, std::uint64_t fresh_bytes);
+              int recvtag, MPI_Comm comm, MPI_Status* status, FreshLook fresh);
 void sendrecv_replace(Call& c, void* buf, int count, MPI_Datatype type, int dest, int sendtag,
-                      int source, int recvtag, MPI_Comm comm, MPI_Status* status,
-                      std::uint64_t fresh_bytes);
+                      int source, int recvtag, MPI_Comm comm, MPI_Status* status, FreshLook fresh);
 void probe(Call& c, int source, int tag, MPI_Comm comm, MPI_Status* status);
 void iprobe(Call& c, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
 void mprobe(Call& c, int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
 void improbe(Call& c, int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
              MPI_Status* status);
 void mrecv(Call& c, void* buf, int count, MPI_Datatype type, MPI_Message* message,
-           MPI_Status* status, MPI_Message message_before, std::uint64_t fresh_bytes);
+           MPI_Status* status, MPI_Message message_before, FreshLook fresh);
 void imrecv(Call& c, void* buf, int count, MPI_Datatype type, MPI_Message* message,
-            MPI_Request* request, MPI_Message message_before, std::uint64_t fresh_bytes);
+            MPI_Request* request, MPI_Message message_before, FreshLook fresh);
 
 // Requests.
 void start(Call& c, MPI_Request* request, MPI_Request before);

@@ -565,36 +565,42 @@ const MPI_Request* snapshot_requests(const MPI_Request* requests, int n) {
   return copy;
 }
 
-std::uint64_t fresh_bytes(const void* buf, int count, MPI_Datatype type) {
+FreshLook fresh_bytes(const void* buf, int count, MPI_Datatype type) {
   const Settings& settings = recorder().settings();
   if (settings.fresh_min_bytes == 0 || buf == nullptr || buf == MPI_BOTTOM || buf == MPI_IN_PLACE ||
       count <= 0 || type == MPI_DATATYPE_NULL)
-    return 0;
+    return {};
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || extent < 0 ||
       true_extent <= 0)
-    return 0;
+    return {};
   // The bytes the receive may write: (count - 1) extents and the last element's true extent.
   std::uint64_t span = 0;
   if (__builtin_mul_overflow(static_cast<std::uint64_t>(count - 1),
                              static_cast<std::uint64_t>(extent), &span) ||
       __builtin_add_overflow(span, static_cast<std::uint64_t>(true_extent), &span) ||
       span < settings.fresh_min_bytes || span > (std::uint64_t{1} << 47))
-    return 0;
+    return {};
   const std::uintptr_t page = settings.page_bytes;
   const std::uintptr_t first =
       reinterpret_cast<std::uintptr_t>(buf) + static_cast<std::uintptr_t>(true_lb);
   const std::uintptr_t begin = first & ~(page - 1);
   const std::uintptr_t end = (first + span + page - 1) & ~(page - 1);
+  const std::int64_t look_start = now_ticks();
   thread_local std::vector<unsigned char> resident;
   resident.resize((end - begin) / page);
-  // A buffer not all mapped (ENOMEM) is the library's to report: nothing is counted.
-  if (::mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return 0;
-  std::uint64_t fresh_pages = 0;
-  for (unsigned char r : resident)
-    fresh_pages += (r & 1) == 0 ? 1 : 0;
-  return fresh_pages * page;
+  FreshLook look;
+  // A buffer not all mapped (ENOMEM) is the library's to report: no page is counted.
+  if (::mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) == 0) {
+    std::uint64_t fresh_pages = 0;
+    for (unsigned char r : resident)
+      fresh_pages += (r & 1) == 0 ? 1 : 0;
+    look.bytes = fresh_pages * page;
+  }
+  // At least one tick: the event then says that the tracer looked (nothing fresh, or some).
+  look.ticks = std::max<std::int64_t>(1, now_ticks() - look_start);
+  return look;
 }
 
 void* fortran_buffer(void* f_buffer) {

@@ -38,14 +38,16 @@ class TraceBuilder {
                      std::int32_t tag = 0, std::uint32_t function = trace::fn::Send) {
     return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
   }
-  /// `fresh_bytes`: of the buffer in pages never touched (trace::Event::fresh_bytes).
+  /// `fresh_bytes`: of the buffer in pages never touched, `look_ticks`: the tracer's look at it
+  /// (trace::Event::fresh_bytes, fresh_look_ticks).
   TraceBuilder& recv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,
-                     std::int32_t tag = 0, std::uint64_t fresh_bytes = 0) {
+                     std::int32_t tag = 0, std::uint64_t fresh_bytes = 0,
+                     std::int64_t look_ticks = 0) {
     return call(rank, trace::fn::Recv, [&](trace::Event& e) {
       p2p(e, source, bytes, tag);
       e.set(trace::kCompletions);
       e.completions.push_back({0, -1, source, tag, bytes, false});
-      fresh(e, fresh_bytes);
+      fresh(e, fresh_bytes, look_ticks);
     });
   }
   /// Returns the request id.
@@ -199,10 +201,11 @@ class TraceBuilder {
   }
 
  private:
-  static void fresh(trace::Event& e, std::uint64_t fresh_bytes) {
-    if (fresh_bytes == 0) return;
+  static void fresh(trace::Event& e, std::uint64_t fresh_bytes, std::int64_t look_ticks = 0) {
+    if (fresh_bytes == 0 && look_ticks == 0) return;
     e.set(trace::kFreshBytes);
     e.fresh_bytes = fresh_bytes;
+    e.fresh_look_ticks = look_ticks;
   }
   static void p2p(trace::Event& e, std::int32_t peer, std::uint64_t bytes, std::int32_t tag) {
     e.fields |= trace::kPeer | trace::kTag | trace::kComm | trace::kBytes | trace::kCount;

@@ -489,6 +489,25 @@ TEST(SimGolden, AReceiveIntoMemoryNeverTouchedPaysItsPageFaults) {
   EXPECT_EQ(two_nodes.fresh_memory(0, 1, kFresh), Picoseconds{8192 * 4000});
 }
 
+// The tracer's look at a receive buffer (before the call) is its own time, not the program's: a
+// rank that computed 3 us and whose tracer looked for 1 us of that replays as one that computed
+// 2 us.
+TEST(SimGolden, TheTracersLookAtAReceiveBufferIsKeptOutOfTheComputation) {
+  Picoseconds ends[2][2] = {};
+  for (int looked = 0; looked < 2; ++looked) {
+    TraceBuilder b(2);
+    b.compute(0, 2'000'000_ps).send(0, 1, 100000);
+    b.compute(1, looked ? 3'000'000_ps : 2'000'000_ps)
+        .recv(1, 0, 100000, 0, 0, looked ? 1'000'000 : 0);
+    const auto run = simulate(b.write(looked ? "look" : "no-look"), link(), "loggps");
+    ends[looked][0] = rank_end(run, 0);
+    ends[looked][1] = rank_end(run, 1);
+  }
+  EXPECT_EQ(ends[1][0], ends[0][0]);
+  EXPECT_EQ(ends[1][1], ends[0][1]);
+  EXPECT_GT(ends[1][1], 2'000'000_ps);
+}
+
 // MPI_Init_thread starts a rank like MPI_Init (one call semantics: trace-check always took it
 // so, the replay refused such traces with "before MPI_Init").
 TEST(SimGolden, InitThreadStartsARankLikeInit) {

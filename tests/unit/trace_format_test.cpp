@@ -67,6 +67,7 @@ Event full_event() {
   e.site_module = 3;
   e.site_offset = 0x7f12'3456'789aULL;
   e.fresh_bytes = 3ULL << 20;
+  e.fresh_look_ticks = 1400;
   return e;
 }
 
