@@ -1,6 +1,7 @@
 #include "report/trace_report.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -221,6 +222,18 @@ std::string trace_summary_text(const trace::TraceSummary& s, std::size_t max_ran
   if (s.per_rank.size() > max_rank_rows)
     out += fmt::format("(first {} of {} ranks shown; --json has all)\n", max_rank_rows,
                        s.per_rank.size());
+  std::uint64_t looked = 0, fresh = 0, fresh_bytes = 0;
+  for (const auto& r : s.per_rank) {
+    looked += r.looked_receives;
+    fresh += r.fresh_receives;
+    fresh_bytes =
+        r.fresh_bytes > UINT64_MAX - fresh_bytes ? UINT64_MAX : fresh_bytes + r.fresh_bytes;
+  }
+  if (fresh > 0)
+    out += fmt::format(
+        "receives into memory never touched: {} of the {} the tracer looked at, {} in such pages "
+        "(their page faults: simulate charges the profile's fresh_memory_us_per_byte)\n",
+        fresh, looked, bytes_text(fresh_bytes));
   for (const auto& r : s.per_rank)
     if (!r.error.empty()) out += fmt::format("rank {}: read up to damage: {}\n", r.rank, r.error);
 
@@ -290,6 +303,9 @@ nlohmann::json trace_summary_json(const trace::TraceSummary& s) {
                         {"events", r.events},
                         {"poll_runs", r.poll_runs},
                         {"polls", r.polls},
+                        {"looked_receives", r.looked_receives},
+                        {"fresh_receives", r.fresh_receives},
+                        {"fresh_bytes", r.fresh_bytes},
                         {"functions", f},
                         {"error", r.error}});
   }

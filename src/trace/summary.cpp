@@ -97,6 +97,7 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
     std::int64_t window_start = 0, window_end = 0, last_end = 0;
     bool have_start = false, have_end = false;
     std::int64_t mpi_ticks = 0;
+    std::int64_t look_ticks = 0;  // the tracer's looks at receive buffers: its own time
     std::uint64_t recorded = 0;
     auto seconds = [&](std::int64_t ticks) { return clock.duration_ns(ticks) * 1e-9; };
     for (;;) {
@@ -155,6 +156,12 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
       }
       const std::int64_t duration = e.end_tick - e.start_tick;
       mpi_ticks += duration;
+      if (e.has(kFreshBytes)) {
+        ++rs.looked_receives;
+        look_ticks += e.fresh_look_ticks;
+        if (e.fresh_bytes > 0) ++rs.fresh_receives;
+        add_bytes(rs.fresh_bytes, e.fresh_bytes);
+      }
       auto& f = rs.functions[e.function];
       ++f.calls;
       add_bytes(f.bytes, e.bytes);
@@ -212,8 +219,8 @@ TraceSummary summarize(const TraceReader& trace, std::size_t largest_messages) {
     if (!have_start) window_start = 0;
     rs.window_seconds = seconds(window_end - window_start);
     rs.mpi_seconds = seconds(mpi_ticks);
-    rs.tracer_overhead_seconds =
-        seconds(static_cast<std::int64_t>(overhead_ticks * static_cast<double>(recorded)));
+    rs.tracer_overhead_seconds = seconds(
+        static_cast<std::int64_t>(overhead_ticks * static_cast<double>(recorded)) + look_ticks);
     rs.tracer_ns_per_event = overhead_ticks * clock.ns_per_tick();
     rs.computation_seconds =
         std::max(0.0, rs.window_seconds - rs.mpi_seconds - rs.tracer_overhead_seconds);

@@ -34,6 +34,11 @@ struct RankSummary {
   std::uint64_t events = 0;
   std::uint64_t poll_runs = 0;
   std::uint64_t polls = 0;  ///< failed Test/Iprobe calls folded into the runs
+  /// Receives whose buffer the tracer looked at (Event::fresh_bytes), those with pages never
+  /// touched, and those pages' bytes.
+  std::uint64_t looked_receives = 0;
+  std::uint64_t fresh_receives = 0;
+  std::uint64_t fresh_bytes = 0;
   std::map<std::uint32_t, FunctionTotals> functions;
   std::string error;  ///< why the rank's data could not be read to its end (TraceError)
 };

@@ -410,6 +410,15 @@ TEST_F(TraceTest, ReceivesIntoMemoryNeverTouchedCarryItsBytes) {
   EXPECT_THAT(receives, ::testing::ElementsAre(" MPI_Recv 262144", " MPI_Recv -", " MPI_Irecv -",
                                                " MPI_Sendrecv 262144", " MPI_Recv -"))
       << dump.out;
+  // The summary counts them: rank 1 looked at 4 receives (not the 16 KiB one), 2 fresh; rank 0
+  // at its MPI_Sendrecv's receive.
+  const auto s = summary();
+  EXPECT_EQ(s["per_rank"][1]["looked_receives"], 4);
+  EXPECT_EQ(s["per_rank"][1]["fresh_receives"], 2);
+  EXPECT_EQ(s["per_rank"][1]["fresh_bytes"], 2 * 262144);
+  EXPECT_EQ(s["per_rank"][0]["looked_receives"], 1);
+  EXPECT_EQ(s["per_rank"][0]["fresh_receives"], 0);
+  EXPECT_THAT(o.out, HasSubstr("receives into memory never touched: 2 of the 5"));
   // Rank 0 received into its own (touched) buffer only.
   const Outcome dump0 = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "0"});
   EXPECT_THAT(dump0.out, ::testing::Not(HasSubstr("fresh_bytes")));
