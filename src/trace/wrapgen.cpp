@@ -192,12 +192,13 @@ const std::map<std::string, ReceiveBuffer> kReceiveBuffer = {
     {"mrecv", {"buf", "count", "type"}},
     {"imrecv", {"buf", "count", "type"}}};
 
-/// The local holding a receive's fresh bytes, computed from names with `prefix` (C: none,
+/// The local holding the look at a receive's buffer, computed from names with `prefix` (C: none,
 /// Fortran: the converted c_ values), or nothing for other patterns.
-std::string fresh_bytes_local(const Function& f, const std::string& prefix) {
+std::string receive_buffer_look_local(const Function& f, const std::string& prefix) {
   const auto it = kReceiveBuffer.find(f.pattern);
   if (it == kReceiveBuffer.end()) return "";
-  return "  const commgauge::tracer::FreshLook cg_fresh_bytes = commgauge::tracer::fresh_bytes(" +
+  return "  const commgauge::tracer::FreshLook cg_buffer_look = "
+         "commgauge::tracer::look_at_receive_buffer(" +
          prefix + it->second.buffer + ", " + prefix + it->second.count + ", " + prefix +
          it->second.datatype + ");\n";
 }
@@ -209,7 +210,7 @@ std::vector<std::string> extras(const Function& f) {
   if (kRequestArrayBefore.count(f.pattern)) e.push_back("cg_requests_before");
   if (f.pattern == "mrecv" || f.pattern == "imrecv") e.push_back("cg_message_before");
   if (f.pattern == "comm_free") e.push_back("cg_comm_before");
-  if (kReceiveBuffer.count(f.pattern)) e.push_back("cg_fresh_bytes");
+  if (kReceiveBuffer.count(f.pattern)) e.push_back("cg_buffer_look");
   return e;
 }
 
@@ -262,7 +263,7 @@ void write_c_modeled(const Function& f, std::ostream& out) {
   if (f.pattern == "mrecv" || f.pattern == "imrecv")
     out << "  const MPI_Message cg_message_before = *message;\n";
   if (f.pattern == "comm_free") out << "  const MPI_Comm cg_comm_before = *comm;\n";
-  out << fresh_bytes_local(f, "");
+  out << receive_buffer_look_local(f, "");
   out << "  call.begin();\n  const int rc = PMPI_" << f.name << "(" << join_names(f) << ");\n"
       << "  call.finish(rc);\n  commgauge::tracer::hooks::" << f.pattern << "(call";
   for (const Param& p : f.params)
@@ -466,7 +467,7 @@ void write_fortran(const std::vector<Function>& fs, std::ostream& out) {
       out << "  commgauge::tracer::Call call(" << f.id << ", commgauge::tracer::Lang::fortran"
           << (kPoll.count(f.pattern) ? ", commgauge::tracer::kPollCall" : "") << ");\n"
           << "  call.set_site(__builtin_return_address(0));\n"
-          << pre << fresh_bytes_local(f, "c_") << "  call.begin();\n  real(";
+          << pre << receive_buffer_look_local(f, "c_") << "  call.begin();\n  real(";
       for (const std::string& a : call_args)
         out << a << ", ";
       out << "ierr";

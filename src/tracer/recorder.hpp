@@ -62,8 +62,8 @@ struct Settings {
   bool cpu_time = false;         ///< COMMGAUGE_TRACE_CPU=1: thread CPU time at each event
   bool force_monotonic = false;  ///< COMMGAUGE_TRACE_CLOCK=monotonic
   /// COMMGAUGE_TRACE_FRESH_MIN_BYTES: receive buffers at least this large are looked at for
-  /// pages never touched (hooks.hpp fresh_bytes); 0: none. A look is one mincore system call
-  /// (1.4-1.9 us on a 2-core VM), next to a receive of 64 KiB that lasts 6 us or more there.
+  /// pages never touched (hooks.hpp look_at_receive_buffer); 0: none. A look is one mincore system
+  /// call (1.4-1.9 us on a 2-core VM), next to a receive of 64 KiB that lasts 6 us or more there.
   std::uint64_t fresh_min_bytes = 65536;
   std::uint64_t page_bytes = 4096;  ///< sysconf(_SC_PAGESIZE)
 };
