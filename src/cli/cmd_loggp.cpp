@@ -44,6 +44,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
     std::optional<double> delay;
     bool no_refine = false;
     bool no_calibrate = false;
+    bool no_streams = false;
     std::string json, csv, plot, tables_csv;
   };
   auto f = std::make_shared<Flags>();
@@ -122,6 +123,10 @@ void add_loggp_command(CLI::App& app, Action& action) {
                 "report the seeds' estimators only, without the calibrated set fitted to all four "
                 "PRTT curves")
       ->group(g);
+  cmd->add_flag("--no-streams", f->no_streams,
+                "measure no streams of nonblocking sends: a rendezvous range keeps the calibrated "
+                "g, G and O_r, which its PRTTs cannot tell apart")
+      ->group(g);
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context's timer figures")
       ->capture_default_str()
       ->group(g);
@@ -150,6 +155,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
       }
       lo.refine = !f->no_refine;
       lo.calibrate = !f->no_calibrate;
+      lo.streams = !f->no_streams;
       (void)detector;
       apply_loggp_budget(*cmd, lo, f->max_bytes, measure::LoggpOptions{});
       lo.validate();

@@ -190,6 +190,7 @@ void add_profile_command(CLI::App& app, Action& action) {
     std::string link_label;
     measure::TimerOptions timer;
     std::uint64_t latency_trials = 2000;
+    bool no_streams = false;
   };
   auto f = std::make_shared<Flags>();
   f->timer.trials = std::uint64_t{1} << 22;
@@ -215,6 +216,9 @@ void add_profile_command(CLI::App& app, Action& action) {
                   "network namespaces, with --link-label)")
       ->capture_default_str();
   cmd->add_option("--link-label", f->link_label, "what the link is, e.g. \"veth, tbf 200 Mbit/s\"");
+  cmd->add_flag("--no-streams", f->no_streams,
+                "loggp measures no streams of nonblocking sends: a rendezvous range keeps the "
+                "calibrated g, G and O_r, which its PRTTs cannot tell apart");
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs (seed 002 §3.1)")
       ->capture_default_str();
   cmd->callback([&action, f, cmd] {
@@ -240,6 +244,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       if (std::filesystem::is_regular_file(f->output)) prof = profile::read_profile(f->output);
       const net::TransportOptions topts = f->transport.resolve();
       lay_out_heldout(lo, topts.kind == "mpi");
+      lo.streams = !f->no_streams;
       // The budgets the user named none of follow the sweep: those of a default profile over the
       // same transport, scaled to what this one's first rounds move.
       measure::LoggpOptions reference;
@@ -351,6 +356,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                     {"rounds", loggp->rounds},
                     {"trust", report::trust_json(trust)}};
         if (!loggp->exchanges.empty()) lc.loggp["exchanges"] = report::loggp_exchanges_json(*loggp);
+        if (!loggp->streams.empty()) lc.loggp["streams"] = report::loggp_streams_json(*loggp);
         lc.distrust = trust.reasons;
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";

@@ -114,7 +114,8 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"heldout_sizes", o.heldout_sizes},
        {"heldout_collective_sizes", o.heldout_collective_sizes},
        {"heldout_exchange_sizes", o.heldout_exchange_sizes},
-       {"crossing_exchanges", o.crossing_exchanges}};
+       {"crossing_exchanges", o.crossing_exchanges},
+       {"streams", o.streams}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -142,6 +143,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.heldout_collective_sizes = j.value("heldout_collective_sizes", std::vector<std::uint64_t>{});
   o.heldout_exchange_sizes = j.value("heldout_exchange_sizes", std::vector<std::uint64_t>{});
   o.crossing_exchanges = j.value("crossing_exchanges", true);
+  o.streams = j.value("streams", true);
 }
 
 namespace {
@@ -168,6 +170,9 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
     if (runs_calls(s.kind)) {
       c.messages += 2 * r * s.n;  // over the pair: s bytes each way per call
       c.bytes += r * s.n * 2 * static_cast<double>(s.bytes);
+    } else if (s.kind == PrttKind::stream) {
+      c.messages += r * (s.n + 1.0);  // the stream and the 1-byte reply
+      c.bytes += r * (s.n * static_cast<double>(s.bytes) + 1);
     } else if (s.kind == PrttKind::late_receiver) {
       c.messages += 3 * r;  // the message, the 1-byte reply, the reported duration
       c.bytes += r * (static_cast<double>(s.bytes) + 9);
@@ -261,13 +266,23 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
           PrttSpec{PrttKind::server_delay, n, p.bytes, p.delay_us}};
 }
 
+// Repetitions of a side cell per round (its value: their median). A stream is four messages
+// already; one per round keeps its traffic to what a size's PRTT(1,0,s) cells move.
+std::uint32_t side_reps(const CellSeries& h) {
+  return h.kind == PrttKind::stream ? 1 : kSingleReps;
+}
+
 PrttSpec heldout_spec(const CellSeries& h) {
-  return {h.kind, runs_calls(h.kind) ? kHeldOutCollectiveCalls : 1, h.bytes, 0};
+  const std::uint32_t n = runs_calls(h.kind)           ? kHeldOutCollectiveCalls
+                          : h.kind == PrttKind::stream ? kStreamMessages
+                                                       : 1;
+  return {h.kind, n, h.bytes, 0};
 }
 
 Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_t>& which,
                 std::uint32_t n, std::span<const CellSeries> heldout = {},
-                std::span<const CellSeries> exchanges = {}) {
+                std::span<const CellSeries> exchanges = {},
+                std::span<const CellSeries> streams = {}) {
   std::vector<PrttSpec> plan;
   for (std::size_t i : which) {
     for (const auto& s : specs_of(pts[i], n))
@@ -275,9 +290,9 @@ Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_
     for (std::uint32_t k = 1; k < kSingleReps; ++k)
       plan.push_back(specs_of(pts[i], n)[0]);
   }
-  for (const auto side : {heldout, exchanges}) {
+  for (const auto side : {heldout, exchanges, streams}) {
     for (const auto& h : side) {
-      for (std::uint32_t k = 0; k < kSingleReps; ++k)
+      for (std::uint32_t k = 0; k < side_reps(h); ++k)
         plan.push_back(heldout_spec(h));
     }
   }
@@ -285,8 +300,8 @@ Cost round_cost(const std::vector<LoggpPoint>& pts, const std::vector<std::size_
 }
 
 // One round over the listed points: their four PRTTs each, all cells in a fresh random order;
-// with `side`, also one cell per series there (kind 4: the held-out cells, never fitted, and
-// the exchanges o_x is fitted to).
+// with `side`, also one cell per series there (kind 4: the held-out cells, never fitted, the
+// exchanges o_x is fitted to and the streams G_st is).
 void measure_round(Session& session, std::vector<LoggpPoint>& pts,
                    const std::vector<std::size_t>& which,
                    const std::vector<CellSeries*>* side = nullptr) {
@@ -308,7 +323,7 @@ void measure_round(Session& session, std::vector<LoggpPoint>& pts,
   std::vector<std::uint32_t> reps;
   for (auto [i, k] : cells) {
     plan.push_back(k == kHeldOut ? heldout_spec(*(*side)[i]) : specs_of(pts[i], n)[k]);
-    reps.push_back(k == 0 || k == kHeldOut ? kSingleReps : 1);
+    reps.push_back(k == kHeldOut ? side_reps(*(*side)[i]) : k == 0 ? kSingleReps : 1);
   }
   std::vector<double> value(cells.size());
   for (std::size_t a = 0; a < cells.size();) {
@@ -390,7 +405,7 @@ void run_rounds(Session& session, std::vector<LoggpPoint>& pts, LoggpResult& r) 
   std::vector<Cost> extra(pts.size());
   Cost share;
   std::vector<CellSeries*> side;
-  for (auto* v : {&r.heldout, &r.exchanges}) {
+  for (auto* v : {&r.heldout, &r.exchanges, &r.streams}) {
     for (auto& h : *v)
       side.push_back(&h);
   }
@@ -1440,8 +1455,8 @@ void scan_for_handshakes(Session& session, LoggpResult& r) {
   }
 }
 
-// The cells a run measures: the sweep's points, the held-out series and the exchanges o_x is
-// fitted to.
+// The cells a run measures: the sweep's points, the held-out series, the exchanges o_x is
+// fitted to and the streams G_st is.
 void lay_out_cells(const LoggpOptions& o, LoggpResult& r) {
   for (std::uint64_t s : o.sweep_sizes()) {
     LoggpPoint p;
@@ -1465,6 +1480,10 @@ void lay_out_cells(const LoggpOptions& o, LoggpResult& r) {
         r.exchanges.push_back({PrttKind::exchange, s, {}});
     }
   }
+  if (o.streams) {
+    for (std::uint64_t s : o.sweep_sizes())
+      r.streams.push_back({PrttKind::stream, s, {}});
+  }
 }
 
 // What the first min_rounds rounds of r's cells move, with the pilot and the warm-up.
@@ -1472,7 +1491,7 @@ Traffic first_rounds_of(const LoggpResult& r, const LoggpOptions& o) {
   std::vector<std::size_t> all(r.points.size());
   for (std::size_t i = 0; i < all.size(); ++i)
     all[i] = i;
-  const Cost one = round_cost(r.points, all, o.n, r.heldout, r.exchanges);
+  const Cost one = round_cost(r.points, all, o.n, r.heldout, r.exchanges, r.streams);
   const double rounds = o.min_rounds + 1.5;  // the pilot and the warm-up
   return {one.messages * rounds, one.bytes * rounds};
 }

@@ -69,6 +69,9 @@ struct LoggpOptions {
   /// Exchanges to fit o_x and O_x to (LinkRange::crossing_recv_us): a cell per sweep size that
   /// is not a held-out exchange size, in each of the first min_rounds rounds.
   bool crossing_exchanges = true;
+  /// Streams to fit G_st to (LinkRange::stream_gap_per_byte_us): a cell per sweep size of
+  /// kStreamMessages nonblocking sends (PrttKind::stream), in each of the first min_rounds rounds.
+  bool streams = true;
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.
@@ -264,11 +267,28 @@ struct CalibratedSet {
   std::vector<Crossing> crossing;
   /// The model's exchange at each of LoggpResult::exchanges' sizes, with the fitted o_x.
   std::vector<double> exchange_model_us;
+  /// The gap of each rendezvous range fitted to its streams (fit_stream_gap; elsewhere
+  /// PRTT(n,0,s) shows the gap itself: eq. (7)): G_st's 95 % interval from resampled rounds;
+  /// sizes: the range's stream sizes; slow: of them, how many the calibrated set put outside
+  /// their measured median's 95 % interval (fitted only where at least half were, and the
+  /// range's PRTTs stay within a percentage point of their worst miss before).
+  struct StreamGap {
+    Interval interval;
+    std::size_t sizes = 0, slow = 0;
+    bool fitted = false;  ///< g, G, O_r and G_st of the range come from its streams
+    /// Where the streams' gap was refused: the range's worst PRTT miss (a fraction) with the
+    /// calibrated values and with the gap (0: not refused).
+    double prtt_miss_before = 0, prtt_miss_after = 0;
+  };
+  std::vector<StreamGap> stream_gap;
+  /// The model's stream at each of LoggpResult::streams' sizes, with the fitted G_st.
+  std::vector<double> stream_model_us;
 };
 
 /// A cell measured beside the sweep's PRTTs (held out, or the exchanges o_x is fitted to), its
 /// value in each round it joined: a ping-pong's one-way time (kind client_delay: PRTT(1,0,s) /
-/// 2), one collective call (kind allreduce, alltoall), or one exchange (kind exchange).
+/// 2), one collective call (kind allreduce, alltoall), one exchange (kind exchange), or a whole
+/// stream of kStreamMessages sends and the 1-byte reply (kind stream).
 struct CellSeries {
   PrttKind kind = PrttKind::client_delay;
   std::uint64_t bytes = 0;
@@ -281,6 +301,8 @@ struct LoggpResult {
   std::vector<CellSeries> heldout;
   /// The exchanges o_x is fitted to (LoggpOptions::crossing_exchanges), one per size.
   std::vector<CellSeries> exchanges;
+  /// The streams G_st is fitted to (LoggpOptions::streams), one per size: the round's time.
+  std::vector<CellSeries> streams;
   std::vector<LoggpRange> ranges;
   std::vector<std::size_t> changes;   ///< indices into points where a range starts
   std::vector<LoggpSwitch> switches;  ///< one per change, same order

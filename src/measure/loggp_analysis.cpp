@@ -1306,13 +1306,13 @@ std::vector<model::PrttCurvePoint> fit_points(const std::vector<LoggpPoint>& all
   return pts;
 }
 
-// The exchange cells (PrttKind::exchange, as measured) of these sizes for `link`, on the virtual
+// The model's cell of `kind` (n calls or messages) at each size for `link`, on the virtual
 // network, which keeps the cost convention exactly; the plan protocol runs as over a real link.
-std::vector<double> model_exchanges_us(const model::LinkParams& link,
-                                       const std::vector<std::uint64_t>& sizes) {
+std::vector<double> model_cells_us(const model::LinkParams& link, PrttKind kind, std::uint32_t n,
+                                   const std::vector<std::uint64_t>& sizes) {
   std::vector<PrttSpec> plan;
   for (std::uint64_t s : sizes)
-    plan.push_back({PrttKind::exchange, kHeldOutCollectiveCalls, s, 0});
+    plan.push_back({kind, n, s, 0});
   std::vector<double> out(sizes.size());
   net::VirtualNetwork vn(link);
   vn.run([&](net::Transport& t) {
@@ -1326,6 +1326,31 @@ std::vector<double> model_exchanges_us(const model::LinkParams& link,
     finish_prtt(t);
   });
   return out;
+}
+
+std::vector<double> model_exchanges_us(const model::LinkParams& link,
+                                       const std::vector<std::uint64_t>& sizes) {
+  return model_cells_us(link, PrttKind::exchange, kHeldOutCollectiveCalls, sizes);
+}
+
+std::vector<double> model_streams_us(const model::LinkParams& link,
+                                     const std::vector<std::uint64_t>& sizes) {
+  return model_cells_us(link, PrttKind::stream, kStreamMessages, sizes);
+}
+
+// Each cell's median over its rounds drawn again with replacement (cells of fewer than three
+// rounds keep what `out` holds), for the intervals of what is fitted to them.
+void resample_medians(const std::vector<CellSeries>& cells, std::mt19937_64& rng,
+                      std::vector<double>& draw, std::vector<double>& out) {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& rounds = cells[i].rounds_us;
+    if (rounds.size() < 3) continue;
+    draw.resize(rounds.size());
+    std::uniform_int_distribution<std::size_t> pick(0, rounds.size() - 1);
+    for (auto& v : draw)
+      v = rounds[pick(rng)];
+    out[i] = stats::median(draw);
+  }
 }
 
 // o_x + kO_x per range from the exchanges (LoggpResult::exchanges). What the crossing must add
@@ -1422,15 +1447,7 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   std::vector<std::vector<double>> samples(link.ranges.size()), slopes(link.ranges.size());
   std::vector<double> resampled(r.exchanges.size()), draw;
   for (std::uint32_t b = 0; b < resamples; ++b) {
-    for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
-      const auto& rounds = r.exchanges[i].rounds_us;
-      if (rounds.size() < 3) continue;
-      draw.resize(rounds.size());
-      std::uniform_int_distribution<std::size_t> pick(0, rounds.size() - 1);
-      for (auto& v : draw)
-        v = rounds[pick(rng)];
-      resampled[i] = stats::median(draw);
-    }
+    resample_medians(r.exchanges, rng, draw, resampled);
     for (std::size_t k = 0; k < link.ranges.size(); ++k) {
       if (of_range[k].empty()) continue;
       const CrossingCost x = needed(k, resampled);
@@ -1444,6 +1461,148 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
       c.crossing[k].interval = percentile_interval(samples[k]);
       c.crossing[k].per_byte_interval = percentile_interval(slopes[k]);
     }
+  }
+}
+
+// The gap of each rendezvous range from the streams (LoggpResult::streams). Every PRTT of a
+// rendezvous range waits for its hand-shake before each message: g is hidden there, and G and
+// O_r enter only as their sum (the calibration reports them not identifiable). In a stream each
+// message after the first waits for the gap instead, so the measured stream exceeds the model's
+// by n - 1 times what the gap lacks: per size the gap that closes the difference, a line g +
+// kP through those (non-negative, weighted least squares on the relative error, as o_x + kO_x),
+// then P is G where it is at most G + O_r (O_r keeps the rest: every PRTT unchanged) and G +
+// O_r + G_st where it is more (G_st: the gap's per-byte part beyond the transfer's). The model
+// is evaluated again with the new gap and the rest added, up to six times (where something
+// else ends the stream the gap shows only in part). Kept only where the model before missed at
+// least half of the range's streams (outside the measured median's distribution-free 95 %
+// interval): a range whose streams the calibrated set already reproduces keeps its values.
+// Intervals: the same from the rounds resampled, the model's streams held.
+void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
+  CalibratedSet& c = r.calibrated;
+  model::LinkParams& link = c.link;
+  const std::size_t ranges = link.ranges.size();
+  // Each range's worst PRTT miss over its fitted points: the streams' gap must leave it.
+  const auto curves = curve_points(r.points, n);
+  const auto read = read_by_fits(r.points);
+  const auto prtt_miss = [&] {
+    std::vector<double> worst(ranges, 0);
+    const auto e = model::evaluate(link, curves);
+    for (std::size_t i = 0; i < curves.size(); ++i) {
+      if (!read[i]) continue;
+      double& w = worst[link.range_index(curves[i].bytes)];
+      for (double d : e.deviation[i])
+        w = std::max(w, std::abs(d));
+    }
+    return worst;
+  };
+  const std::vector<double> miss_before = prtt_miss();
+  const model::LinkParams calibrated = link;
+  c.stream_gap.assign(ranges, {});
+  std::vector<std::uint64_t> sizes;
+  std::vector<double> measured(r.streams.size());
+  std::vector<std::vector<std::size_t>> of_range(ranges);
+  for (std::size_t i = 0; i < r.streams.size(); ++i) {
+    sizes.push_back(r.streams[i].bytes);
+    const auto& rounds = r.streams[i].rounds_us;
+    if (rounds.size() < 3) continue;
+    measured[i] = stats::median(rounds);
+    const std::size_t k = link.range_index(r.streams[i].bytes);
+    // Where PRTT(n,0,s) shows the gap, eq. (7) has it.
+    const bool gap_shown = k < r.ranges.size() && r.ranges[k].g_identifiable;
+    if (link.ranges[k].rendezvous && !gap_shown) of_range[k].push_back(i);
+  }
+  std::vector<double> modelled = model_streams_us(link, sizes);
+  std::vector<bool> kept(ranges, false);
+  std::vector<double> wire(ranges, 0);  // G + O_r: what every PRTT sees
+  for (std::size_t k = 0; k < ranges; ++k) {
+    auto& range = link.ranges[k];
+    range.stream_gap_per_byte_us = 0;
+    wire[k] = range.gap_per_byte_us + range.recv_overhead_per_byte_us;
+    c.stream_gap[k].sizes = of_range[k].size();
+    for (std::size_t i : of_range[k]) {
+      const stats::MedianInterval m = stats::median_interval(r.streams[i].rounds_us);
+      if (modelled[i] < m.lower || modelled[i] > m.upper) ++c.stream_gap[k].slow;
+    }
+    kept[k] = !of_range[k].empty() && 2 * c.stream_gap[k].slow >= of_range[k].size();
+  }
+  const double later = kStreamMessages - 1.0;  // messages that wait for a gap
+  const auto gap_us = [](const model::LinkRange& range, std::uint64_t bytes) {
+    const double k = static_cast<double>(bytes);
+    return range.gap_us + (k - 1) * range.gap_per_byte_us + k * range.stream_gap_per_byte_us;
+  };
+  // Range k's gap (g, per byte) as `values` (measured or resampled streams) need it.
+  const auto needed = [&](std::size_t k, const std::vector<double>& values) {
+    std::vector<double> gap(r.streams.size());
+    for (std::size_t i : of_range[k])
+      gap[i] = gap_us(link.ranges[k], sizes[i]) + (values[i] - modelled[i]) / later;
+    return fit_crossing_cost(of_range[k], sizes, gap, measured, 1e-3);
+  };
+  const auto set = [&](std::size_t k, const CrossingCost& line) {
+    auto& range = link.ranges[k];
+    range.gap_us = line.o_x_us;
+    range.gap_per_byte_us = std::min(line.O_x_us_per_byte, wire[k]);
+    range.recv_overhead_per_byte_us = wire[k] - range.gap_per_byte_us;
+    range.stream_gap_per_byte_us = line.O_x_us_per_byte - range.gap_per_byte_us;
+  };
+  for (int step = 0; step < 6; ++step) {
+    bool moved = false;
+    for (std::size_t k = 0; k < ranges; ++k) {
+      if (!kept[k]) continue;
+      const CrossingCost line = needed(k, measured);
+      const std::uint64_t largest = sizes[of_range[k].back()];
+      const double before = gap_us(link.ranges[k], largest);
+      set(k, line);
+      // A change of less than a nanosecond at the largest stream is none.
+      moved = moved || std::abs(gap_us(link.ranges[k], largest) - before) > 1e-3;
+    }
+    modelled = model_streams_us(link, sizes);
+    if (!moved) break;
+  }
+  // A gap the blocking PRTTs would show is no gap: where it moves the range's PRTTs by more
+  // than a percentage point (the streams take longer than PRTT(n,0,s) lets a gap be, so
+  // something else than the gap slows them), the range keeps its calibrated values.
+  const std::vector<double> miss_after = prtt_miss();
+  bool reverted = false;
+  for (std::size_t k = 0; k < ranges; ++k) {
+    if (!kept[k] || miss_after[k] <= miss_before[k] + 0.01) continue;
+    kept[k] = false;
+    c.stream_gap[k].prtt_miss_before = miss_before[k];
+    c.stream_gap[k].prtt_miss_after = miss_after[k];
+    link.ranges[k] = calibrated.ranges[k];
+    reverted = true;
+  }
+  if (reverted) modelled = model_streams_us(link, sizes);
+  for (std::size_t k = 0; k < ranges; ++k)
+    c.stream_gap[k].fitted = kept[k];
+  c.stream_model_us = modelled;
+  // Intervals: g and G (kParameterNames' 4 and 5), O_r (3) and G_st from the resampled lines.
+  std::mt19937_64 rng(r.seed ^ 0x9e3779b97f4a7c15ULL);
+  std::vector<std::array<std::vector<double>, 4>> samples(ranges);
+  std::vector<double> resampled(r.streams.size()), draw;
+  for (std::uint32_t b = 0; b < resamples; ++b) {
+    resample_medians(r.streams, rng, draw, resampled);
+    for (std::size_t k = 0; k < ranges; ++k) {
+      if (!kept[k]) continue;
+      const CrossingCost line = needed(k, resampled);
+      const double G = std::min(line.O_x_us_per_byte, wire[k]);
+      samples[k][0].push_back(line.o_x_us);
+      samples[k][1].push_back(G);
+      samples[k][2].push_back(wire[k] - G);
+      samples[k][3].push_back(line.O_x_us_per_byte - G);
+    }
+  }
+  for (std::size_t k = 0; k < ranges; ++k) {
+    if (!kept[k]) continue;
+    if (k < c.intervals.size()) {
+      c.intervals[k][4] = percentile_interval(samples[k][0]);
+      c.intervals[k][5] = percentile_interval(samples[k][1]);
+      c.intervals[k][3] = percentile_interval(samples[k][2]);
+    }
+    c.stream_gap[k].interval = percentile_interval(samples[k][3]);
+    // What the streams determine is no longer open.
+    std::erase_if(c.not_identifiable, [k](const CalibratedSet::Open& u) {
+      return u.range == k && (u.parameter == "g" || u.parameter == "G" || u.parameter == "O_r");
+    });
   }
 }
 
@@ -1687,6 +1846,8 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
       c.intervals[k][5] = r.ranges[k].intervals[5];
     }
   }
+  // The gap before the crossing: the exchanges' model runs with the streams' gap.
+  if (!r.streams.empty()) fit_stream_gap(r, o.n, o.bootstrap);
   if (!r.exchanges.empty()) fit_crossing(r, o.bootstrap);
   r.link = c.link;
   r.calibrated_check = check_curves(r.link, r.points, o.n);

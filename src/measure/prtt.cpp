@@ -56,6 +56,16 @@ double run_source(net::Transport& t, const PrttSpec& spec) {
     if (!run_calls(t, spec)) throw InputError("PRTT: this transport has no collectives");
     return (t.now_us() - t0) / spec.n;
   }
+  if (spec.kind == PrttKind::stream) {
+    std::vector<net::Request> out(spec.n);
+    const double t0 = t.now_us();
+    for (auto& request : out)
+      request = t.isend(s);
+    for (auto& request : out)
+      t.wait(request);
+    t.recv(1);
+    return t.now_us() - t0;
+  }
   if (spec.kind == PrttKind::late_receiver) {
     const double t0 = t.now_us();
     t.send(s);
@@ -93,6 +103,15 @@ double run_dest(net::Transport& t, const PrttSpec& spec) {
   if (runs_calls(spec.kind)) {
     t.barrier();
     if (!run_calls(t, spec)) throw TransportError("PRTT: this transport has no collectives");
+    return 0;
+  }
+  if (spec.kind == PrttKind::stream) {
+    std::vector<net::Request> in(spec.n);
+    for (auto& request : in)
+      request = t.irecv(s);
+    for (auto& request : in)
+      t.wait(request);
+    t.send(1);
     return 0;
   }
   if (spec.kind == PrttKind::late_receiver) {
@@ -176,7 +195,7 @@ net::Counters serve_prtt(net::Transport& t) {
       const std::uint64_t word = t.recv_value();
       const auto kind = static_cast<PrttKind>(word & 0xff);
       if (kind != PrttKind::client_delay && kind != PrttKind::server_delay &&
-          kind != PrttKind::late_receiver && !runs_calls(kind)) {
+          kind != PrttKind::late_receiver && kind != PrttKind::stream && !runs_calls(kind)) {
         throw TransportError(fmt::format("PRTT: unknown entry kind {:#x}", word));
       }
       spec.kind = kind;

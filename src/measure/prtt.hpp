@@ -33,6 +33,11 @@
 //   a wait for both (what a 2-rank ring or halo step does); the source's time per exchange. The
 //   LogGP family charges an exchange o_s + o_r + max(0, L - omega + (s-1)G): one one-way time
 //   plus the send overlap omega (LinkParams::send_overlap_us).
+// stream (fitted: LinkRange::stream_gap_per_byte_us; every transport): the source starts n
+//   nonblocking sends of s bytes back to back and waits for them, the dest has its n receives
+//   posted and replies with 1 byte once all arrived; the source's time for the whole round. In
+//   a rendezvous range the blocking PRTTs cannot tell whether the per-byte work on either end
+//   overlaps the next message's transfer (each send waits for its hand-shake); a stream can.
 //
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
 // posts the next entry's first receive as soon as it has sent a reply, as between the
@@ -57,7 +62,11 @@ enum class PrttKind : std::uint8_t {
   allreduce = 3,
   alltoall = 4,
   exchange = 5,
+  stream = 6,
 };
+
+/// Messages of a stream cell (PrttKind::stream).
+inline constexpr std::uint32_t kStreamMessages = 4;
 
 /// The kinds that run n calls after a barrier, timed per call: the held-out collectives and the
 /// exchange.

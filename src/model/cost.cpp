@@ -63,8 +63,9 @@ CostModel::CostModel(const LinkParams& link)
          to_picoseconds(r.control_send_or_default_us()),
          to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
     Range& c = ranges_.back();
+    c.G_st_fs = std::llround(r.stream_gap_per_byte_us * 1e9);
     const std::int64_t largest_fs =
-        std::max({c.O_s_fs, c.O_r_fs, c.G_fs, c.O_x_fs, std::int64_t{1}});
+        std::max({c.O_s_fs, c.O_r_fs, c.G_fs, c.O_x_fs, c.G_st_fs, std::int64_t{1}});
     c.unchecked_up_to_bytes = static_cast<std::uint64_t>((INT64_MAX - 500) / largest_fs);
   }
 }
@@ -87,6 +88,7 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
     c.transfer = Picoseconds{latency_.count() + (n1 * r.G_fs + 500) / 1000};
     c.recv_overhead = Picoseconds{r.o_r.count() + (n * r.O_r_fs + 500) / 1000};
     c.gap = Picoseconds{r.g.count() + (n1 * r.G_fs + 500) / 1000};
+    if (r.G_st_fs != 0) c.gap += Picoseconds{(n * r.G_st_fs + 500) / 1000};
     // Most links have no O_x: a predictable branch instead of a division per message
     // (BM_MessageCost).
     c.crossing_recv =
@@ -95,7 +97,7 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
     c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
     c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);
     c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, bytes);
-    c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes);
+    c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes) + per_byte_ps(bytes, r.G_st_fs, bytes);
     c.crossing_recv = r.o_x + per_byte_ps(bytes, r.O_x_fs, bytes);
   }
   c.latency = latency_;

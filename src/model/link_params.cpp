@@ -82,7 +82,8 @@ void validate(const LinkParams& link, const std::string& where) {
         {"G_us_per_byte", r.gap_per_byte_us},
         {"o_u_us", r.unexpected_recv_us},
         {"o_x_us", r.crossing_recv_us},
-        {"O_x_us_per_byte", r.crossing_recv_per_byte_us}};
+        {"O_x_us_per_byte", r.crossing_recv_per_byte_us},
+        {"G_st_us_per_byte", r.stream_gap_per_byte_us}};
     // Bounded so that every value compiles into the integer clock (model/cost.cpp) exactly.
     constexpr double kLargest = 1e9;  // us, or us per byte: 1000 s
     for (const auto& [name, value] : non_negative) {

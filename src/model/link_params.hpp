@@ -44,6 +44,13 @@ struct LinkRange {
   /// emulated nodes two large transfers that cross cost more than twice one, per byte (both
   /// directions' kernel work shares the cores); 0: a crossing costs o_x at every size.
   double crossing_recv_per_byte_us = 0;
+  /// G_st: what the gap between two messages a rank sends costs per byte beyond G, g + (k-1)G
+  /// + kG_st (commgauge's addition, fitted by loggp to streams of nonblocking sends). In a
+  /// rendezvous range the hand-shake hides the gap from every PRTT: over TCP between emulated
+  /// nodes a stream of 2 MB messages followed each other at the whole one-way slope O_s + G +
+  /// O_r, where the PRTT split let the sender's and receiver's per-byte work overlap the next
+  /// transfer. 0: the gap is g + (k-1)G.
+  double stream_gap_per_byte_us = 0;
   /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "measure/prtt.hpp"
 #include "profile/link_params_json.hpp"
 #include "report/plot.hpp"
 #include "report/text_table.hpp"
@@ -142,16 +143,29 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r) {
   return switches;
 }
 
-nlohmann::json loggp_exchanges_json(const measure::LoggpResult& r) {
-  nlohmann::json exchanges = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.exchanges.size(); ++i) {
-    const auto& e = r.exchanges[i];
-    exchanges.push_back({{"size_bytes", e.bytes}, {"rounds_us", e.rounds_us}});
-    if (!e.rounds_us.empty()) exchanges.back()["median_us"] = stats::median(e.rounds_us);
-    if (i < r.calibrated.exchange_model_us.size())
-      exchanges.back()["model_us"] = r.calibrated.exchange_model_us[i];
+namespace {
+
+// Cells a parameter was fitted to, with the model's value at each.
+nlohmann::json fitted_cells_json(const std::vector<measure::CellSeries>& cells,
+                                 const std::vector<double>& model_us) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& e = cells[i];
+    out.push_back({{"size_bytes", e.bytes}, {"rounds_us", e.rounds_us}});
+    if (!e.rounds_us.empty()) out.back()["median_us"] = stats::median(e.rounds_us);
+    if (i < model_us.size()) out.back()["model_us"] = model_us[i];
   }
-  return exchanges;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json loggp_exchanges_json(const measure::LoggpResult& r) {
+  return fitted_cells_json(r.exchanges, r.calibrated.exchange_model_us);
+}
+
+nlohmann::json loggp_streams_json(const measure::LoggpResult& r) {
+  return fitted_cells_json(r.streams, r.calibrated.stream_model_us);
 }
 
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
@@ -179,8 +193,16 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
         j["ci95"]["O_x_us_per_byte"] = {x.per_byte_interval.lower, x.per_byte_interval.upper};
       }
     }
+    if (k < r.calibrated.stream_gap.size() && r.calibrated.stream_gap[k].sizes > 0) {
+      const auto& st = r.calibrated.stream_gap[k];
+      j["G_st_streams"] = st.sizes;
+      j["G_st_slow"] = st.slow;
+      j["G_st_fitted"] = st.fitted;
+      if (st.interval.known) j["ci95"]["G_st_us_per_byte"] = {st.interval.lower, st.interval.upper};
+    }
   }
   if (!r.exchanges.empty()) doc["exchanges"] = loggp_exchanges_json(r);
+  if (!r.streams.empty()) doc["streams"] = loggp_streams_json(r);
   if (r.calibrated.L_interval.known) {
     doc["L_ci95_us"] = {r.calibrated.L_interval.lower, r.calibrated.L_interval.upper};
   }
@@ -313,7 +335,7 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
             : std::string());
     TextTable t({"protocol", "interval (bytes)", "o_s_us [95 % CI]", "o_r_us [95 % CI]",
                  "o_u_us [95 % CI]", "o_x_us [95 % CI]", "O_x_us/B [95 % CI]", "O_s_us/B",
-                 "O_r_us/B", "g_us", "G_us/B [95 % CI]", "verdict"});
+                 "O_r_us/B", "g_us", "G_us/B [95 % CI]", "G_st_us/B [95 % CI]", "verdict"});
     for (std::size_t k = 0; k < r.ranges.size(); ++k) {
       const auto& p = r.link.ranges[k];
       const auto& in = cal.intervals[k];
@@ -327,7 +349,11 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
                      ? with_ci(p.crossing_recv_per_byte_us, cal.crossing[k].per_byte_interval, 3)
                      : std::string("-"),
                  number(p.send_overhead_per_byte_us, 3), number(p.recv_overhead_per_byte_us, 3),
-                 number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3), r.ranges[k].verdict});
+                 number(p.gap_us, 4), with_ci(p.gap_per_byte_us, in[5], 3),
+                 k < cal.stream_gap.size() && cal.stream_gap[k].fitted
+                     ? with_ci(p.stream_gap_per_byte_us, cal.stream_gap[k].interval, 3)
+                     : std::string("-"),
+                 r.ranges[k].verdict});
     }
     out += render(t, sink, "loggp_calibrated");
     if (!r.exchanges.empty()) {
@@ -336,6 +362,28 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
           "sent to the same peer (an exchange), fitted after the rest to exchanges at {} sizes up "
           "to {} B\n",
           r.exchanges.size(), r.exchanges.back().bytes);
+    }
+    for (std::size_t k = 0; k < cal.stream_gap.size() && k < r.ranges.size(); ++k) {
+      const auto& st = cal.stream_gap[k];
+      if (st.sizes == 0) continue;
+      const std::string missed = fmt::format(
+          "the calibrated set missed {} of the range's {} streams ({} nonblocking sends)", st.slow,
+          st.sizes, measure::kStreamMessages);
+      if (st.fitted) {
+        out += fmt::format(
+            "streams (range {}): {}: g, G and O_r fitted to them (PRTTs see only G + O_r), and "
+            "G_st, the gap's per-byte part beyond G: {} us/B\n",
+            k, missed, number(r.link.ranges[k].stream_gap_per_byte_us, 3));
+      } else if (st.prtt_miss_after > 0) {
+        out += fmt::format(
+            "streams (range {}): {}, but a gap that closes them would move the range's PRTTs "
+            "(worst miss {:.1f} % instead of {:.1f} %): something else than the gap slows them; "
+            "the calibrated values kept\n",
+            k, missed, 100 * st.prtt_miss_after, 100 * st.prtt_miss_before);
+      } else {
+        out += fmt::format("streams (range {}): {}: fewer than half, the calibrated values kept\n",
+                           k, missed);
+      }
     }
     for (const auto& u : cal.not_identifiable) {
       out += fmt::format(

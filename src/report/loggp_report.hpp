@@ -23,6 +23,8 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
 nlohmann::json loggp_switches_json(const measure::LoggpResult& r);
 /// The exchanges o_x was fitted to: size, median and rounds measured, the model's exchange.
 nlohmann::json loggp_exchanges_json(const measure::LoggpResult& r);
+/// The streams G_st was fitted to, as loggp_exchanges_json.
+nlohmann::json loggp_streams_json(const measure::LoggpResult& r);
 
 /// A profile class's trust verdict: trusted, the calibrated set's rms deviation, the latency
 /// trials that stalled, and the reasons when it is not trusted.

@@ -830,6 +830,59 @@ TEST(LoggpOnVirtualNetwork, AnExchangesCrossingIsFittedAsOxAndOx) {
   }
 }
 
+// A rendezvous range's gap hides from every PRTT (each blocking send waits for its own
+// hand-shake; G and O_r enter only as their sum) and shows in the streams of nonblocking sends
+// loggp measures at its sweep's sizes: g and the gap per byte are fitted there after the rest.
+// Without G_st (the gap's per-byte part beyond G) g, G and O_r come back as they are; with it
+// (small enough that PRTT(n,0,s) still waits for the hand-shake, not the gap) the gap per byte
+// G + G_st does, while G and G_st alone are not separable (G takes what G + O_r allows).
+// The eager range (where PRTT(n,0,s) shows the gap itself) is left as calibrated.
+TEST(LoggpOnVirtualNetwork, ARendezvousRangesGapIsFittedToStreams) {
+  for (const double truth : {0.0, 0.00015}) {
+    const model::LinkParams link = [&] {
+      model::LinkParams l = loggps_link(model::Progress::independent);
+      l.ranges[1].stream_gap_per_byte_us = truth;
+      return l;
+    }();
+    LoggpOptions o;
+    o.seed = 23;
+    const LoggpResult r = run(link, o);
+    ASSERT_EQ(r.link.ranges.size(), 2u) << truth;
+    EXPECT_EQ(r.streams.size(), o.sweep_sizes().size()) << truth;
+    ASSERT_EQ(r.calibrated.stream_gap.size(), 2u);
+    EXPECT_EQ(r.calibrated.stream_gap[0].sizes, 0u) << "eager: not fitted";
+    EXPECT_EQ(r.link.ranges[0].stream_gap_per_byte_us, 0) << truth;
+    const auto& st = r.calibrated.stream_gap[1];
+    EXPECT_GE(st.sizes, 3u) << truth;
+    EXPECT_EQ(st.slow, st.sizes) << "the calibrated set alone misses every stream";
+    const auto& got = r.link.ranges[1];
+    const auto& want = link.ranges[1];
+    EXPECT_NEAR(got.gap_us, want.gap_us, 0.02 * want.gap_us) << truth;
+    const double per_byte = want.gap_per_byte_us + truth;
+    EXPECT_NEAR(got.gap_per_byte_us + got.stream_gap_per_byte_us, per_byte, 0.02 * per_byte)
+        << truth;
+    const double wire = want.gap_per_byte_us + want.recv_overhead_per_byte_us;
+    EXPECT_NEAR(got.gap_per_byte_us + got.recv_overhead_per_byte_us, wire, 1e-9) << truth;
+    if (truth == 0) {
+      EXPECT_NEAR(got.gap_per_byte_us, want.gap_per_byte_us, 0.02 * want.gap_per_byte_us);
+      EXPECT_LT(got.stream_gap_per_byte_us, 0.02 * want.gap_per_byte_us);
+    }
+    ASSERT_TRUE(st.interval.known);
+    EXPECT_LE(st.interval.lower, got.stream_gap_per_byte_us + 1e-9);
+    EXPECT_GE(st.interval.upper, got.stream_gap_per_byte_us - 1e-9);
+    // The model's stream, with the fitted gap, is the measured one in the rendezvous range.
+    ASSERT_EQ(r.calibrated.stream_model_us.size(), r.streams.size());
+    for (std::size_t i = 0; i < r.streams.size(); ++i) {
+      if (r.link.range_index(r.streams[i].bytes) != 1) continue;
+      EXPECT_NEAR(r.calibrated.stream_model_us[i], r.streams[i].rounds_us[0],
+                  0.01 * r.streams[i].rounds_us[0])
+          << truth << " " << r.streams[i].bytes;
+    }
+    // Every PRTT as before: the streams moved only what the PRTTs cannot see.
+    EXPECT_LT(r.calibrated_check.max_abs_all, 0.05) << truth;
+  }
+}
+
 TEST(LoggpOnVirtualNetwork, OverheadAboveGapIsNotReportedAsGap) {
   // o = 2 > g + (s-1) G up to s = 15000 (a polling network): below that eq. (7) measures o, so
   // g is marked, not reported as o.
