@@ -1469,7 +1469,8 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
 // O_r enter only as their sum (the calibration reports them not identifiable). In a stream each
 // message after the first waits for the gap instead, so the measured stream exceeds the model's
 // by n - 1 times what the gap lacks: per size the gap that closes the difference, a line g +
-// kP through those (non-negative, weighted least squares on the relative error, as o_x + kO_x),
+// kP through those (non-negative, weighted least squares on the relative error, as o_x + kO_x;
+// over fewer than three sizes kP alone, g as calibrated),
 // then P is G where it is at most G + O_r (O_r keeps the rest: every PRTT unchanged) and G +
 // O_r + G_st where it is more (G_st: the gap's per-byte part beyond the transfer's). The model
 // is evaluated again with the new gap and the rest added, up to six times (where something
@@ -1531,11 +1532,19 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     return range.gap_us + (k - 1) * range.gap_per_byte_us + k * range.stream_gap_per_byte_us;
   };
   // Range k's gap (g, per byte) as `values` (measured or resampled streams) need it.
+  // Over fewer than three sizes no line: g stays as calibrated and the rest is per byte (a
+  // constant alone would take the transfer's G to 0 at messages of 64 KiB and more).
   const auto needed = [&](std::size_t k, const std::vector<double>& values) {
     std::vector<double> gap(r.streams.size());
     for (std::size_t i : of_range[k])
       gap[i] = gap_us(link.ranges[k], sizes[i]) + (values[i] - modelled[i]) / later;
-    return fit_crossing_cost(of_range[k], sizes, gap, measured, 1e-3);
+    if (of_range[k].size() >= 3) return fit_crossing_cost(of_range[k], sizes, gap, measured, 1e-3);
+    CrossingCost line{calibrated.ranges[k].gap_us, 0};
+    std::vector<double> per_byte;
+    for (std::size_t i : of_range[k])
+      per_byte.push_back((gap[i] - line.o_x_us) / static_cast<double>(sizes[i]));
+    line.O_x_us_per_byte = std::max(0.0, stats::median(per_byte));
+    return line;
   };
   const auto set = [&](std::size_t k, const CrossingCost& line) {
     auto& range = link.ranges[k];
