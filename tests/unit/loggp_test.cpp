@@ -91,6 +91,22 @@ TEST(LoggpInterrupted, WhileConfirmingKeepsTheRoundsSwitchesUnconfirmed) {
   EXPECT_THAT(r->notes, ::testing::Contains(::testing::HasSubstr("unconfirmed")));
 }
 
+TEST(LoggpInterrupted, DuringTheStreamsKeepsTheConfirmedResultWithoutThem) {
+  // The failure comes during the streams, after the confirmation: the switch stays confirmed,
+  // no stream is kept, and the rendezvous range keeps its calibrated gap.
+  const auto link = loggps_link(model::Progress::independent);
+  const auto r = run_failing_at(link, "loggp streams, round 2");
+  ASSERT_TRUE(r.has_value()) << "nothing kept";
+  EXPECT_FALSE(r->interrupted.empty());
+  ASSERT_FALSE(r->switches.empty());
+  EXPECT_TRUE(r->switches[0].confirmed);
+  EXPECT_TRUE(r->streams.empty());
+  for (const auto& st : r->calibrated.stream_gap)
+    EXPECT_FALSE(st.fitted);
+  EXPECT_THAT(r->notes,
+              ::testing::Contains(::testing::HasSubstr("interrupted during the streams")));
+}
+
 TEST(LoggpInterrupted, DuringTheScanKeepsTheRoundsResult) {
   // The failure comes as the late-receiver probe scans every size, after every round: the
   // result is the rounds' own, the scan's time kept and named.
@@ -832,7 +848,8 @@ TEST(LoggpOnVirtualNetwork, AnExchangesCrossingIsFittedAsOxAndOx) {
 
 // A rendezvous range's gap hides from every PRTT (each blocking send waits for its own
 // hand-shake; G and O_r enter only as their sum) and shows in the streams of nonblocking sends
-// loggp measures at its sweep's sizes: g and the gap per byte are fitted there after the rest.
+// loggp measures at its sweep's sizes above the switch: g and the gap per byte are fitted there
+// after the rest.
 // Without G_st (the gap's per-byte part beyond G) g, G and O_r come back as they are; with it
 // (small enough that PRTT(n,0,s) still waits for the hand-shake, not the gap) the gap per byte
 // G + G_st does, while G and G_st alone are not separable (G takes what G + O_r allows).
@@ -848,7 +865,14 @@ TEST(LoggpOnVirtualNetwork, ARendezvousRangesGapIsFittedToStreams) {
     o.seed = 23;
     const LoggpResult r = run(link, o);
     ASSERT_EQ(r.link.ranges.size(), 2u) << truth;
-    EXPECT_EQ(r.streams.size(), o.sweep_sizes().size()) << truth;
+    // Streams only from the rendezvous switch on, where the hand-shake hides the gap.
+    const auto sweep = o.sweep_sizes();
+    EXPECT_EQ(r.streams.size(),
+              static_cast<std::size_t>(std::count_if(sweep.begin(), sweep.end(),
+                                                     [](std::uint64_t s) { return s >= 12289; })))
+        << truth;
+    for (const auto& st : r.streams)
+      EXPECT_EQ(st.rounds_us.size(), o.min_rounds) << st.bytes;
     ASSERT_EQ(r.calibrated.stream_gap.size(), 2u);
     EXPECT_EQ(r.calibrated.stream_gap[0].sizes, 0u) << "eager: not fitted";
     EXPECT_EQ(r.link.ranges[0].stream_gap_per_byte_us, 0) << truth;
