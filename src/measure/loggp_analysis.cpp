@@ -1546,8 +1546,9 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     line.O_x_us_per_byte = std::max(0.0, stats::median(per_byte));
     return line;
   };
-  const auto set = [&](std::size_t k, const CrossingCost& line) {
-    auto& range = link.ranges[k];
+  // The line's gap g + kP into range k: P is G up to G + O_r, the rest G_st (the one place of
+  // the split, for the fit and its resamples alike).
+  const auto split = [&](model::LinkRange& range, std::size_t k, const CrossingCost& line) {
     range.gap_us = line.o_x_us;
     range.gap_per_byte_us = std::min(line.O_x_us_per_byte, wire[k]);
     range.recv_overhead_per_byte_us = wire[k] - range.gap_per_byte_us;
@@ -1560,7 +1561,7 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
       const CrossingCost line = needed(k, measured);
       const std::uint64_t largest = sizes[of_range[k].back()];
       const double before = gap_us(link.ranges[k], largest);
-      set(k, line);
+      split(link.ranges[k], k, line);
       // A change of less than a nanosecond at the largest stream is none.
       moved = moved || std::abs(gap_us(link.ranges[k], largest) - before) > 1e-3;
     }
@@ -1593,11 +1594,12 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     for (std::size_t k = 0; k < ranges; ++k) {
       if (!kept[k]) continue;
       const CrossingCost line = needed(k, resampled);
-      const double G = std::min(line.O_x_us_per_byte, wire[k]);
-      samples[k][0].push_back(line.o_x_us);
-      samples[k][1].push_back(G);
-      samples[k][2].push_back(wire[k] - G);
-      samples[k][3].push_back(line.O_x_us_per_byte - G);
+      model::LinkRange x = link.ranges[k];
+      split(x, k, line);
+      samples[k][0].push_back(x.gap_us);
+      samples[k][1].push_back(x.gap_per_byte_us);
+      samples[k][2].push_back(x.recv_overhead_per_byte_us);
+      samples[k][3].push_back(x.stream_gap_per_byte_us);
     }
   }
   for (std::size_t k = 0; k < ranges; ++k) {
