@@ -467,6 +467,11 @@ void add_profile_command(CLI::App& app, Action& action) {
               "(256 KiB; simulate adds it for the bytes of a receive's buffer the tracer found in "
               "pages never touched)",
               calls->fresh_memory_per_byte);
+          per_kib(
+              "a copy between 64 KiB exchanges, per KiB (what a copy of 64 KiB adds to a loop of "
+              "them; simulate charges it instead of the warm copy for a collective's own-data "
+              "copy where the rank's messages in the call are rendezvous)",
+              calls->copy_after_rendezvous_per_byte);
         }
       }
       return 0;

@@ -120,6 +120,8 @@ struct Collective {
 /// MPI's recursive doubling, on a member whose result ended in its temporary buffer).
 /// `copy_into_sent_bytes`: of `copy_bytes`, those copied into a vector a peer pulled in the
 /// previous call; not a schedule's, the replay sets it from the member's history.
+/// `copy_after_rendezvous`: `copy_bytes` lie between kernel entries of rendezvous transfers (the
+/// member's messages in the call are in a rendezvous range); not a schedule's, the replay sets it.
 struct Step {
   std::int32_t send_to = -1;
   std::uint64_t send_bytes = 0;
@@ -132,6 +134,7 @@ struct Step {
   bool recv_into_sent = false;
   std::uint64_t copy_back_bytes = 0;
   std::uint64_t copy_into_sent_bytes = 0;
+  bool copy_after_rendezvous = false;
   bool operator==(const Step&) const = default;
 };
 

@@ -210,6 +210,35 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     const PrttStat s = after_exchanges([&](std::size_t bytes) { t.copy_into_send_buffer(bytes); });
     if (source) r.copy_into_sent_per_byte = s;
   }
+  // A copy between rendezvous exchanges: in each round kCalls exchanges of kLarge bytes (a
+  // rendezvous on every shared-memory BTL's default eager limit) alone and kCalls each followed
+  // on both ends by a copy of kLarge bytes (between two buffers of each end's own that the
+  // exchanges do not touch), which goes first alternating by round; the source times both runs,
+  // and the difference per byte is the parameter. Timed so, not the copy alone: over vader on a
+  // 2-core VM (2026-12-06, C loops) a 64 KiB copy timed alone after an exchange took 0.72 us
+  // (0.62 warm) but added 0.82-0.87 us to the loop, the next exchange slowed by it. A line
+  // through a second, smaller copy had no fixed part above 0 in 8 quiet profiles of 8: the
+  // difference of 4 KiB was lost in the loops' noise. 50 exchanges a loop: with 20 the rate read
+  // 0.0107-0.0275 us per KiB over 8 quiet profiles, with 50 0.0114-0.0186 (warm 0.0094-0.0110).
+  {
+    constexpr std::uint32_t kCalls = 50;
+    net::PageAlignedBytes from(kLarge, 1), to(kLarge, 0);
+    const PrttStat between = alternating_per_byte(o.rounds, kLarge, [&](bool copying) {
+      t.barrier();
+      const double t0 = t.now_us();
+      for (std::uint32_t i = 0; i < kCalls; ++i) {
+        net::Request out = t.isend(kLarge);
+        net::Request in = t.irecv(kLarge);
+        t.wait(out);
+        t.wait(in);
+        if (!copying) continue;
+        std::memcpy(to.data(), from.data(), kLarge);
+        asm volatile("" : : "r"(to.data()) : "memory");  // the copy's result counts as read
+      }
+      return (t.now_us() - t0) / kCalls;
+    });
+    if (source) r.copy_after_rendezvous_per_byte = between;
+  }
   // A transfer of data its sender has just written: exchanges of kLarge bytes, in each round
   // kCalls with the send buffers as they are and kCalls with each end writing its send buffer
   // first (untimed, then a barrier), which goes first alternating by round; the source times
@@ -323,6 +352,8 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   adopt(&model::LinkParams::written_send_us_per_byte, costs.written_send_per_byte);
   adopt(&model::LinkParams::recv_into_sent_us_per_byte, costs.recv_into_sent_per_byte);
   adopt(&model::LinkParams::fresh_memory_us_per_byte, costs.fresh_memory_per_byte);
+  adopt(&model::LinkParams::copy_after_rendezvous_us_per_byte,
+        costs.copy_after_rendezvous_per_byte);
   if (costs.comm_create) {  // measured together with comm_free
     adopt(&model::LinkParams::comm_create_us, costs.comm_create);
     adopt(&model::LinkParams::comm_free_us, costs.comm_free);

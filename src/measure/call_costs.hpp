@@ -107,6 +107,9 @@ struct CallCosts {
   /// Microseconds per byte a receive of 256 KiB costs more into memory never touched than into
   /// a touched buffer, on the receiver (where the transport can: MPI).
   std::optional<PrttStat> fresh_memory_per_byte;
+  /// Microseconds per byte a memory copy of 64 KiB adds to a loop of 64 KiB exchanges (every
+  /// transport).
+  std::optional<PrttStat> copy_after_rendezvous_per_byte;
   /// The process's first calls against their second (where the transport has them: MPI,
   /// measured when it initialized MPI). One process, one first call each: no interval.
   std::vector<net::FirstCall> first_calls;

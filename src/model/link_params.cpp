@@ -108,6 +108,7 @@ void validate(const LinkParams& link, const std::string& where) {
           {"written_send_us_per_byte", link.written_send_us_per_byte},
           {"recv_into_sent_us_per_byte", link.recv_into_sent_us_per_byte},
           {"fresh_memory_us_per_byte", link.fresh_memory_us_per_byte},
+          {"copy_after_rendezvous_us_per_byte", link.copy_after_rendezvous_us_per_byte},
           {"send_overlap_us", link.send_overlap_us}}) {
       if (!(value >= 0 && value <= kLargest))
         throw InputError(where,

@@ -146,6 +146,13 @@ struct LinkParams {
   /// bytes per receive (Event::fresh_bytes); the replay adds them at this rate to the receiver's
   /// copy, or to a pulled transfer. 0: not measured (charged nothing).
   double fresh_memory_us_per_byte = 0;
+  /// A memory copy between rendezvous exchanges, per byte (profile: what a copy of 64 KiB adds
+  /// to a loop of 64 KiB exchanges): the exchanges' kernel entries leave the copy's lines cold
+  /// and the copy slows the next exchange. The replay charges it, never below copy_us_per_byte,
+  /// for a collective's own-data copy on a rank whose messages in that call are in a rendezvous
+  /// range (in a loop of such calls every copy lies between two). 0: not measured (the warm copy
+  /// is charged).
+  double copy_after_rendezvous_us_per_byte = 0;
   /// What a process's first call of a function costs more than its later calls (the library's
   /// one-time work: code loaded on first use, frameworks initialized lazily), by MPI function
   /// name (profile: each function's first call right after MPI_Init less its second, on this

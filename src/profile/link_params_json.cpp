@@ -37,6 +37,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
   link.written_send_us_per_byte = document.value("written_send_us_per_byte", 0.0);
   link.recv_into_sent_us_per_byte = document.value("recv_into_sent_us_per_byte", 0.0);
   link.fresh_memory_us_per_byte = document.value("fresh_memory_us_per_byte", 0.0);
+  link.copy_after_rendezvous_us_per_byte = document.value("copy_after_rendezvous_us_per_byte", 0.0);
   if (const auto it = document.find("first_call_us"); it != document.end()) {
     for (const auto& [function, extra] : it->items())
       link.first_call_us[function] = extra.get<double>();
@@ -112,6 +113,8 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
     doc["recv_into_sent_us_per_byte"] = link.recv_into_sent_us_per_byte;
   if (link.fresh_memory_us_per_byte > 0)
     doc["fresh_memory_us_per_byte"] = link.fresh_memory_us_per_byte;
+  if (link.copy_after_rendezvous_us_per_byte > 0)
+    doc["copy_after_rendezvous_us_per_byte"] = link.copy_after_rendezvous_us_per_byte;
   if (!link.first_call_us.empty()) doc["first_call_us"] = link.first_call_us;
   nlohmann::json ranges = nlohmann::json::array();
   for (std::size_t i = 0; i < link.ranges.size(); ++i) {

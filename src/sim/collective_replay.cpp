@@ -170,6 +170,7 @@ void Engine::expand_collective(Rank& r, std::int32_t me, const PendingCollective
       key.how = pc.request != 0 ? kNonblocking : kTuned;
     }
     if (!pulled_results_.empty()) note_pulled_result(me, pc, steps);
+    if (net_.charges_copy_after_rendezvous()) note_copy_after_rendezvous(me, steps);
     r.steps.insert(r.steps.end(), steps.begin(), steps.end());
     r.step_comms.resize(r.steps.size(), pc.comm);
     auto [use, added] = collective_uses_.try_emplace(key);
@@ -197,6 +198,20 @@ void Engine::note_pulled_result(std::int32_t me, const PendingCollective& pc,
     if (st.recv_into_sent && st.send_to >= 0 && net_.message(me, st.send_to, st.send_bytes).pulled)
       pulled += st.send_bytes;
   last = {pc.comm, pc.op, pc.bytes, pulled};
+}
+
+// A call whose messages on this rank are rendezvous enters the kernel for their transfers (a
+// single copy, a socket): its own-data copy, at the start or in a loop between two such calls,
+// finds its lines cold and slows the next transfer (profile: copy_after_rendezvous_us_per_byte).
+void Engine::note_copy_after_rendezvous(std::int32_t me, std::vector<collectives::Step>& steps) {
+  if (steps.empty() || steps.front().copy_bytes == 0) return;
+  for (const collectives::Step& st : steps) {
+    if ((st.send_to >= 0 && net_.message(me, st.send_to, st.send_bytes).rendezvous) ||
+        (st.recv_from >= 0 && net_.message(st.recv_from, me, st.recv_bytes).rendezvous)) {
+      steps.front().copy_after_rendezvous = true;
+      return;
+    }
+  }
 }
 
 // How one (operation, algorithm) pair was chosen, said once when it is first used.
@@ -239,9 +254,12 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
   while (r.step < r.steps.size()) {
     if (!r.step_posted) {
       const collectives::Step& st = r.steps[r.step];
-      if (st.copy_bytes > 0)
-        charge_local(r, net_.local_work(0, st.copy_bytes - st.copy_into_sent_bytes) +
+      if (st.copy_bytes > 0) {
+        const std::uint64_t plain = st.copy_bytes - st.copy_into_sent_bytes;
+        charge_local(r, (st.copy_after_rendezvous ? net_.copy_after_rendezvous(plain)
+                                                  : net_.local_work(0, plain)) +
                             net_.copy_into_sent(st.copy_into_sent_bytes));
+      }
       const std::uint64_t ctx = r.step_comms[r.step] | kCollectiveContext;
       if (st.recv_from >= 0)
         r.temps.push_back(

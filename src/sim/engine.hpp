@@ -427,6 +427,7 @@ class Engine {
   void expand_collective(Rank& r, std::int32_t me, const PendingCollective& pc);
   void note_pulled_result(std::int32_t me, const PendingCollective& pc,
                           std::vector<collectives::Step>& steps);
+  void note_copy_after_rendezvous(std::int32_t me, std::vector<collectives::Step>& steps);
   // An intercommunicator's two groups (world ranks in group rank order), groups[0] the one
   // holding the smaller world rank, and the ids under which each is a communicator of its own
   // (the local collectives of collectives::intercomm_parts run on them).

@@ -57,6 +57,7 @@ Network::Network(const std::string& model_name,
       copy_ps_per_byte_ = m->link().copy_us_per_byte * 1e6;
       reduce_into_sent_ps_per_byte_ = m->link().reduce_into_sent_us_per_byte * 1e6;
       copy_into_sent_ps_per_byte_ = m->link().copy_into_sent_us_per_byte * 1e6;
+      copy_after_rendezvous_ps_per_byte_ = m->link().copy_after_rendezvous_us_per_byte * 1e6;
       break;
     }
   }
@@ -113,6 +114,19 @@ model::Picoseconds Network::copy_into_sent(std::uint64_t bytes) const {
   if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
     throw TimeRangeError(fmt::format(
         "a collective's copy of {} B into a buffer just sent exceeds the simulated time range",
+        bytes));
+  return model::Picoseconds{std::llround(ps)};
+}
+
+model::Picoseconds Network::copy_after_rendezvous(std::uint64_t bytes) const {
+  if (bytes == 0) return model::Picoseconds{0};
+  if (!charges_copy_after_rendezvous()) return local_work(0, bytes);
+  // Never below the warm copy: a difference of two noisy loops can fall under it.
+  const double ps =
+      static_cast<double>(bytes) * std::max(copy_after_rendezvous_ps_per_byte_, copy_ps_per_byte_);
+  if (!(ps <= static_cast<double>(model::kMaxMessageCostPs.count())))
+    throw TimeRangeError(fmt::format(
+        "a collective's copy of {} B after a rendezvous exchange exceeds the simulated time range",
         bytes));
   return model::Picoseconds{std::llround(ps)};
 }

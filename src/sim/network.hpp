@@ -69,6 +69,11 @@ class Network {
   /// A copy of `bytes` into a buffer a peer has pulled as a rendezvous message
   /// (copy_into_sent_us_per_byte where measured, else copy_us_per_byte); 0 under model none.
   model::Picoseconds copy_into_sent(std::uint64_t bytes) const;
+  /// A collective's copy of `bytes` of the caller's own data where the rank's messages in that
+  /// call are in a rendezvous range: bytes x copy_after_rendezvous_us_per_byte, never below the
+  /// warm copy (where measured, else the warm copy); 0 under model none.
+  model::Picoseconds copy_after_rendezvous(std::uint64_t bytes) const;
+  bool charges_copy_after_rendezvous() const { return copy_after_rendezvous_ps_per_byte_ > 0; }
   /// Whether copy_into_sent costs more than a copy (measured): the engine tracks what each
   /// rank's last collective left pulled only then.
   bool charges_copy_into_sent() const { return copy_into_sent_ps_per_byte_ > 0; }
@@ -134,6 +139,7 @@ class Network {
   double reduce_ps_per_byte_ = 0, copy_ps_per_byte_ = 0, reduce_into_sent_ps_per_byte_ = 0;
   double reduce_call_ps_ = 0;
   double copy_into_sent_ps_per_byte_ = 0;
+  double copy_after_rendezvous_ps_per_byte_ = 0;
 };
 
 }  // namespace commgauge::sim

@@ -153,6 +153,27 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
     EXPECT_GT(cls["link"][field].get<double>(), 0) << field;
     EXPECT_LT(cls["link"][field].get<double>(), one_way_per_byte) << field;
   }
+  // What a copy of 64 KiB adds between 64 KiB exchanges: printed per KiB with its interval, and
+  // carried into the link as printed where above 0; below the TCP one-way time per byte.
+  {
+    const std::string rest = rest_of_line(
+        "a copy between 64 KiB exchanges, per KiB (what a copy of 64 KiB adds to a loop of them; "
+        "simulate charges it instead of the warm copy for a collective's own-data copy where the "
+        "rank's messages in the call are rendezvous):");
+    double kib = -1, lower = -1, upper = -1;
+    ASSERT_EQ(std::sscanf(rest.c_str(), " %lf us [%lf, %lf]", &kib, &lower, &upper), 3) << rest;
+    EXPECT_GE(lower, 0);
+    EXPECT_LE(lower, kib);
+    EXPECT_LE(kib, upper);
+    EXPECT_LT(kib / 1024, one_way_per_byte);
+    const auto& link = cls["link"];
+    if (kib > 0) {
+      ASSERT_TRUE(link.contains("copy_after_rendezvous_us_per_byte")) << link.dump();
+      EXPECT_NEAR(1024 * link["copy_after_rendezvous_us_per_byte"].get<double>(), kib, 1e-3 * kib);
+    } else {
+      EXPECT_FALSE(link.contains("copy_after_rendezvous_us_per_byte")) << link.dump();
+    }
+  }
   // Both parameter sets, and the held-out validation: every measured cell predicted by loggp
   // and loggps with E_rel = (predicted - measured) / measured as printed.
   ASSERT_TRUE(cls.contains("seed_link"));

@@ -151,6 +151,22 @@ TEST(LinkParamsJson, CopyIntoSentRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("copy_into_sent_us_per_byte"));
 }
 
+// A copy between rendezvous exchanges: absent reads as 0 and is not written; a value round-trips;
+// a negative one is named.
+TEST(LinkParamsJson, CopyAfterRendezvousRoundTripsAndIsChecked) {
+  auto doc = valid_document();
+  const model::LinkParams absent = link_params_from_json(doc, "net.json");
+  EXPECT_EQ(absent.copy_after_rendezvous_us_per_byte, 0.0);
+  EXPECT_FALSE(link_params_to_json(absent).contains("copy_after_rendezvous_us_per_byte"));
+  doc["copy_after_rendezvous_us_per_byte"] = 0.000014;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_DOUBLE_EQ(link.copy_after_rendezvous_us_per_byte, 0.000014);
+  EXPECT_DOUBLE_EQ(link_params_to_json(link)["copy_after_rendezvous_us_per_byte"].get<double>(),
+                   0.000014);
+  doc["copy_after_rendezvous_us_per_byte"] = -0.5;
+  EXPECT_THAT(error_of(doc), HasSubstr("copy_after_rendezvous_us_per_byte"));
+}
+
 TEST(LinkParamsJson, CollectiveCallRoundTripsAndIsChecked) {
   auto doc = valid_document();
   EXPECT_EQ(link_params_from_json(doc, "net.json").collective_call_us, 0.0);
