@@ -181,6 +181,18 @@ BENCHMARK(BM_ReplayAllreduceLoggpsIntoPulled)
     ->Arg(1 << 14)
     ->Unit(benchmark::kMillisecond);
 
+// The same where a copy between rendezvous transfers is measured: each call's schedule is looked
+// through for a rendezvous message of the rank (none here: every step looked at).
+void BM_ReplayAllreduceLoggpsCopyBetweenRendezvous(benchmark::State& state) {
+  model::LinkParams link = local_work_link();
+  link.copy_after_rendezvous_us_per_byte = 0.00005;
+  replay(state, "allreduce", "loggps", "none", 1, link);
+}
+BENCHMARK(BM_ReplayAllreduceLoggpsCopyBetweenRendezvous)
+    ->Arg(1 << 10)
+    ->Arg(1 << 14)
+    ->Unit(benchmark::kMillisecond);
+
 // The same with first-call costs (each rank's first call of a listed function charged once): a
 // mask test per call.
 void BM_ReplayAllreduceLoggpsFirstCalls(benchmark::State& state) {
