@@ -348,9 +348,14 @@ void add_profile_command(CLI::App& app, Action& action) {
         const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
         const auto predictions = predict_heldout(heldout, link);
         lc.heldout = report::heldout_json(heldout, predictions);
+        std::optional<double> heldout_pingpong;
+        for (const auto& s : report::summarise_heldout(heldout, predictions))
+          if (s.model == "loggps" && s.kind == measure::to_string(measure::HeldOutKind::pingpong))
+            heldout_pingpong = s.median_abs_error;
         const measure::Trust trust = measure::assess_trust(
             loggp->calibrated_check, latency->points, measure::library_eager_limit(context),
-            {loggp->switches, loggp->points.front().bytes, loggp->points.back().bytes});
+            {loggp->switches, loggp->points.front().bytes, loggp->points.back().bytes,
+             heldout_pingpong});
         lc.loggp = {{"switches", report::loggp_switches_json(*loggp)},
                     {"notes", loggp->notes},
                     {"rounds", loggp->rounds},

@@ -81,6 +81,18 @@ Trust assess_trust(const CurveCheck& calibrated_check, const std::vector<Latency
                     100 * t.rms_deviation, 100 * options.max_rms_deviation,
                     calibrated_check.worst_size));
   }
+  t.heldout_pingpong_error = evidence.heldout_pingpong_error;
+  if (evidence.heldout_pingpong_error &&
+      *evidence.heldout_pingpong_error > options.max_rms_deviation) {
+    t.trusted = false;
+    t.reasons.push_back(fmt::format(
+        "the calibrated set misses the held-out ping-pong by {:.1f} % (median; at most {:.0f} % "
+        "is trusted) while it misses its own curves by {:.1f} % rms: the held-out cells, "
+        "measured in the first rounds, saw another machine than the rest (a change of speed "
+        "during the measurement); measure again",
+        100 * *evidence.heldout_pingpong_error, 100 * options.max_rms_deviation,
+        100 * t.rms_deviation));
+  }
   if (t.trusted) return t;
   if (t.stalled_trials > 0) {
     t.reasons.push_back(fmt::format(

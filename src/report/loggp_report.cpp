@@ -83,6 +83,7 @@ nlohmann::json trust_json(const measure::Trust& t) {
                       {"latency_trials", t.latency_trials},
                       {"worst_stall_us", t.worst_stall_us},
                       {"reasons", t.reasons}};
+  if (t.heldout_pingpong_error) j["heldout_pingpong_error"] = *t.heldout_pingpong_error;
   if (t.eager_limit) {
     j["library_eager_limit"] = {{"component", t.eager_limit->component},
                                 {"bytes", t.eager_limit->bytes},
@@ -95,8 +96,11 @@ std::string trust_line(const std::string& link_class, const measure::Trust& t) {
   if (t.trusted) {
     return fmt::format(
         "trust: {} is trusted (the calibrated set is within {:.1f} % rms of its "
-        "curves{})\n",
+        "curves{}{})\n",
         link_class, 100 * t.rms_deviation,
+        t.heldout_pingpong_error ? fmt::format(" and {:.1f} % of the held-out ping-pong (median)",
+                                               100 * *t.heldout_pingpong_error)
+                                 : std::string(),
         t.eager_limit ? fmt::format("; the rendezvous switch is at {}'s eager limit, {} B",
                                     t.eager_limit->component, t.eager_limit->bytes)
                       : std::string());

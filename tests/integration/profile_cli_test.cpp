@@ -269,8 +269,20 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
          sw["below_bytes"].get<double>() < 65536 && sw["first_bytes"].get<double>() >= 65536 - 256);
   }
   EXPECT_EQ(limit["rendezvous_switch_found"].get<bool>(), at_limit) << trust.dump();
+  // And the held-out ping-pong predicted by loggps within a fifth (median), the figure the
+  // held-out section's summary gives.
+  ASSERT_TRUE(trust.contains("heldout_pingpong_error")) << trust.dump();
+  bool summarised = false;
+  for (const auto& s : cls["heldout"]["summary"]) {
+    if (s["model"] != "loggps" || s["kind"] != "pingpong") continue;
+    summarised = true;
+    EXPECT_DOUBLE_EQ(s["median_e_abs"].get<double>(),
+                     trust["heldout_pingpong_error"].get<double>());
+  }
+  EXPECT_TRUE(summarised) << cls["heldout"]["summary"].dump();
   EXPECT_EQ(trust["trusted"].get<bool>(), trust["rms_deviation"].get<double>() <= 0.20 &&
-                                              limit["rendezvous_switch_found"].get<bool>())
+                                              limit["rendezvous_switch_found"].get<bool>() &&
+                                              trust["heldout_pingpong_error"].get<double>() <= 0.20)
       << trust.dump();
   EXPECT_EQ(trust["reasons"].empty(), trust["trusted"].get<bool>()) << trust.dump();
   EXPECT_EQ(pr.err.find("is NOT trusted") == std::string::npos, trust["trusted"].get<bool>())

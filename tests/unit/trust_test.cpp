@@ -152,7 +152,7 @@ TEST(Trust, AClassWhoseRendezvousSwitchIsNotAtTheLibrarysEagerLimitIsNotTrusted)
   const auto with = [&](std::vector<LoggpSwitch> switches, double rms = 0.10,
                         std::uint64_t max_bytes = 1 << 20) {
     return assess_trust(check_with_rms(rms, 257), latency, vader,
-                        SwitchEvidence{switches, 1, max_bytes});
+                        SwitchEvidence{switches, 1, max_bytes, std::nullopt});
   };
   // Exact at 4096 - 55 (ob1's header), or bracketed across it: trusted, and said so.
   const Trust exact = with({rendezvous_switch(4040, 4041)});
@@ -187,7 +187,7 @@ TEST(Trust, AClassWhoseRendezvousSwitchIsNotAtTheLibrarysEagerLimitIsNotTrusted)
   EXPECT_TRUE(with({rendezvous_switch(4040, 4041), rendezvous_switch(8370, 8371)}).trusted);
   // Both reasons, the fit's first, then the stalls the latency trials show.
   const Trust both = assess_trust(check_with_rms(0.5, 8), {point(1, {2, 2, 2, 900})}, vader,
-                                  SwitchEvidence{{}, 1, 1 << 20});
+                                  SwitchEvidence{{}, 1, 1 << 20, std::nullopt});
   ASSERT_EQ(both.reasons.size(), 3u);
   EXPECT_THAT(both.reasons[0], HasSubstr("misses the measured curves by 50.0 % rms"));
   EXPECT_THAT(both.reasons[1], HasSubstr("eager limit as 4096 B"));
@@ -205,6 +205,39 @@ TEST(Trust, AClassWhoseRendezvousSwitchIsNotAtTheLibrarysEagerLimitIsNotTrusted)
   const auto p = profile::profile_from_json(profile_with_trust(j), "p.json");
   EXPECT_EQ(p.classes.at("intra_node").distrust, none.reasons);
   EXPECT_FALSE(report::trust_json(with({}, 0.1, 100)).contains("library_eager_limit"));
+}
+
+// A set that fits its own curves but misses the held-out ping-pong by more than a fifth (median)
+// saw another machine than its held-out cells did (the loaded profile of 2026-12-06: 5.8 % rms,
+// ping-pong 136 %): not trusted, and said why; at a fifth or below, or with nothing held out, the
+// verdict is the self-check's. The figure goes into the profile as the schema wants.
+TEST(Trust, ASetThatMissesTheHeldOutPingPongIsNotTrusted) {
+  const std::vector<LatencyPoint> latency{point(1, {2, 2, 2})};
+  const auto with = [&](std::optional<double> heldout, double rms = 0.058) {
+    return assess_trust(check_with_rms(rms, 257), latency, std::nullopt,
+                        SwitchEvidence{{}, 1, 1 << 20, heldout});
+  };
+  const Trust changed = with(1.364);
+  EXPECT_FALSE(changed.trusted);
+  ASSERT_EQ(changed.reasons.size(), 1u);
+  EXPECT_THAT(changed.reasons[0],
+              HasSubstr("misses the held-out ping-pong by 136.4 % (median; at most 20 % is "
+                        "trusted) while it misses its own curves by 5.8 % rms"));
+  EXPECT_TRUE(with(0.2).trusted);
+  EXPECT_THAT(report::trust_line("intra_node", with(0.036)),
+              HasSubstr("within 5.8 % rms of its curves and 3.6 % of the held-out ping-pong"));
+  EXPECT_TRUE(with(0.036).trusted);
+  EXPECT_TRUE(with(std::nullopt).trusted);
+  // Both: the curves' reason first.
+  const Trust both = with(0.5, 0.3);
+  ASSERT_EQ(both.reasons.size(), 2u);
+  EXPECT_THAT(both.reasons[0], HasSubstr("misses the measured curves by 30.0 % rms"));
+  EXPECT_THAT(both.reasons[1], HasSubstr("held-out ping-pong by 50.0 %"));
+  const nlohmann::json j = report::trust_json(changed);
+  EXPECT_DOUBLE_EQ(j["heldout_pingpong_error"].get<double>(), 1.364);
+  EXPECT_FALSE(report::trust_json(with(std::nullopt)).contains("heldout_pingpong_error"));
+  const auto p = profile::profile_from_json(profile_with_trust(j), "p.json");
+  EXPECT_EQ(p.classes.at("intra_node").distrust, changed.reasons);
 }
 
 }  // namespace
