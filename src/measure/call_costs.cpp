@@ -352,8 +352,13 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   adopt(&model::LinkParams::written_send_us_per_byte, costs.written_send_per_byte);
   adopt(&model::LinkParams::recv_into_sent_us_per_byte, costs.recv_into_sent_per_byte);
   adopt(&model::LinkParams::fresh_memory_us_per_byte, costs.fresh_memory_per_byte);
-  adopt(&model::LinkParams::copy_after_rendezvous_us_per_byte,
-        costs.copy_after_rendezvous_per_byte);
+  // Only where shown above the warm copy (its interval's lower end): over TCP under two busy loops
+  // a loop of 64 KiB exchanges is milliseconds of noise, and one profile read 0.38 ns a byte
+  // (2026-12-06), which the replay would have charged every collective's own-data copy.
+  if (costs.copy_after_rendezvous_per_byte &&
+      costs.copy_after_rendezvous_per_byte->lower_us > costs.copy_per_byte.median_us)
+    adopt(&model::LinkParams::copy_after_rendezvous_us_per_byte,
+          costs.copy_after_rendezvous_per_byte);
   if (costs.comm_create) {  // measured together with comm_free
     adopt(&model::LinkParams::comm_create_us, costs.comm_create);
     adopt(&model::LinkParams::comm_free_us, costs.comm_free);

@@ -88,8 +88,9 @@ Trust assess_trust(const CurveCheck& calibrated_check, const std::vector<Latency
     t.reasons.push_back(fmt::format(
         "the calibrated set misses the held-out ping-pong by {:.1f} % (median; at most {:.0f} % "
         "is trusted) while it misses its own curves by {:.1f} % rms: the held-out cells, "
-        "measured in the first rounds, saw another machine than the rest (a change of speed "
-        "during the measurement); measure again",
+        "measured in loggp's first rounds, disagree with the set fitted to all of them (the "
+        "machine changed its speed during the measurement, or the set does not describe a "
+        "ping-pong); measure again",
         100 * *evidence.heldout_pingpong_error, 100 * options.max_rms_deviation,
         100 * t.rms_deviation));
   }

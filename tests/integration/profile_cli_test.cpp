@@ -154,7 +154,8 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
     EXPECT_LT(cls["link"][field].get<double>(), one_way_per_byte) << field;
   }
   // What a copy of 64 KiB adds between 64 KiB exchanges: printed per KiB with its interval, and
-  // carried into the link as printed where above 0; below the TCP one-way time per byte.
+  // carried into the link as printed where its interval lies above the warm copy's rate (over TCP
+  // under load the loops are milliseconds of noise: one CI run read 0.38 ns a byte).
   {
     const std::string rest = rest_of_line(
         "a copy between 64 KiB exchanges, per KiB (what a copy of 64 KiB adds to a loop of them; "
@@ -165,12 +166,15 @@ TEST(ProfileCli, MpiTcpProfileThenPredictAgainstAnIndependentMeasurement) {
     EXPECT_GE(lower, 0);
     EXPECT_LE(lower, kib);
     EXPECT_LE(kib, upper);
-    EXPECT_LT(kib / 1024, one_way_per_byte);
     const auto& link = cls["link"];
-    if (kib > 0) {
+    const double warm = link["copy_us_per_byte"].get<double>();
+    // The line prints 4 significant digits: a lower end within 0.1 % of the warm rate is not
+    // judged.
+    const bool judged = std::abs(lower / 1024 - warm) > 1e-3 * warm;
+    if (judged && lower / 1024 > warm) {
       ASSERT_TRUE(link.contains("copy_after_rendezvous_us_per_byte")) << link.dump();
       EXPECT_NEAR(1024 * link["copy_after_rendezvous_us_per_byte"].get<double>(), kib, 1e-3 * kib);
-    } else {
+    } else if (judged) {
       EXPECT_FALSE(link.contains("copy_after_rendezvous_us_per_byte")) << link.dump();
     }
   }
