@@ -52,6 +52,15 @@ PrttStat alternating_per_byte(std::uint32_t rounds, std::size_t bytes, Timed&& t
   return detail::stat_of(per_byte, 1);
 }
 
+// One exchange of `bytes` each way, as the held-out exchange cells run it (Isend, Irecv, both
+// waited for).
+void exchange(net::Transport& t, std::size_t bytes) {
+  net::Request out = t.isend(bytes);
+  net::Request in = t.irecv(bytes);
+  t.wait(out);
+  t.wait(in);
+}
+
 // Per byte: `calls` operations of kLarge bytes less `calls` of kSmall, in rounds alternating
 // which size goes first.
 template <class Operation>
@@ -169,10 +178,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
             t.barrier();
             continue;
           }
-          net::Request out = t.isend(0);
-          net::Request in = t.irecv(0);
-          t.wait(out);
-          t.wait(in);
+          exchange(t, 0);
         }
         return true;
       });
@@ -187,10 +193,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
       t.barrier();
       double working = 0;
       for (std::uint32_t i = 0; i < kCalls; ++i) {
-        net::Request out = t.isend(kLarge);
-        net::Request in = t.irecv(kLarge);
-        t.wait(out);
-        t.wait(in);
+        exchange(t, kLarge);
         if (source) {
           const double t0 = t.now_us();
           into_sent(kLarge);
@@ -227,10 +230,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
       t.barrier();
       const double t0 = t.now_us();
       for (std::uint32_t i = 0; i < kCalls; ++i) {
-        net::Request out = t.isend(kLarge);
-        net::Request in = t.irecv(kLarge);
-        t.wait(out);
-        t.wait(in);
+        exchange(t, kLarge);
         if (!copying) continue;
         std::memcpy(to.data(), from.data(), kLarge);
         asm volatile("" : : "r"(to.data()) : "memory");  // the copy's result counts as read
