@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "measure/loggp_detail.hpp"
 #include "net/page_aligned.hpp"
+#include "stats/descriptive.hpp"
 
 namespace commgauge::measure {
 
@@ -59,6 +60,28 @@ void exchange(net::Transport& t, std::size_t bytes) {
   net::Request in = t.irecv(bytes);
   t.wait(out);
   t.wait(in);
+}
+
+// The mean time of runs of `body`, as many as `each` holds, each timed on its own, leaving out
+// those that took more than kPreempted times their median: a run the scheduler or an interrupt
+// stopped (over vader on a 2-core VM 1 % of 64 KiB exchanges took 3 times the median or more).
+template <class Body>
+double mean_unpreempted_us(net::Transport& t, std::vector<double>& each, Body&& body) {
+  constexpr double kPreempted = 3;
+  for (double& e : each) {
+    const double t0 = t.now_us();
+    body();
+    e = t.now_us() - t0;
+  }
+  const double limit = kPreempted * stats::median(each);
+  double sum = 0;
+  std::size_t kept = 0;
+  for (double e : each) {
+    if (e > limit) continue;
+    sum += e;
+    ++kept;
+  }
+  return sum / static_cast<double>(kept);
 }
 
 // Per byte: `calls` operations of kLarge bytes less `calls` of kSmall, in rounds alternating
@@ -221,21 +244,22 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
   // 2-core VM (2026-12-06, C loops) a 64 KiB copy timed alone after an exchange took 0.72 us
   // (0.62 warm) but added 0.82-0.87 us to the loop, the next exchange slowed by it. A line
   // through a second, smaller copy had no fixed part above 0 in 8 quiet profiles of 8: the
-  // difference of 4 KiB was lost in the loops' noise. 50 exchanges a loop: with 20 the rate read
-  // 0.0107-0.0275 us per KiB over 8 quiet profiles, with 50 0.0114-0.0186 (warm 0.0094-0.0110).
+  // difference of 4 KiB was lost in the loops' noise. Each exchange (with its copy) is timed on
+  // its own and those a preemption stopped are left out: timing loops of 50 whole, the interval
+  // lay above the warm copy in 1 of 8 quiet profiles (e.g. 0.0065-0.018 us per KiB, warm 0.0094),
+  // so timed in 6 of 6 (lower ends 0.0098-0.0126, warm 0.0089-0.0096; 2026-12-06).
   {
-    constexpr std::uint32_t kCalls = 50;
+    constexpr std::uint32_t kCalls = 100;
+    std::vector<double> each(kCalls);
     net::PageAlignedBytes from(kLarge, 1), to(kLarge, 0);
     const PrttStat between = alternating_per_byte(o.rounds, kLarge, [&](bool copying) {
       t.barrier();
-      const double t0 = t.now_us();
-      for (std::uint32_t i = 0; i < kCalls; ++i) {
+      return mean_unpreempted_us(t, each, [&] {
         exchange(t, kLarge);
-        if (!copying) continue;
+        if (!copying) return;
         std::memcpy(to.data(), from.data(), kLarge);
         asm volatile("" : : "r"(to.data()) : "memory");  // the copy's result counts as read
-      }
-      return (t.now_us() - t0) / kCalls;
+      });
     });
     if (source) r.copy_after_rendezvous_per_byte = between;
   }
