@@ -50,6 +50,16 @@ class TraceBuilder {
       fresh(e, fresh_bytes, look_ticks);
     });
   }
+  /// MPI_Sendrecv: `bytes` to `dest`, as many from `source` (same tag).
+  TraceBuilder& sendrecv(std::uint32_t rank, std::int32_t dest, std::int32_t source,
+                         std::uint64_t bytes, std::int32_t tag = 0) {
+    return call(rank, trace::fn::Sendrecv, [&](trace::Event& e) {
+      p2p(e, dest, bytes, tag);
+      e.fields |= trace::kRoot | trace::kRecvBytes;
+      e.root = source;
+      e.recv_bytes = bytes;
+    });
+  }
   /// Returns the request id.
   std::uint64_t isend(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
                       std::int32_t tag = 0) {

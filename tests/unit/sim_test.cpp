@@ -466,6 +466,42 @@ TEST(SimGolden, AnAlltoallsOwnBlockCopiedBetweenRendezvousTransfersCostsTheMeasu
   }
 }
 
+// An MPI_Sendrecv of a rendezvous message whose peer comes late: the late rank's receive finds the
+// early one's request waiting and answers it, but its own send has gone first, so both transfers
+// run at once and each rank ends no more than the lateness later than when both came together,
+// and no more than a request's flight (o'_s + L) earlier than that: the early request was there
+// already (over vader a 2 MB MPI_Sendrecv with the peer 5-60 us late took that lateness plus one
+// transfer). Receive first, the late rank's pull (65.5 us of its CPU here) would hold its send
+// back and the pulls would follow each other: 66-69 us more. Under the pulled transfer (DCP with
+// Tm = RTA, where the answer is the receiver's copy) and the hand-shake with independent progress
+// alike.
+TEST(SimGolden, ASendrecvWhosePeerComesLateCostsTheLatenessNotASecondTransfer) {
+  constexpr std::uint64_t kBytes = 65536;
+  constexpr Picoseconds kLate{40'000'000};  // 40 us: the early request has long arrived
+  for (const bool pulled : {true, false}) {
+    auto l = link(4096, pulled ? model::Progress::dependent : model::Progress::independent);
+    if (pulled) {
+      l.ranges.back().transfer = "RTA";
+      l.ranges.back().send_overhead_per_byte_us = 0.001;  // the pull: 65.5 us of the receiver's CPU
+    }
+    const std::string name = pulled ? "sendrecv-late-pulled" : "sendrecv-late";
+    auto run = [&](Picoseconds late) {
+      TraceBuilder b(2);
+      b.compute(1, late);
+      b.sendrecv(0, 1, 1, kBytes).sendrecv(1, 0, 0, kBytes);
+      return simulate(b.write(name + std::to_string(late.count())), l, "loggps");
+    };
+    const auto together = run(Picoseconds{0});
+    const auto late = run(kLate);
+    const Picoseconds flight =
+        model::to_picoseconds(l.ranges.back().control_send_us + l.latency_us);
+    for (std::size_t r = 0; r < 2; ++r) {
+      EXPECT_LE(rank_end(late, r), rank_end(together, r) + kLate) << name << " rank " << r;
+      EXPECT_GE(rank_end(late, r) + flight, rank_end(together, r) + kLate) << name << " rank " << r;
+    }
+  }
+}
+
 // A receive into memory its process never touched pays the page faults as its data is written:
 // fresh_bytes x fresh_memory_us_per_byte (8192 B x 1000 ps = 8.192 us). An eager message (1000 B)
 // is copied by its receiver: the receiver ends that much later, the sender (done when its message
