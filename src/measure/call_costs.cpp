@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "common/error.hpp"
 #include "measure/loggp_detail.hpp"
 #include "net/page_aligned.hpp"
-#include "stats/descriptive.hpp"
+#include "stats/filtering.hpp"
 
 namespace commgauge::measure {
 
@@ -63,8 +64,9 @@ void exchange(net::Transport& t, std::size_t bytes) {
 }
 
 // The mean time of runs of `body`, as many as `each` holds, each timed on its own, leaving out
-// those that took more than kPreempted times their median: a run the scheduler or an interrupt
-// stopped (over vader on a 2-core VM 1 % of 64 KiB exchanges took 3 times the median or more).
+// those that took more than kPreempted times their median (seed 002's filter, stats/filtering):
+// a run the scheduler or an interrupt stopped (over vader on a 2-core VM 1 % of 64 KiB exchanges
+// took 3 times the median or more).
 template <class Body>
 double mean_unpreempted_us(net::Transport& t, std::vector<double>& each, Body&& body) {
   constexpr double kPreempted = 3;
@@ -73,15 +75,8 @@ double mean_unpreempted_us(net::Transport& t, std::vector<double>& each, Body&& 
     body();
     e = t.now_us() - t0;
   }
-  const double limit = kPreempted * stats::median(each);
-  double sum = 0;
-  std::size_t kept = 0;
-  for (double e : each) {
-    if (e > limit) continue;
-    sum += e;
-    ++kept;
-  }
-  return sum / static_cast<double>(kept);
+  const std::vector<double> kept = stats::filter_above_median(each, kPreempted).kept;
+  return std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size());
 }
 
 // Per byte: `calls` operations of kLarge bytes less `calls` of kSmall, in rounds alternating
