@@ -213,16 +213,16 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       const std::int32_t source = has_status ? e.completions[0].source : asked;
       const std::int32_t tag = has_status ? e.completions[0].tag : e.tag;
       const std::uint64_t bytes = r.call == CallKind::recv ? e.bytes : e.recv_bytes;
-      // MPI_Sendrecv posts its receive, then sends; a rendezvous send goes first here
-      // (rendezvous_step_sends_first).
-      const bool sends = r.call == CallKind::sendrecv && e.peer >= 0;
-      const bool send_first = sends && rendezvous_step_sends_first(me, e.peer, e.bytes);
-      if (send_first)
-        r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard));
-      if (source >= 0)
-        r.waits.push_back(post_recv(r, me, source, tag, e.comm, bytes, true, false, e.fresh_bytes));
-      if (sends && !send_first)
-        r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard));
+      post_sendrecv(
+          me, r.call == CallKind::sendrecv ? e.peer : -1, e.bytes,
+          [&] {
+            if (source >= 0)
+              r.waits.push_back(
+                  post_recv(r, me, source, tag, e.comm, bytes, true, false, e.fresh_bytes));
+          },
+          [&] {
+            r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard));
+          });
       break;
     }
     case CallKind::irecv:

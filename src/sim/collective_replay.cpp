@@ -261,19 +261,18 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
                             net_.copy_into_sent(st.copy_into_sent_bytes));
       }
       const std::uint64_t ctx = r.step_comms[r.step] | kCollectiveContext;
-      // coll/base's steps exchange as MPI_Sendrecv does: the receive, then the send; a
-      // rendezvous send goes first here (rendezvous_step_sends_first).
-      const bool send_first =
-          st.send_to >= 0 && rendezvous_step_sends_first(me, st.send_to, st.send_bytes);
-      auto send = [&] {
-        r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard,
-                                    st.send_written));
-      };
-      if (send_first) send();
-      if (st.recv_from >= 0)
-        r.temps.push_back(
-            post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true, st.recv_into_sent));
-      if (st.send_to >= 0 && !send_first) send();
+      // coll/base's steps exchange as MPI_Sendrecv does.
+      post_sendrecv(
+          me, st.send_to, st.send_bytes,
+          [&] {
+            if (st.recv_from >= 0)
+              r.temps.push_back(
+                  post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true, st.recv_into_sent));
+          },
+          [&] {
+            r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes,
+                                        SendMode::standard, st.send_written));
+          });
       r.step_posted = true;
     }
     if (!wait_all(r, r.temps)) return false;

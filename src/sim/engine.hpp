@@ -378,15 +378,23 @@ class Engine {
   std::uint32_t post_recv(Rank& r, std::int32_t me, std::int32_t source, std::int32_t tag,
                           std::uint64_t comm, std::uint64_t bytes, bool resolved,
                           bool into_sent = false, std::uint64_t fresh_bytes = 0);
-  /// Whether a call that posts a receive and then a send of `bytes` to `dest` (MPI_Sendrecv,
-  /// coll/base's steps) is replayed send first: where that send is rendezvous. Posted receive
-  /// first, a request the receive matches from the unexpected queue would be answered (under
-  /// dependent progress: the receiver's pull) before the send's own request leaves, and the two
-  /// transfers would follow each other; over vader a 2 MB MPI_Sendrecv whose peer came 5-60 us
-  /// late took that lateness plus one transfer (8 KiB-512 KiB alike with 1-5 us), so the pull
-  /// does not hold the send back. Eager sends keep the library's order: an eager message already
-  /// there is copied out before the send.
-  bool rendezvous_step_sends_first(std::int32_t me, std::int32_t dest, std::uint64_t bytes) const;
+  /// Posts a receive and a send as MPI_Sendrecv and coll/base's steps do (`recv()` and `send()`
+  /// post them; `dest` < 0: no send): the receive, then the send, except where the send of
+  /// `bytes` to `dest` is rendezvous, which goes first. Posted receive first, a request the
+  /// receive matches from the unexpected queue would be answered (under dependent progress: the
+  /// receiver's pull) before the send's own request leaves, and the two transfers would follow
+  /// each other; over vader a 2 MB MPI_Sendrecv whose peer came 5-60 us late took that lateness
+  /// plus one transfer (8 KiB-512 KiB alike with 1-5 us), so the pull does not hold the send
+  /// back. Eager sends keep the library's order: an eager message already there is copied out
+  /// before the send.
+  template <class PostRecv, class PostSend>
+  void post_sendrecv(std::int32_t me, std::int32_t dest, std::uint64_t bytes, PostRecv&& recv,
+                     PostSend&& send) {
+    const bool send_first = dest >= 0 && net_.message(me, dest, bytes).rendezvous;
+    if (send_first) send();
+    recv();
+    if (dest >= 0 && !send_first) send();
+  }
   bool try_match_recv(Rank& r, std::uint32_t recv_id);
   void link(std::uint32_t send_id, std::uint32_t recv_id);
   void on_matched(std::uint32_t send_id, Picoseconds t);

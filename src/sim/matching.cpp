@@ -109,11 +109,6 @@ std::uint32_t Engine::post_recv(Rank& r, std::int32_t me, std::int32_t source, s
   return id;
 }
 
-bool Engine::rendezvous_step_sends_first(std::int32_t me, std::int32_t dest,
-                                         std::uint64_t bytes) const {
-  return net_.message(me, dest, bytes).rendezvous;
-}
-
 bool Engine::try_match_recv(Rank& r, std::uint32_t recv_id) {
   const Op& rv = ops_[recv_id];
   // A wildcard receive is matched when its completion is read, after its post: the match (and
