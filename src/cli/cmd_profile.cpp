@@ -217,8 +217,9 @@ void add_profile_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--link-label", f->link_label, "what the link is, e.g. \"veth, tbf 200 Mbit/s\"");
   cmd->add_flag("--no-streams", f->no_streams,
-                "loggp measures no streams of nonblocking sends: a rendezvous range keeps the "
-                "calibrated g, G and O_r, which its PRTTs cannot tell apart");
+                "loggp measures no streams of nonblocking sends: a rendezvous or acknowledged "
+                "(TA) range keeps the calibrated g, G and O_r (TA: O_s), which its PRTTs cannot "
+                "tell apart");
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs (seed 002 §3.1)")
       ->capture_default_str();
   cmd->callback([&action, f, cmd] {

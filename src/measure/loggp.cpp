@@ -1507,18 +1507,27 @@ void scale_budgets_to_sweep(LoggpOptions& o, const LoggpOptions& reference, bool
 }
 
 // Streams (PrttKind::stream) at the sweep's sizes from the lowest confirmed rendezvous switch
-// on, min_rounds rounds of one cell per size in a fresh random order each: what a rendezvous
-// range's gap is fitted to (fit_stream_gap). Measured after the switches, not among the rounds:
-// only where a hand-shake hides the gap from the PRTTs, and without changing the rounds' cells
+// or acknowledged range on, min_rounds rounds of one cell per size in a fresh random order
+// each: what a rendezvous or acknowledged range's gap is fitted to (fit_stream_gap). Measured
+// after the switches, not among the rounds: only where a hand-shake or an acknowledgement hides
+// the gap from the PRTTs, and without changing the rounds' cells
 // (interleaved with them, they cost the held-out MPI_Allreduce 1.0-6.4 points of E_abs in each
 // of 6 loaded pairs of profiles over vader, where no range's gap came from them; measured after
 // the switches, it was the smaller in 3 of 6 pairs). Within the budgets; what they cut is noted.
 void measure_streams(Session& session, LoggpResult& r) {
   const LoggpOptions& o = session.options();
   if (!o.streams) return;
+  // From the lowest range whose sends wait for the receiver: a rendezvous range, or an eager
+  // one whose sends complete on the receiver's acknowledgement (Tm = TA, read from the switch
+  // probe as the analysis reads it): there the blocking PRTTs show the acknowledgement's round
+  // trip where a stream shows the gap.
   std::uint64_t from = UINT64_MAX;
-  for (const auto& sw : r.switches) {
-    if (sw.rendezvous && sw.confirmed) from = std::min(from, sw.first_bytes);
+  for (std::size_t k = 0; k < r.switches.size(); ++k) {
+    const LoggpSwitch& sw = r.switches[k];
+    if ((sw.rendezvous && sw.confirmed) || detail::sends_wait(sw.waited_above, sw.late_above))
+      from = std::min(from, sw.first_bytes);
+    if (!sw.rendezvous && detail::sends_wait(sw.waited_below, sw.late_below))
+      from = std::min(from, k == 0 ? std::uint64_t{1} : r.switches[k - 1].first_bytes);
   }
   for (const auto& p : r.points) {
     if (p.fitted() && p.bytes >= from) r.streams.push_back({PrttKind::stream, p.bytes, {}});

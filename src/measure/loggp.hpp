@@ -267,18 +267,22 @@ struct CalibratedSet {
   std::vector<Crossing> crossing;
   /// The model's exchange at each of LoggpResult::exchanges' sizes, with the fitted o_x.
   std::vector<double> exchange_model_us;
-  /// The gap of each rendezvous range fitted to its streams (fit_stream_gap; elsewhere
-  /// PRTT(n,0,s) shows the gap itself: eq. (7)): G_st's 95 % interval from resampled rounds;
+  /// The gap of each rendezvous or acknowledged range fitted to its streams (fit_stream_gap;
+  /// elsewhere PRTT(n,0,s) shows the gap itself: eq. (7)): G_st's 95 % interval from resampled
+  /// rounds;
   /// sizes: the range's stream sizes; slow: of them, how many the calibrated set put outside
   /// their measured median's 95 % interval (fitted only where at least half were, and the
   /// range's PRTTs stay within a percentage point of their worst miss before).
   struct StreamGap {
     Interval interval;
     std::size_t sizes = 0, slow = 0;
-    bool fitted = false;  ///< g, G, O_r and G_st of the range come from its streams
+    bool fitted = false;  ///< g, G, O_r (acknowledged: O_s) and G_st come from its streams
     /// Where the streams' gap was refused: the range's worst PRTT miss (a fraction) with the
-    /// calibrated values and with the gap (0: not refused).
+    /// calibrated values and with the gap (0: not refused for that).
     double prtt_miss_before = 0, prtt_miss_after = 0;
+    /// Where it was refused because the streams came no closer: their median miss (a fraction)
+    /// with the calibrated values and with the gap (0: not refused for that).
+    double stream_miss_before = 0, stream_miss_after = 0;
   };
   std::vector<StreamGap> stream_gap;
   /// The model's stream at each of LoggpResult::streams' sizes, with the fitted G_st.

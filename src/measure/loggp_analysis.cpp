@@ -1464,19 +1464,23 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   }
 }
 
-// The gap of each rendezvous range from the streams (LoggpResult::streams). Every PRTT of a
-// rendezvous range waits for its hand-shake before each message: g is hidden there, and G and
-// O_r enter only as their sum (the calibration reports them not identifiable). In a stream each
-// message after the first waits for the gap instead, so the measured stream exceeds the model's
-// by n - 1 times what the gap lacks: per size the gap that closes the difference, a line g +
-// kP through those (non-negative, weighted least squares on the relative error, as o_x + kO_x;
-// over fewer than three sizes kP alone, g as calibrated),
-// then P is G where it is at most G + O_r (O_r keeps the rest: every PRTT unchanged) and G +
-// O_r + G_st where it is more (G_st: the gap's per-byte part beyond the transfer's). The model
-// is evaluated again with the new gap and the rest added, up to six times (where something
-// else ends the stream the gap shows only in part). Kept only where the model before missed at
-// least half of the range's streams (outside the measured median's distribution-free 95 %
-// interval): a range whose streams the calibrated set already reproduces keeps its values.
+// The gap of each rendezvous or acknowledged range from the streams (LoggpResult::streams).
+// Every PRTT of a rendezvous range waits for its hand-shake before each message: g is hidden
+// there, and G and O_r enter only as their sum (the calibration reports them not identifiable).
+// Every PRTT of an acknowledged range (Tm = TA) waits for the acknowledgement's round trip
+// instead, which eq. (7) then reads as the gap, and sees only O_s + G (the one-way time and the
+// round trip both hold T1 + T2). In a stream each message after the first waits for the gap
+// (in an acknowledged range for the send call's T1 where that is longer), so the measured
+// stream exceeds the model's by n - 1 times what the gap lacks: per size the gap that closes
+// the difference, a line g + kP through those (non-negative, weighted least squares on the
+// relative error, as o_x + kO_x; over fewer than three sizes kP alone, g as calibrated),
+// then P is G where it is at most G + O_r (G + O_s; the other keeps the rest: every PRTT
+// unchanged) and G + O_r + G_st where it is more (G_st: the gap's per-byte part beyond the
+// transfer's). The model is evaluated again with the new gap and the rest added, up to six
+// times (where something else ends the stream the gap shows only in part). Kept only where the
+// model before missed at least half of the range's streams (outside the measured median's
+// distribution-free 95 % interval), the range's PRTTs stay within a point of their worst miss
+// and its streams come closer (where the receiver's handling sets their pace, no gap does).
 // Intervals: the same from the rounds resampled, the model's streams held.
 void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   CalibratedSet& c = r.calibrated;
@@ -1508,17 +1512,25 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     if (rounds.size() < 3) continue;
     measured[i] = stats::median(rounds);
     const std::size_t k = link.range_index(r.streams[i].bytes);
-    // Where PRTT(n,0,s) shows the gap, eq. (7) has it.
+    // Where PRTT(n,0,s) shows the gap, eq. (7) has it; in an acknowledged range it shows the
+    // acknowledgement's round trip (docs/models.md, Tm = TA), never shorter than the gap.
     const bool gap_shown = k < r.ranges.size() && r.ranges[k].g_identifiable;
-    if (link.ranges[k].rendezvous && !gap_shown) of_range[k].push_back(i);
+    if (link.ranges[k].acknowledged() || (link.ranges[k].rendezvous && !gap_shown))
+      of_range[k].push_back(i);
   }
   std::vector<double> modelled = model_streams_us(link, sizes);
   std::vector<bool> kept(ranges, false);
-  std::vector<double> wire(ranges, 0);  // G + O_r: what every PRTT sees
+  // What every PRTT sees of the gap's per-byte part and the overhead it shares with: G + O_r
+  // behind a hand-shake; G + O_s where the sends complete on the acknowledgement (the one-way
+  // time and the acknowledgement's round trip both hold T1 + T2, docs/models.md).
+  std::vector<double> wire(ranges, 0);
+  const auto shares = [&](model::LinkRange& range) -> double& {
+    return range.acknowledged() ? range.send_overhead_per_byte_us : range.recv_overhead_per_byte_us;
+  };
   for (std::size_t k = 0; k < ranges; ++k) {
     auto& range = link.ranges[k];
     range.stream_gap_per_byte_us = 0;
-    wire[k] = range.gap_per_byte_us + range.recv_overhead_per_byte_us;
+    wire[k] = range.gap_per_byte_us + shares(range);
     c.stream_gap[k].sizes = of_range[k].size();
     for (std::size_t i : of_range[k]) {
       const stats::MedianInterval m = stats::median_interval(r.streams[i].rounds_us);
@@ -1527,9 +1539,14 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     kept[k] = !of_range[k].empty() && 2 * c.stream_gap[k].slow >= of_range[k].size();
   }
   const double later = kStreamMessages - 1.0;  // messages that wait for a gap
+  // The time between two messages of a stream: the gap, or where the sends complete on the
+  // acknowledgement (eager data, no hand-shake) the send call's own T1 if that is longer.
   const auto gap_us = [](const model::LinkRange& range, std::uint64_t bytes) {
     const double k = static_cast<double>(bytes);
-    return range.gap_us + (k - 1) * range.gap_per_byte_us + k * range.stream_gap_per_byte_us;
+    const double gap =
+        range.gap_us + (k - 1) * range.gap_per_byte_us + k * range.stream_gap_per_byte_us;
+    if (!range.acknowledged()) return gap;
+    return std::max(gap, range.send_overhead_us + k * range.send_overhead_per_byte_us);
   };
   // Range k's gap (g, per byte) as `values` (measured or resampled streams) need it.
   // Over fewer than three sizes no line: g stays as calibrated and the rest is per byte (a
@@ -1546,14 +1563,24 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     line.O_x_us_per_byte = std::max(0.0, stats::median(per_byte));
     return line;
   };
-  // The line's gap g + kP into range k: P is G up to G + O_r, the rest G_st (the one place of
-  // the split, for the fit and its resamples alike).
+  // The line's gap g + kP into range k: P is G up to the wire's share (G + O_r, or G + O_s),
+  // the rest G_st (the one place of the split, for the fit and its resamples alike).
   const auto split = [&](model::LinkRange& range, std::size_t k, const CrossingCost& line) {
     range.gap_us = line.o_x_us;
     range.gap_per_byte_us = std::min(line.O_x_us_per_byte, wire[k]);
-    range.recv_overhead_per_byte_us = wire[k] - range.gap_per_byte_us;
+    shares(range) = wire[k] - range.gap_per_byte_us;
     range.stream_gap_per_byte_us = line.O_x_us_per_byte - range.gap_per_byte_us;
   };
+  // The median |model - measured| / measured over range k's streams.
+  const auto stream_miss = [&](std::size_t k) {
+    std::vector<double> e;
+    for (std::size_t i : of_range[k])
+      e.push_back(std::abs(modelled[i] - measured[i]) / measured[i]);
+    return e.empty() ? 0.0 : stats::median(e);
+  };
+  std::vector<double> stream_miss_before(ranges, 0);
+  for (std::size_t k = 0; k < ranges; ++k)
+    stream_miss_before[k] = stream_miss(k);
   for (int step = 0; step < 6; ++step) {
     bool moved = false;
     for (std::size_t k = 0; k < ranges; ++k) {
@@ -1574,10 +1601,19 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   const std::vector<double> miss_after = prtt_miss();
   bool reverted = false;
   for (std::size_t k = 0; k < ranges; ++k) {
-    if (!kept[k] || miss_after[k] <= miss_before[k] + 0.01) continue;
+    if (!kept[k]) continue;
+    if (miss_after[k] > miss_before[k] + 0.01) {
+      c.stream_gap[k].prtt_miss_before = miss_before[k];
+      c.stream_gap[k].prtt_miss_after = miss_after[k];
+    } else if (stream_miss(k) >= stream_miss_before[k]) {
+      // Streams that the gap does not move (the receiver's handling or the send calls set their
+      // pace): the gap that closes them is not there.
+      c.stream_gap[k].stream_miss_before = stream_miss_before[k];
+      c.stream_gap[k].stream_miss_after = stream_miss(k);
+    } else {
+      continue;
+    }
     kept[k] = false;
-    c.stream_gap[k].prtt_miss_before = miss_before[k];
-    c.stream_gap[k].prtt_miss_after = miss_after[k];
     link.ranges[k] = calibrated.ranges[k];
     reverted = true;
   }
@@ -1598,21 +1634,24 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
       split(x, k, line);
       samples[k][0].push_back(x.gap_us);
       samples[k][1].push_back(x.gap_per_byte_us);
-      samples[k][2].push_back(x.recv_overhead_per_byte_us);
+      samples[k][2].push_back(shares(x));
       samples[k][3].push_back(x.stream_gap_per_byte_us);
     }
   }
   for (std::size_t k = 0; k < ranges; ++k) {
     if (!kept[k]) continue;
+    // kParameterNames: O_s 2, O_r 3, g 4, G 5.
+    const bool acknowledged = link.ranges[k].acknowledged();
+    const std::string share = acknowledged ? "O_s" : "O_r";
     if (k < c.intervals.size()) {
       c.intervals[k][4] = percentile_interval(samples[k][0]);
       c.intervals[k][5] = percentile_interval(samples[k][1]);
-      c.intervals[k][3] = percentile_interval(samples[k][2]);
+      c.intervals[k][acknowledged ? 2 : 3] = percentile_interval(samples[k][2]);
     }
     c.stream_gap[k].interval = percentile_interval(samples[k][3]);
     // What the streams determine is no longer open.
-    std::erase_if(c.not_identifiable, [k](const CalibratedSet::Open& u) {
-      return u.range == k && (u.parameter == "g" || u.parameter == "G" || u.parameter == "O_r");
+    std::erase_if(c.not_identifiable, [k, &share](const CalibratedSet::Open& u) {
+      return u.range == k && (u.parameter == "g" || u.parameter == "G" || u.parameter == share);
     });
   }
 }

@@ -46,7 +46,8 @@ struct LinkRange {
   double crossing_recv_per_byte_us = 0;
   /// G_st: what the gap between two messages a rank sends costs per byte beyond G, g + (k-1)G
   /// + kG_st (commgauge's addition, fitted by loggp to streams of nonblocking sends). In a
-  /// rendezvous range the hand-shake hides the gap from every PRTT: over TCP between emulated
+  /// rendezvous range the hand-shake hides the gap from every PRTT (in a TA range the
+  /// acknowledgement's round trip): over TCP between emulated
   /// nodes a stream of 2 MB messages followed each other at the whole one-way slope O_s + G +
   /// O_r, where the PRTT split let the sender's and receiver's per-byte work overlap the next
   /// transfer. 0: the gap is g + (k-1)G.

@@ -373,7 +373,13 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       const std::string missed = fmt::format(
           "the calibrated set missed {} of the range's {} streams ({} nonblocking sends)", st.slow,
           st.sizes, measure::kStreamMessages);
-      if (st.fitted) {
+      if (st.fitted && r.link.ranges[k].acknowledged()) {
+        out += fmt::format(
+            "streams (range {}): {}: g, G and O_s fitted to them (sends completed by the "
+            "receiver's acknowledgement: the blocking PRTTs show its round trip, not the gap, "
+            "and see only O_s + G), and G_st, the gap's per-byte part beyond G: {} us/B\n",
+            k, missed, number(r.link.ranges[k].stream_gap_per_byte_us, 3));
+      } else if (st.fitted) {
         out += fmt::format(
             "streams (range {}): {}: g, G and O_r fitted to them (PRTTs see only G + O_r), and "
             "G_st, the gap's per-byte part beyond G: {} us/B\n",
@@ -384,6 +390,12 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
             "(worst miss {:.1f} % instead of {:.1f} %): something else than the gap slows them; "
             "the calibrated values kept\n",
             k, missed, 100 * st.prtt_miss_after, 100 * st.prtt_miss_before);
+      } else if (st.stream_miss_before > 0) {
+        out += fmt::format(
+            "streams (range {}): {}, but a gap does not bring them closer (median miss {:.1f} % "
+            "with it, {:.1f} % without): the receiver's handling or the send calls set their "
+            "pace; the calibrated values kept\n",
+            k, missed, 100 * st.stream_miss_after, 100 * st.stream_miss_before);
       } else {
         out += fmt::format("streams (range {}): {}: fewer than half, the calibrated values kept\n",
                            k, missed);

@@ -633,6 +633,53 @@ TEST(LoggpOnVirtualNetwork, SendsThatStartWaitingAreAChangeOfTransferMechanism) 
   EXPECT_TRUE(r.ranges[1].params.acknowledged());
 }
 
+// In a range whose sends complete on the receiver's acknowledgement (Tm = TA) every blocking
+// PRTT waits for the acknowledgement's round trip, T1 + T2 + o'_s + L + o'_r = 2.3 + 0.001k us
+// here against a gap of 2 + 0.0008k: PRTT(n,0,s) shows the round trip, not the gap, and the
+// one-way time and the round trip both see only O_s + G. The streams of nonblocking sends,
+// measured from the switch on, show the gap (the receiver's handling, o'_s + T3 = 1.2 +
+// 0.0003k us a message, keeps up, and so do the send calls, T1 = 0.6 + 0.0002k): g comes from
+// them, and G with O_s + G kept.
+TEST(LoggpOnVirtualNetwork, AnAcknowledgedRangesGapIsFittedToStreams) {
+  const model::LinkParams link = [] {
+    model::LinkParams l = commgauge::testing::acknowledged_link(model::Progress::dependent);
+    l.ranges.resize(2);
+    // The acknowledgement priced as loggp reads it: the short range's message.
+    l.ranges[0].send_overhead_us = 0.3;
+    l.ranges[0].recv_overhead_us = 0.4;
+    model::price_acknowledgement(l.ranges[1], l.ranges[0]);
+    return l;
+  }();
+  LoggpOptions o;
+  o.seed = 29;
+  const LoggpResult r = run(link, o);
+  ASSERT_EQ(r.link.ranges.size(), 2u) << ::testing::PrintToString(r.notes);
+  ASSERT_TRUE(r.link.ranges[1].acknowledged());
+  const auto sweep = o.sweep_sizes();
+  EXPECT_EQ(r.streams.size(),
+            static_cast<std::size_t>(std::count_if(sweep.begin(), sweep.end(),
+                                                   [](std::uint64_t s) { return s >= 257; })));
+  ASSERT_EQ(r.calibrated.stream_gap.size(), 2u);
+  EXPECT_EQ(r.calibrated.stream_gap[0].sizes, 0u) << "eager, not acknowledged: not fitted";
+  const auto& st = r.calibrated.stream_gap[1];
+  EXPECT_GE(st.sizes, 3u);
+  EXPECT_TRUE(st.fitted) << st.slow << " of " << st.sizes;
+  const auto& got = r.link.ranges[1];
+  const auto& want = link.ranges[1];
+  EXPECT_NEAR(got.gap_us, want.gap_us, 0.02 * want.gap_us);
+  EXPECT_NEAR(got.gap_per_byte_us, want.gap_per_byte_us, 0.02 * want.gap_per_byte_us);
+  EXPECT_NEAR(got.gap_per_byte_us + got.send_overhead_per_byte_us,
+              want.gap_per_byte_us + want.send_overhead_per_byte_us, 0.02 * 0.001);
+  EXPECT_LT(got.stream_gap_per_byte_us, 0.02 * want.gap_per_byte_us);
+  ASSERT_EQ(r.calibrated.stream_model_us.size(), r.streams.size());
+  for (std::size_t i = 0; i < r.streams.size(); ++i) {
+    EXPECT_NEAR(r.calibrated.stream_model_us[i], r.streams[i].rounds_us[0],
+                0.01 * r.streams[i].rounds_us[0])
+        << r.streams[i].bytes;
+  }
+  EXPECT_LT(r.calibrated_check.max_abs_all, 0.05);
+}
+
 // A candidate settled at its first try while the one below it waited for its second is judged
 // again once that one's hand-shake is confirmed: it lies above a hand-shake, and only the
 // curves decide there. A rendezvous switch at 12289 B whose first probe says nothing, and a
