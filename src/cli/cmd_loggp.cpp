@@ -124,8 +124,9 @@ void add_loggp_command(CLI::App& app, Action& action) {
                 "PRTT curves")
       ->group(g);
   cmd->add_flag("--no-streams", f->no_streams,
-                "measure no streams of nonblocking sends: a rendezvous or acknowledged (TA) range "
-                "keeps the calibrated g, G and O_r (TA: O_s), which its PRTTs cannot tell apart")
+                "measure no streams of nonblocking sends and no send calls: a rendezvous or "
+                "acknowledged (TA) range keeps the calibrated g, G and O_r (TA: o_s, O_s), which "
+                "its PRTTs cannot tell apart")
       ->group(g);
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context's timer figures")
       ->capture_default_str()

@@ -217,9 +217,9 @@ void add_profile_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--link-label", f->link_label, "what the link is, e.g. \"veth, tbf 200 Mbit/s\"");
   cmd->add_flag("--no-streams", f->no_streams,
-                "loggp measures no streams of nonblocking sends: a rendezvous or acknowledged "
-                "(TA) range keeps the calibrated g, G and O_r (TA: O_s), which its PRTTs cannot "
-                "tell apart");
+                "loggp measures no streams of nonblocking sends and no send calls: a rendezvous "
+                "or acknowledged (TA) range keeps the calibrated g, G and O_r (TA: o_s, O_s), "
+                "which its PRTTs cannot tell apart");
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs (seed 002 §3.1)")
       ->capture_default_str();
   cmd->callback([&action, f, cmd] {
@@ -363,6 +363,9 @@ void add_profile_command(CLI::App& app, Action& action) {
                     {"trust", report::trust_json(trust)}};
         if (!loggp->exchanges.empty()) lc.loggp["exchanges"] = report::loggp_exchanges_json(*loggp);
         if (!loggp->streams.empty()) lc.loggp["streams"] = report::loggp_streams_json(*loggp);
+        if (!loggp->send_calls.empty()) {
+          lc.loggp["send_calls"] = report::loggp_send_calls_json(*loggp);
+        }
         lc.distrust = trust.reasons;
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";

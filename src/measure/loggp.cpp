@@ -174,6 +174,9 @@ Cost cost_of(std::span<const PrttSpec> plan, std::uint32_t reps) {
     } else if (s.kind == PrttKind::stream) {
       c.messages += r * (s.n + 1.0);  // the stream and the 1-byte reply
       c.bytes += r * (s.n * static_cast<double>(s.bytes) + 1);
+    } else if (s.kind == PrttKind::send_call) {
+      c.messages += r * 2.0 * s.n;  // each send and its 1-byte reply
+      c.bytes += r * s.n * (static_cast<double>(s.bytes) + 1);
     } else if (s.kind == PrttKind::late_receiver) {
       c.messages += 3 * r;  // the message, the 1-byte reply, the reported duration
       c.bytes += r * (static_cast<double>(s.bytes) + 9);
@@ -268,9 +271,10 @@ std::array<PrttSpec, 4> specs_of(const LoggpPoint& p, std::uint32_t n) {
 }
 
 PrttSpec heldout_spec(const CellSeries& h) {
-  const std::uint32_t n = runs_calls(h.kind)           ? kHeldOutCollectiveCalls
-                          : h.kind == PrttKind::stream ? kStreamMessages
-                                                       : 1;
+  const std::uint32_t n = runs_calls(h.kind)              ? kHeldOutCollectiveCalls
+                          : h.kind == PrttKind::stream    ? kStreamMessages
+                          : h.kind == PrttKind::send_call ? kSendCallMessages
+                                                          : 1;
   return {h.kind, n, h.bytes, 0};
 }
 
@@ -1529,16 +1533,28 @@ void measure_streams(Session& session, LoggpResult& r) {
     if (!sw.rendezvous && detail::sends_wait(sw.waited_below, sw.late_below))
       from = std::min(from, k == 0 ? std::uint64_t{1} : r.switches[k - 1].first_bytes);
   }
-  for (const auto& p : r.points) {
-    if (p.fitted() && p.bytes >= from) r.streams.push_back({PrttKind::stream, p.bytes, {}});
+  // Below the lowest rendezvous switch those are the acknowledged ranges' sizes, where the send
+  // call's own time is measured too (PrttKind::send_call; fit_send_call).
+  std::uint64_t handshake = UINT64_MAX;
+  for (const auto& sw : r.switches) {
+    if (sw.rendezvous && sw.confirmed) handshake = std::min(handshake, sw.first_bytes);
   }
-  std::vector<std::size_t> order(r.streams.size());
+  for (const auto& p : r.points) {
+    if (!p.fitted() || p.bytes < from) continue;
+    r.streams.push_back({PrttKind::stream, p.bytes, {}});
+    if (p.bytes < handshake) r.send_calls.push_back({PrttKind::send_call, p.bytes, {}});
+  }
+  // One order over both kinds of cell, drawn afresh each round.
+  const auto cell = [&](std::size_t i) -> CellSeries& {
+    return i < r.streams.size() ? r.streams[i] : r.send_calls[i - r.streams.size()];
+  };
+  std::vector<std::size_t> order(r.streams.size() + r.send_calls.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  for (std::uint32_t round = 0; round < o.min_rounds && !r.streams.empty(); ++round) {
+  for (std::uint32_t round = 0; round < o.min_rounds && !order.empty(); ++round) {
     std::shuffle(order.begin(), order.end(), session.rng());
     std::vector<PrttSpec> plan;
     for (std::size_t i : order)
-      plan.push_back(heldout_spec(r.streams[i]));
+      plan.push_back(heldout_spec(cell(i)));
     if (!session.affordable(cost_of(plan, 1)) || session.over_time()) {
       r.notes.push_back(fmt::format(
           "streams: the budgets allowed {} of {} rounds (a range's gap is fitted to 3 or more)",
@@ -1549,7 +1565,7 @@ void measure_streams(Session& session, LoggpResult& r) {
                    0.9 + 0.05 * round / o.min_rounds);
     const auto times = session.run(plan, 1);
     for (std::size_t k = 0; k < order.size(); ++k)
-      r.streams[order[k]].rounds_us.push_back(times[k][0]);
+      cell(order[k]).rounds_us.push_back(times[k][0]);
   }
 }
 
@@ -1646,6 +1662,7 @@ std::optional<LoggpResult> measure_loggp(net::Transport& t, const LoggpOptions& 
     if (std::string(stage) == "streams") {
       // The confirmed result, without the streams (nothing else was measured after them).
       r.streams.clear();
+      r.send_calls.clear();
       analyse_loggp(r, o, false);
       r.notes.push_back(
           "interrupted during the streams: the rendezvous ranges keep their calibrated gap");

@@ -70,7 +70,8 @@ struct LoggpOptions {
   /// is not a held-out exchange size, in each of the first min_rounds rounds.
   bool crossing_exchanges = true;
   /// Streams to fit G_st to (LinkRange::stream_gap_per_byte_us): a cell per sweep size of
-  /// kStreamMessages nonblocking sends (PrttKind::stream), in each of the first min_rounds rounds.
+  /// kStreamMessages nonblocking sends (PrttKind::stream), in each of the first min_rounds rounds;
+  /// and, at their acknowledged ranges' sizes, send calls (PrttKind::send_call) for T1.
   bool streams = true;
 
   void validate() const;  ///< throws InputError naming the option
@@ -285,6 +286,20 @@ struct CalibratedSet {
     double stream_miss_before = 0, stream_miss_after = 0;
   };
   std::vector<StreamGap> stream_gap;
+  /// T1 = o_s + kO_s of each acknowledged range fitted to its send calls (fit_send_call): the
+  /// fitted line with 95 % intervals from resampled rounds, the values the calibration had, and
+  /// why it was refused where it was (the range's PRTTs would move).
+  struct SendCall {
+    std::size_t sizes = 0;
+    bool fitted = false;
+    double o_s_us = 0, O_s_us_per_byte = 0;  ///< the line through the cells
+    Interval o_s_interval, O_s_interval;
+    double calibrated_o_s_us = 0, calibrated_O_s_us_per_byte = 0;
+    double prtt_miss_before = 0, prtt_miss_after = 0;  ///< where refused (fractions)
+  };
+  std::vector<SendCall> send_call;
+  /// The model's send call at each of LoggpResult::send_calls' sizes, with the fitted T1.
+  std::vector<double> send_call_model_us;
   /// The model's stream at each of LoggpResult::streams' sizes, with the fitted G_st.
   std::vector<double> stream_model_us;
 };
@@ -307,6 +322,9 @@ struct LoggpResult {
   std::vector<CellSeries> exchanges;
   /// The streams G_st is fitted to (LoggpOptions::streams), one per size: the round's time.
   std::vector<CellSeries> streams;
+  /// The send calls an acknowledged range's T1 is fitted to (measured with the streams, at their
+  /// sizes below the lowest rendezvous switch), one per size: the mean call in the round.
+  std::vector<CellSeries> send_calls;
   std::vector<LoggpRange> ranges;
   std::vector<std::size_t> changes;   ///< indices into points where a range starts
   std::vector<LoggpSwitch> switches;  ///< one per change, same order

@@ -1464,6 +1464,139 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   }
 }
 
+std::vector<double> model_send_calls_us(const model::LinkParams& link,
+                                        const std::vector<std::uint64_t>& sizes) {
+  return model_cells_us(link, PrttKind::send_call, kSendCallMessages, sizes);
+}
+
+// Each range's worst |model - measured| / measured over the PRTT points the fits read.
+std::vector<double> worst_prtt_miss(const model::LinkParams& link,
+                                    const std::vector<LoggpPoint>& points, std::uint32_t n) {
+  const auto curves = curve_points(points, n);
+  const auto read = read_by_fits(points);
+  std::vector<double> worst(link.ranges.size(), 0);
+  const auto e = model::evaluate(link, curves);
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    if (!read[i]) continue;
+    double& w = worst[link.range_index(curves[i].bytes)];
+    for (double d : e.deviation[i])
+      w = std::max(w, std::abs(d));
+  }
+  return worst;
+}
+
+// The send call's own time T1 = o_s + kO_s of each acknowledged range (Tm = TA) from its
+// send-call cells (LoggpResult::send_calls). Every PRTT of such a range holds T1 only beside
+// the receiver's work before it acknowledges, o'_s: the one-way time as T1 + T2 + o'_s + T3, the
+// acknowledgement's round trip as T1 + T2 + o'_s + L + o'_r, a late receive's handling as o'_s
+// + T3 + o_u (docs/models.md); the calibration prices o'_s as the short range's o_s and leaves
+// the rest in o_s (over vader it charged a 1 KiB MPI_Isend 0.3-0.44 us where the call takes
+// 0.1-0.15). A send-call cell times MPI_Isend alone: a line o_s + kO_s through the cells'
+// medians (non-negative, weighted least squares on the relative error; over fewer than three
+// sizes o_s alone, O_s as calibrated). What o_s gives up, o'_s takes and o_u gives back (within o_u
+// and o'_s); what O_s gives up, G takes (within G): every PRTT as before. Kept where the range's
+// PRTTs stay within a percentage point of their worst miss. Intervals from the rounds resampled.
+void fit_send_call(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
+  CalibratedSet& c = r.calibrated;
+  model::LinkParams& link = c.link;
+  const std::size_t ranges = link.ranges.size();
+  c.send_call.assign(ranges, {});
+  std::vector<std::uint64_t> sizes;
+  std::vector<double> measured(r.send_calls.size());
+  std::vector<std::vector<std::size_t>> of_range(ranges);
+  for (std::size_t i = 0; i < r.send_calls.size(); ++i) {
+    sizes.push_back(r.send_calls[i].bytes);
+    if (r.send_calls[i].rounds_us.size() < 3) continue;
+    measured[i] = stats::median(r.send_calls[i].rounds_us);
+    const std::size_t k = link.range_index(sizes[i]);
+    if (link.ranges[k].acknowledged()) of_range[k].push_back(i);
+  }
+  const std::vector<double> miss_before = worst_prtt_miss(link, r.points, n);
+  const model::LinkParams calibrated = link;
+  const auto line_of = [&](std::size_t k, const std::vector<double>& values) {
+    if (of_range[k].size() >= 3) return fit_crossing_cost(of_range[k], sizes, values, values, 0);
+    const double per_byte = calibrated.ranges[k].send_overhead_per_byte_us;
+    std::vector<double> constant;
+    for (std::size_t i : of_range[k])
+      constant.push_back(values[i] - static_cast<double>(sizes[i]) * per_byte);
+    return CrossingCost{std::max(0.0, stats::median(constant)), per_byte};
+  };
+  // The line into range k, every PRTT held (the one place of the shift, for the fit and its
+  // resamples alike).
+  const auto shift = [&](model::LinkRange& range, std::size_t k, const CrossingCost& line) {
+    const model::LinkRange& was = calibrated.ranges[k];
+    const double ack = was.control_send_or_default_us();
+    const double moved =
+        std::clamp(was.send_overhead_us - line.o_x_us, -ack, was.unexpected_recv_us);
+    range.send_overhead_us = was.send_overhead_us - moved;
+    range.control_send_us = ack + moved;
+    range.unexpected_recv_us = was.unexpected_recv_us - moved;
+    const double per_byte = std::clamp(was.send_overhead_per_byte_us - line.O_x_us_per_byte,
+                                       -was.gap_per_byte_us, was.send_overhead_per_byte_us);
+    range.send_overhead_per_byte_us = was.send_overhead_per_byte_us - per_byte;
+    range.gap_per_byte_us = was.gap_per_byte_us + per_byte;
+  };
+  for (std::size_t k = 0; k < ranges; ++k) {
+    auto& sc = c.send_call[k];
+    sc.sizes = of_range[k].size();
+    if (of_range[k].empty()) continue;
+    const CrossingCost line = line_of(k, measured);
+    sc.o_s_us = line.o_x_us;
+    sc.O_s_us_per_byte = line.O_x_us_per_byte;
+    sc.calibrated_o_s_us = calibrated.ranges[k].send_overhead_us;
+    sc.calibrated_O_s_us_per_byte = calibrated.ranges[k].send_overhead_per_byte_us;
+    shift(link.ranges[k], k, line);
+    sc.fitted = true;
+  }
+  const std::vector<double> miss_after = worst_prtt_miss(link, r.points, n);
+  for (std::size_t k = 0; k < ranges; ++k) {
+    auto& sc = c.send_call[k];
+    if (!sc.fitted || miss_after[k] <= miss_before[k] + 0.01) continue;
+    sc.fitted = false;
+    sc.prtt_miss_before = miss_before[k];
+    sc.prtt_miss_after = miss_after[k];
+    link.ranges[k] = calibrated.ranges[k];
+  }
+  c.send_call_model_us = model_send_calls_us(link, sizes);
+  // Intervals of o_s and O_s (kParameterNames' 0 and 2), and of the line itself.
+  std::mt19937_64 rng(r.seed ^ 0xbf58476d1ce4e5b9ULL);
+  std::vector<std::array<std::vector<double>, 2>> samples(ranges);
+  std::vector<double> resampled(r.send_calls.size()), draw;
+  for (std::uint32_t b = 0; b < resamples; ++b) {
+    resample_medians(r.send_calls, rng, draw, resampled);
+    for (std::size_t k = 0; k < ranges; ++k) {
+      if (!c.send_call[k].fitted) continue;
+      const CrossingCost line = line_of(k, resampled);
+      samples[k][0].push_back(line.o_x_us);
+      samples[k][1].push_back(line.O_x_us_per_byte);
+    }
+  }
+  for (std::size_t k = 0; k < ranges; ++k) {
+    auto& sc = c.send_call[k];
+    if (!sc.fitted) continue;
+    sc.o_s_interval = percentile_interval(samples[k][0]);
+    sc.O_s_interval = percentile_interval(samples[k][1]);
+    if (k < c.intervals.size()) {
+      c.intervals[k][0] = sc.o_s_interval;
+      c.intervals[k][2] = sc.O_s_interval;
+      // o_u gave what o'_s took and G took what O_s gave: their intervals move with them
+      // (kParameterNames' 6 and 5).
+      const auto move = [](Interval& in, double by) {
+        if (!in.known) return;
+        in.lower = std::max(0.0, in.lower + by);
+        in.upper = std::max(0.0, in.upper + by);
+      };
+      move(c.intervals[k][6],
+           link.ranges[k].unexpected_recv_us - calibrated.ranges[k].unexpected_recv_us);
+      move(c.intervals[k][5],
+           link.ranges[k].gap_per_byte_us - calibrated.ranges[k].gap_per_byte_us);
+    }
+    std::erase_if(c.not_identifiable, [k](const CalibratedSet::Open& u) {
+      return u.range == k && (u.parameter == "o_s" || u.parameter == "O_s");
+    });
+  }
+}
+
 // The gap of each rendezvous or acknowledged range from the streams (LoggpResult::streams).
 // Every PRTT of a rendezvous range waits for its hand-shake before each message: g is hidden
 // there, and G and O_r enter only as their sum (the calibration reports them not identifiable).
@@ -1487,19 +1620,7 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   model::LinkParams& link = c.link;
   const std::size_t ranges = link.ranges.size();
   // Each range's worst PRTT miss over its fitted points: the streams' gap must leave it.
-  const auto curves = curve_points(r.points, n);
-  const auto read = read_by_fits(r.points);
-  const auto prtt_miss = [&] {
-    std::vector<double> worst(ranges, 0);
-    const auto e = model::evaluate(link, curves);
-    for (std::size_t i = 0; i < curves.size(); ++i) {
-      if (!read[i]) continue;
-      double& w = worst[link.range_index(curves[i].bytes)];
-      for (double d : e.deviation[i])
-        w = std::max(w, std::abs(d));
-    }
-    return worst;
-  };
+  const auto prtt_miss = [&] { return worst_prtt_miss(link, r.points, n); };
   const std::vector<double> miss_before = prtt_miss();
   const model::LinkParams calibrated = link;
   c.stream_gap.assign(ranges, {});
@@ -1524,6 +1645,10 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   // behind a hand-shake; G + O_s where the sends complete on the acknowledgement (the one-way
   // time and the acknowledgement's round trip both hold T1 + T2, docs/models.md).
   std::vector<double> wire(ranges, 0);
+  // An acknowledged range whose send calls gave O_s (fit_send_call) splits no more.
+  const auto call_measured = [&](std::size_t k) {
+    return k < c.send_call.size() && c.send_call[k].fitted;
+  };
   const auto shares = [&](model::LinkRange& range) -> double& {
     return range.acknowledged() ? range.send_overhead_per_byte_us : range.recv_overhead_per_byte_us;
   };
@@ -1567,6 +1692,10 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   // the rest G_st (the one place of the split, for the fit and its resamples alike).
   const auto split = [&](model::LinkRange& range, std::size_t k, const CrossingCost& line) {
     range.gap_us = line.o_x_us;
+    if (call_measured(k)) {  // O_s is the send call's: G stays, the rest is G_st
+      range.stream_gap_per_byte_us = std::max(0.0, line.O_x_us_per_byte - range.gap_per_byte_us);
+      return;
+    }
     range.gap_per_byte_us = std::min(line.O_x_us_per_byte, wire[k]);
     shares(range) = wire[k] - range.gap_per_byte_us;
     range.stream_gap_per_byte_us = line.O_x_us_per_byte - range.gap_per_byte_us;
@@ -1643,10 +1772,13 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     // kParameterNames: O_s 2, O_r 3, g 4, G 5.
     const bool acknowledged = link.ranges[k].acknowledged();
     const std::string share = acknowledged ? "O_s" : "O_r";
+    const bool split_here = !call_measured(k);
     if (k < c.intervals.size()) {
       c.intervals[k][4] = percentile_interval(samples[k][0]);
-      c.intervals[k][5] = percentile_interval(samples[k][1]);
-      c.intervals[k][acknowledged ? 2 : 3] = percentile_interval(samples[k][2]);
+      if (split_here) {
+        c.intervals[k][5] = percentile_interval(samples[k][1]);
+        c.intervals[k][acknowledged ? 2 : 3] = percentile_interval(samples[k][2]);
+      }
     }
     c.stream_gap[k].interval = percentile_interval(samples[k][3]);
     // What the streams determine is no longer open.
@@ -1897,6 +2029,7 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
     }
   }
   // The gap before the crossing: the exchanges' model runs with the streams' gap.
+  if (!r.send_calls.empty()) fit_send_call(r, o.n, o.bootstrap);
   if (!r.streams.empty()) fit_stream_gap(r, o.n, o.bootstrap);
   if (!r.exchanges.empty()) fit_crossing(r, o.bootstrap);
   r.link = c.link;

@@ -66,6 +66,17 @@ double run_source(net::Transport& t, const PrttSpec& spec) {
     t.recv(1);
     return t.now_us() - t0;
   }
+  if (spec.kind == PrttKind::send_call) {
+    double inside = 0;
+    for (std::uint32_t i = 0; i < spec.n; ++i) {
+      const double t0 = t.now_us();
+      net::Request request = t.isend(s);
+      inside += t.now_us() - t0;
+      t.wait(request);
+      t.recv(1);
+    }
+    return inside / spec.n;
+  }
   if (spec.kind == PrttKind::late_receiver) {
     const double t0 = t.now_us();
     t.send(s);
@@ -112,6 +123,16 @@ double run_dest(net::Transport& t, const PrttSpec& spec) {
     for (auto& request : in)
       t.wait(request);
     t.send(1);
+    return 0;
+  }
+  if (spec.kind == PrttKind::send_call) {
+    std::vector<net::Request> in(spec.n);
+    for (auto& request : in)
+      request = t.irecv(s);
+    for (auto& request : in) {
+      t.wait(request);
+      t.send(1);
+    }
     return 0;
   }
   if (spec.kind == PrttKind::late_receiver) {
@@ -195,7 +216,8 @@ net::Counters serve_prtt(net::Transport& t) {
       const std::uint64_t word = t.recv_value();
       const auto kind = static_cast<PrttKind>(word & 0xff);
       if (kind != PrttKind::client_delay && kind != PrttKind::server_delay &&
-          kind != PrttKind::late_receiver && kind != PrttKind::stream && !runs_calls(kind)) {
+          kind != PrttKind::late_receiver && kind != PrttKind::stream &&
+          kind != PrttKind::send_call && !runs_calls(kind)) {
         throw TransportError(fmt::format("PRTT: unknown entry kind {:#x}", word));
       }
       spec.kind = kind;

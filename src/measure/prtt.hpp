@@ -38,6 +38,11 @@
 //   posted and replies with 1 byte once all arrived; the source's time for the whole round. In
 //   a rendezvous range the blocking PRTTs cannot tell whether the per-byte work on either end
 //   overlaps the next message's transfer (each send waits for its hand-shake); a stream can.
+// send_call (fitted: an acknowledged range's T1 = o_s + kO_s; every transport): n times, the
+//   source times its nonblocking send of s bytes alone, then waits for it and for the dest's
+//   1-byte reply; the dest has its n receives posted before the first send; the source's mean
+//   time inside one send call. Where the sends complete on the receiver's acknowledgement, every
+//   PRTT holds T1 only beside the receiver's work before it acknowledges; the call alone does not.
 //
 // A plan is sent whole before anything is timed, and its entries run back to back: the server
 // posts the next entry's first receive as soon as it has sent a reply, as between the
@@ -63,10 +68,14 @@ enum class PrttKind : std::uint8_t {
   alltoall = 4,
   exchange = 5,
   stream = 6,
+  send_call = 7,
 };
 
 /// Messages of a stream cell (PrttKind::stream).
 inline constexpr std::uint32_t kStreamMessages = 4;
+
+/// Send calls of a send-call cell (PrttKind::send_call).
+inline constexpr std::uint32_t kSendCallMessages = 4;
 
 /// The kinds that run n calls after a barrier, timed per call: the held-out collectives and the
 /// exchange.

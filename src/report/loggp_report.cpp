@@ -172,6 +172,10 @@ nlohmann::json loggp_streams_json(const measure::LoggpResult& r) {
   return fitted_cells_json(r.streams, r.calibrated.stream_model_us);
 }
 
+nlohmann::json loggp_send_calls_json(const measure::LoggpResult& r) {
+  return fitted_cells_json(r.send_calls, r.calibrated.send_call_model_us);
+}
+
 nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOptions& o,
                           const nlohmann::json& timer, const nlohmann::json& context) {
   // The document's parameters are the calibrated set (what predict and simulate use); the
@@ -204,9 +208,16 @@ nlohmann::json loggp_json(const measure::LoggpResult& r, const measure::LoggpOpt
       j["G_st_fitted"] = st.fitted;
       if (st.interval.known) j["ci95"]["G_st_us_per_byte"] = {st.interval.lower, st.interval.upper};
     }
+    if (k < r.calibrated.send_call.size() && r.calibrated.send_call[k].sizes > 0) {
+      const auto& sc = r.calibrated.send_call[k];
+      j["T1_send_calls"] = sc.sizes;
+      j["T1_fitted"] = sc.fitted;
+      j["T1_line_us"] = {sc.o_s_us, sc.O_s_us_per_byte};
+    }
   }
   if (!r.exchanges.empty()) doc["exchanges"] = loggp_exchanges_json(r);
   if (!r.streams.empty()) doc["streams"] = loggp_streams_json(r);
+  if (!r.send_calls.empty()) doc["send_calls"] = loggp_send_calls_json(r);
   if (r.calibrated.L_interval.known) {
     doc["L_ci95_us"] = {r.calibrated.L_interval.lower, r.calibrated.L_interval.upper};
   }
@@ -366,6 +377,28 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
           "sent to the same peer (an exchange), fitted after the rest to exchanges at {} sizes up "
           "to {} B\n",
           r.exchanges.size(), r.exchanges.back().bytes);
+    }
+    for (std::size_t k = 0; k < cal.send_call.size() && k < r.ranges.size(); ++k) {
+      const auto& sc = cal.send_call[k];
+      if (sc.sizes == 0) continue;
+      const std::string line = fmt::format(
+          "send calls (range {}): MPI_Isend alone took o_s + kO_s = {} + k {} us at {} sizes "
+          "(the calibrated set: {} + k {}; sends completed by the receiver's acknowledgement: "
+          "the PRTTs hold T1 only beside the receiver's o'_s)",
+          k, number(sc.o_s_us, 4), number(sc.O_s_us_per_byte, 3), sc.sizes,
+          number(sc.calibrated_o_s_us, 4), number(sc.calibrated_O_s_us_per_byte, 3));
+      if (sc.fitted) {
+        const auto& p = r.link.ranges[k];
+        out += fmt::format(
+            "{}: taken, o'_s = {} us and o_u = {} us take the difference, G = {} us/B\n", line,
+            number(p.control_send_or_default_us(), 4), number(p.unexpected_recv_us, 4),
+            number(p.gap_per_byte_us, 3));
+      } else {
+        out += fmt::format(
+            "{}, but it would move the range's PRTTs (worst miss {:.1f} % instead of {:.1f} %): "
+            "the calibrated values kept\n",
+            line, 100 * sc.prtt_miss_after, 100 * sc.prtt_miss_before);
+      }
     }
     for (std::size_t k = 0; k < cal.stream_gap.size() && k < r.ranges.size(); ++k) {
       const auto& st = cal.stream_gap[k];

@@ -25,6 +25,8 @@ nlohmann::json loggp_switches_json(const measure::LoggpResult& r);
 nlohmann::json loggp_exchanges_json(const measure::LoggpResult& r);
 /// The streams G_st was fitted to, as loggp_exchanges_json.
 nlohmann::json loggp_streams_json(const measure::LoggpResult& r);
+/// The send calls an acknowledged range's T1 was fitted to, as loggp_exchanges_json.
+nlohmann::json loggp_send_calls_json(const measure::LoggpResult& r);
 
 /// A profile class's trust verdict: trusted, the calibrated set's rms deviation, the latency
 /// trials that stalled, and the reasons when it is not trusted.

@@ -680,6 +680,58 @@ TEST(LoggpOnVirtualNetwork, AnAcknowledgedRangesGapIsFittedToStreams) {
   EXPECT_LT(r.calibrated_check.max_abs_all, 0.05);
 }
 
+// An acknowledged range whose receiver does most of its work before it acknowledges (o'_s =
+// 0.9 us) and whose sender little (o_s = 0.1): every PRTT holds T1 + o'_s and T1 + T2 + o'_s
+// together, and the calibration, which prices o'_s as the short range's o_s (0.3), leaves the
+// rest in o_s (0.59 us here), and in o_u what a late receive's o'_s + T3 + o_u needs. The send
+// calls, MPI_Isend timed alone, give T1: o_s and O_s come back within 2 %, o'_s takes what o_s
+// gave up and o_u gives it back, every PRTT as before.
+TEST(LoggpOnVirtualNetwork, AnAcknowledgedRangesSendOverheadComesFromItsSendCalls) {
+  const model::LinkParams link = [] {
+    model::LinkParams l = commgauge::testing::acknowledged_link(model::Progress::dependent);
+    l.ranges.resize(2);
+    l.ranges[0].send_overhead_us = 0.3;
+    l.ranges[0].recv_overhead_us = 0.4;
+    l.ranges[1].send_overhead_us = 0.1;
+    l.ranges[1].control_send_us = 0.9;
+    l.ranges[1].control_recv_us = 0.4;
+    return l;
+  }();
+  LoggpOptions o;
+  o.seed = 31;
+  const LoggpResult r = run(link, o);
+  ASSERT_EQ(r.link.ranges.size(), 2u) << ::testing::PrintToString(r.notes);
+  ASSERT_TRUE(r.link.ranges[1].acknowledged());
+  const auto sweep = o.sweep_sizes();
+  EXPECT_EQ(r.send_calls.size(),
+            static_cast<std::size_t>(std::count_if(sweep.begin(), sweep.end(),
+                                                   [](std::uint64_t s) { return s >= 257; })));
+  ASSERT_EQ(r.calibrated.send_call.size(), 2u);
+  EXPECT_EQ(r.calibrated.send_call[0].sizes, 0u) << "not acknowledged: not fitted";
+  const auto& sc = r.calibrated.send_call[1];
+  EXPECT_TRUE(sc.fitted) << sc.prtt_miss_before << " -> " << sc.prtt_miss_after;
+  EXPECT_GT(sc.calibrated_o_s_us, 0.3) << "the calibration alone puts o'_s into o_s";
+  const auto& got = r.link.ranges[1];
+  const auto& want = link.ranges[1];
+  EXPECT_NEAR(got.send_overhead_us, want.send_overhead_us, 0.02 * want.send_overhead_us);
+  EXPECT_NEAR(got.send_overhead_per_byte_us, want.send_overhead_per_byte_us,
+              0.02 * want.send_overhead_per_byte_us);
+  // A late receive's handling o'_s + T3 + o_u (here 0.9 + T3) is what the server-delay PRTT
+  // shows; how it splits between o'_s and o_u follows how the calibration split T1 + T2.
+  EXPECT_NEAR(got.control_send_us + got.unexpected_recv_us, 0.9, 0.02 * 0.9);
+  EXPECT_GT(got.control_send_us, 0.3 + 0.5 * (sc.calibrated_o_s_us - got.send_overhead_us));
+  ASSERT_TRUE(sc.o_s_interval.known);
+  EXPECT_LE(sc.o_s_interval.lower, got.send_overhead_us + 1e-9);
+  EXPECT_GE(sc.o_s_interval.upper, got.send_overhead_us - 1e-9);
+  ASSERT_EQ(r.calibrated.send_call_model_us.size(), r.send_calls.size());
+  for (std::size_t i = 0; i < r.send_calls.size(); ++i) {
+    EXPECT_NEAR(r.calibrated.send_call_model_us[i], r.send_calls[i].rounds_us[0],
+                0.01 * r.send_calls[i].rounds_us[0])
+        << r.send_calls[i].bytes;
+  }
+  EXPECT_LT(r.calibrated_check.max_abs_all, 0.05);
+}
+
 // A candidate settled at its first try while the one below it waited for its second is judged
 // again once that one's hand-shake is confirmed: it lies above a hand-shake, and only the
 // curves decide there. A rendezvous switch at 12289 B whose first probe says nothing, and a
