@@ -1464,6 +1464,18 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   }
 }
 
+// Each cell's size, and its median over the rounds (0 for a cell of fewer than three rounds:
+// left out of every fit).
+void cell_medians(const std::vector<CellSeries>& cells, std::vector<std::uint64_t>& sizes,
+                  std::vector<double>& medians) {
+  sizes.clear();
+  medians.assign(cells.size(), 0.0);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    sizes.push_back(cells[i].bytes);
+    if (cells[i].rounds_us.size() >= 3) medians[i] = stats::median(cells[i].rounds_us);
+  }
+}
+
 std::vector<double> model_send_calls_us(const model::LinkParams& link,
                                         const std::vector<std::uint64_t>& sizes) {
   return model_cells_us(link, PrttKind::send_call, kSendCallMessages, sizes);
@@ -1502,12 +1514,11 @@ void fit_send_call(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   const std::size_t ranges = link.ranges.size();
   c.send_call.assign(ranges, {});
   std::vector<std::uint64_t> sizes;
-  std::vector<double> measured(r.send_calls.size());
+  std::vector<double> measured;
+  cell_medians(r.send_calls, sizes, measured);
   std::vector<std::vector<std::size_t>> of_range(ranges);
   for (std::size_t i = 0; i < r.send_calls.size(); ++i) {
-    sizes.push_back(r.send_calls[i].bytes);
-    if (r.send_calls[i].rounds_us.size() < 3) continue;
-    measured[i] = stats::median(r.send_calls[i].rounds_us);
+    if (measured[i] == 0) continue;
     const std::size_t k = link.range_index(sizes[i]);
     if (link.ranges[k].acknowledged()) of_range[k].push_back(i);
   }
@@ -1625,14 +1636,12 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   const model::LinkParams calibrated = link;
   c.stream_gap.assign(ranges, {});
   std::vector<std::uint64_t> sizes;
-  std::vector<double> measured(r.streams.size());
+  std::vector<double> measured;
+  cell_medians(r.streams, sizes, measured);
   std::vector<std::vector<std::size_t>> of_range(ranges);
   for (std::size_t i = 0; i < r.streams.size(); ++i) {
-    sizes.push_back(r.streams[i].bytes);
-    const auto& rounds = r.streams[i].rounds_us;
-    if (rounds.size() < 3) continue;
-    measured[i] = stats::median(rounds);
-    const std::size_t k = link.range_index(r.streams[i].bytes);
+    if (measured[i] == 0) continue;
+    const std::size_t k = link.range_index(sizes[i]);
     // Where PRTT(n,0,s) shows the gap, eq. (7) has it; in an acknowledged range it shows the
     // acknowledgement's round trip (docs/models.md, Tm = TA), never shorter than the gap.
     const bool gap_shown = k < r.ranges.size() && r.ranges[k].g_identifiable;
