@@ -1525,20 +1525,17 @@ void measure_streams(Session& session, LoggpResult& r) {
   // one whose sends complete on the receiver's acknowledgement (Tm = TA, read from the switch
   // probe as the analysis reads it): there the blocking PRTTs show the acknowledgement's round
   // trip where a stream shows the gap.
-  std::uint64_t from = UINT64_MAX;
+  // Below the lowest rendezvous switch (`handshake`) those are the acknowledged ranges' sizes,
+  // where the send call's own time is measured too (PrttKind::send_call; fit_send_call).
+  std::uint64_t from = UINT64_MAX, handshake = UINT64_MAX;
   for (std::size_t k = 0; k < r.switches.size(); ++k) {
     const LoggpSwitch& sw = r.switches[k];
-    if ((sw.rendezvous && sw.confirmed) || detail::sends_wait(sw.waited_above, sw.late_above))
-      from = std::min(from, sw.first_bytes);
+    if (sw.rendezvous && sw.confirmed) handshake = std::min(handshake, sw.first_bytes);
+    if (detail::sends_wait(sw.waited_above, sw.late_above)) from = std::min(from, sw.first_bytes);
     if (!sw.rendezvous && detail::sends_wait(sw.waited_below, sw.late_below))
       from = std::min(from, k == 0 ? std::uint64_t{1} : r.switches[k - 1].first_bytes);
   }
-  // Below the lowest rendezvous switch those are the acknowledged ranges' sizes, where the send
-  // call's own time is measured too (PrttKind::send_call; fit_send_call).
-  std::uint64_t handshake = UINT64_MAX;
-  for (const auto& sw : r.switches) {
-    if (sw.rendezvous && sw.confirmed) handshake = std::min(handshake, sw.first_bytes);
-  }
+  from = std::min(from, handshake);
   for (const auto& p : r.points) {
     if (!p.fitted() || p.bytes < from) continue;
     r.streams.push_back({PrttKind::stream, p.bytes, {}});

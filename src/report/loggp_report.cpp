@@ -406,17 +406,16 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
       const std::string missed = fmt::format(
           "the calibrated set missed {} of the range's {} streams ({} nonblocking sends)", st.slow,
           st.sizes, measure::kStreamMessages);
-      if (st.fitted && r.link.ranges[k].acknowledged()) {
+      if (st.fitted) {
+        const bool acknowledged = r.link.ranges[k].acknowledged();
         out += fmt::format(
-            "streams (range {}): {}: g, G and O_s fitted to them (sends completed by the "
-            "receiver's acknowledgement: the blocking PRTTs show its round trip, not the gap, "
-            "and see only O_s + G), and G_st, the gap's per-byte part beyond G: {} us/B\n",
-            k, missed, number(r.link.ranges[k].stream_gap_per_byte_us, 3));
-      } else if (st.fitted) {
-        out += fmt::format(
-            "streams (range {}): {}: g, G and O_r fitted to them (PRTTs see only G + O_r), and "
-            "G_st, the gap's per-byte part beyond G: {} us/B\n",
-            k, missed, number(r.link.ranges[k].stream_gap_per_byte_us, 3));
+            "streams (range {}): {}: g, G and {} fitted to them ({}), and G_st, the gap's per-byte "
+            "part beyond G: {} us/B\n",
+            k, missed, acknowledged ? "O_s" : "O_r",
+            acknowledged ? "sends completed by the receiver's acknowledgement: the blocking PRTTs "
+                           "show its round trip, not the gap, and see only O_s + G"
+                         : "PRTTs see only G + O_r",
+            number(r.link.ranges[k].stream_gap_per_byte_us, 3));
       } else if (st.prtt_miss_after > 0) {
         out += fmt::format(
             "streams (range {}): {}, but a gap that closes them would move the range's PRTTs "
