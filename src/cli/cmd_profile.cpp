@@ -408,6 +408,17 @@ void add_profile_command(CLI::App& app, Action& action) {
             }
             std::printf("%s us\n", line.c_str());
           }
+          if (!calls->self_message.empty()) {
+            std::string line =
+                "a message to oneself (MPI_Irecv, MPI_Isend, MPI_Waitall; simulate charges the "
+                "sender this, interpolated, for a message a rank sends itself):";
+            for (const auto& m : calls->self_message) {
+              line += fmt::format(" {} B {:.4g} us [{:.4g}, {:.4g}]", m.bytes, m.stat.median_us,
+                                  m.stat.lower_us, m.stat.upper_us);
+              if (&m != &calls->self_message.back()) line += ",";
+            }
+            std::printf("%s\n", line.c_str());
+          }
           if (calls->comm_create) {
             std::printf(
                 "communicator creation (MPI_Comm_dup less an MPI_Allreduce of 4 B; simulate "

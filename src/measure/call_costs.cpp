@@ -345,6 +345,25 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     if (source) r.fresh_memory_per_byte = detail::stat_of(per_byte, 1);
   }
   if (!source) return std::nullopt;
+  if (t.self_message(0)) {
+    constexpr std::uint64_t kSelfSizes[] = {8, 1024, 4096, 16384, 65536};
+    constexpr std::size_t kSizes = std::size(kSelfSizes);
+    constexpr std::uint32_t kSelfCalls = 50;  // 5-35 us a size over vader
+    std::vector<double> per_message[kSizes];
+    for (const std::uint64_t bytes : kSelfSizes)
+      t.self_message(bytes);  // buffers touched once
+    for (std::uint32_t round = 0; round < o.rounds; ++round) {
+      for (std::size_t j = 0; j < kSizes; ++j) {
+        const std::size_t i = (j + round) % kSizes;
+        const double t0 = t.now_us();
+        for (std::uint32_t c = 0; c < kSelfCalls; ++c)
+          t.self_message(kSelfSizes[i]);
+        per_message[i].push_back((t.now_us() - t0) / kSelfCalls);
+      }
+    }
+    for (std::size_t i = 0; i < kSizes; ++i)
+      r.self_message.push_back({kSelfSizes[i], detail::stat_of(per_message[i], 1)});
+  }
   if (have) {
     r.comm_create = detail::stat_of(create, 1);
     r.comm_free = detail::stat_of(free, 1);
@@ -384,6 +403,12 @@ void adopt_call_costs(LoggpResult& result, const CallCosts& costs) {
   }
   if (collective_call_shown(costs))
     adopt(&model::LinkParams::collective_call_us, costs.collective_call);
+  if (!costs.self_message.empty()) {
+    result.link.self_message.clear();
+    for (const auto& m : costs.self_message)
+      result.link.self_message.push_back({m.bytes, m.stat.median_us});
+    result.seed_link.self_message = result.link.self_message;
+  }
   for (const auto& f : costs.first_calls) {
     if (f.preempted) continue;  // the scheduler's time, not the library's
     const double extra = std::max(0.0, f.first_us - f.second_us);

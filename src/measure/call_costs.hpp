@@ -55,6 +55,13 @@
 //   a fresh 2 MB receive over vader took 5.5-8 ms where the same receive again took 0.1-0.4 ms;
 //   HPCC's first receives of 2 MB took 6 ms each (docs/measurements.md, "Receives into memory
 //   never touched").
+// * a message a rank sends itself (where the transport can: MPI), at 8 B, 1, 4, 16 and 64 KiB:
+//   MPI_Irecv from oneself, MPI_Isend to oneself, MPI_Waitall, in rounds of kSelfCalls per size
+//   (the sizes' order rotating by round), on the source only. Open MPI copies it within the
+//   process (its self BTL); the replay had costed it as a message over the node's link, 30 times
+//   what a traced loop of them took over vader on a 2-core VM (docs/measurements.md, "Messages a
+//   rank sends itself"). Its cost is no line in the size (one quiet profile: 0.070 us at 8 B, 0.121
+//   at 1 KiB, 0.223 at 16 KiB, 0.714 at 64 KiB).
 // Each: the median per call (per byte) over the rounds with its distribution-free 95 % interval.
 
 #include <cstdint>
@@ -110,6 +117,12 @@ struct CallCosts {
   /// Microseconds per byte a memory copy of 64 KiB adds to a loop of 64 KiB exchanges (every
   /// transport).
   std::optional<PrttStat> copy_after_rendezvous_per_byte;
+  /// A message to oneself, per message, by size (where the transport can: MPI), sizes increasing.
+  struct SizedStat {
+    std::uint64_t bytes = 0;
+    PrttStat stat;
+  };
+  std::vector<SizedStat> self_message;
   /// The process's first calls against their second (where the transport has them: MPI,
   /// measured when it initialized MPI). One process, one first call each: no interval.
   std::vector<net::FirstCall> first_calls;

@@ -70,6 +70,13 @@ CostModel::CostModel(const LinkParams& link)
   }
 }
 
+MessageCost CostModel::self_message(std::uint64_t bytes) const {
+  MessageCost c;
+  c.bytes = bytes;
+  c.send_overhead = to_picoseconds(link_.self_message_cost_us(bytes), "a message to oneself");
+  return c;
+}
+
 MessageCost CostModel::message(std::uint64_t bytes) const {
   const Range& r = ranges_[link_.range_index(bytes)];
   // (k-1)G as in seeds 000 and 001 (seed 004 writes kG); a 0-byte message transfers like 1 byte.

@@ -65,6 +65,11 @@ class CostModel {
   explicit CostModel(const LinkParams& link);
 
   MessageCost message(std::uint64_t bytes) const;
+  /// A message a rank sends itself, where its cost was measured (has_self_message): the sender
+  /// is busy LinkParams::self_message_cost_us(bytes), and nothing else is charged (no latency,
+  /// gap or receive overhead: the library copies it within the process).
+  bool has_self_message() const { return !link_.self_message.empty(); }
+  MessageCost self_message(std::uint64_t bytes) const;
   const LinkParams& link() const { return link_; }
 
   /// One-way time of a blocking send whose receive was posted before the message (or its

@@ -44,8 +44,33 @@ std::uint64_t LinkParams::rendezvous_threshold_bytes() const {
   return 0;
 }
 
+double LinkParams::self_message_cost_us(std::uint64_t bytes) const {
+  const auto& p = self_message;
+  const auto at = static_cast<double>(bytes);
+  if (p.size() == 1 || bytes <= p.front().bytes) return p.front().us;
+  std::size_t i = 1;  // the segment [p[i-1], p[i]] holding bytes, or the last one beyond
+  while (i + 1 < p.size() && bytes > p[i].bytes)
+    ++i;
+  const double from = static_cast<double>(p[i - 1].bytes), to = static_cast<double>(p[i].bytes);
+  return std::max(0.0, p[i - 1].us + (p[i].us - p[i - 1].us) * (at - from) / (to - from));
+}
+
 void validate(const LinkParams& link, const std::string& where) {
   if (link.ranges.empty()) throw InputError(where, "/ranges: at least one range is needed");
+  if (link.self_message.size() > 64) {
+    throw InputError(
+        where, fmt::format("/self_message: at most 64 sizes, got {}", link.self_message.size()));
+  }
+  for (std::size_t i = 0; i < link.self_message.size(); ++i) {
+    const auto& p = link.self_message[i];
+    if (i > 0 && p.bytes <= link.self_message[i - 1].bytes)
+      throw InputError(where, fmt::format("/self_message/{}: sizes must increase ({} B follows "
+                                          "{} B)",
+                                          i, p.bytes, link.self_message[i - 1].bytes));
+    if (!(p.us >= 0 && p.us <= 1e9))
+      throw InputError(
+          where, fmt::format("/self_message/{}: must be within [0, 1e9] us, got {}", i, p.us));
+  }
   // The replay holds one bit per rank for each (sim::Network): at most 32 functions.
   if (link.first_call_us.size() > 32) {
     throw InputError(where, fmt::format("/first_call_us: at most 32 functions, got {}",

@@ -120,6 +120,13 @@ class Transport {
     (void)bytes;
     return false;
   }
+  /// A message of `bytes` to oneself: a receive from this process posted, a send to it, both
+  /// waited for (MPI_Irecv, MPI_Isend, MPI_Waitall); with 0 bytes only whether the transport
+  /// can. False where it cannot (a transport between two endpoints only).
+  virtual bool self_message(std::size_t bytes) {
+    (void)bytes;
+    return false;
+  }
   /// Whether irecv_into_send_buffer is available.
   virtual bool receives_into_send_buffer() const { return false; }
   /// A receive into the buffer isend sends from (what a collective's step does when it

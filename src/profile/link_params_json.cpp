@@ -42,6 +42,10 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
     for (const auto& [function, extra] : it->items())
       link.first_call_us[function] = extra.get<double>();
   }
+  if (const auto it = document.find("self_message"); it != document.end()) {
+    for (const auto& point : *it)
+      link.self_message.push_back({point["bytes"].get<std::uint64_t>(), point["us"].get<double>()});
+  }
   const auto& ranges = document["ranges"];
   for (const auto& r : ranges) {
     model::LinkRange range;
@@ -116,6 +120,12 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
   if (link.copy_after_rendezvous_us_per_byte > 0)
     doc["copy_after_rendezvous_us_per_byte"] = link.copy_after_rendezvous_us_per_byte;
   if (!link.first_call_us.empty()) doc["first_call_us"] = link.first_call_us;
+  if (!link.self_message.empty()) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : link.self_message)
+      points.push_back({{"bytes", p.bytes}, {"us", p.us}});
+    doc["self_message"] = points;
+  }
   nlohmann::json ranges = nlohmann::json::array();
   for (std::size_t i = 0; i < link.ranges.size(); ++i) {
     const auto& r = link.ranges[i];

@@ -180,6 +180,47 @@ TEST(LinkParamsJson, CollectiveCallRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("collective_call_us"));
 }
 
+TEST(LinkParamsJson, SelfMessageCostsRoundTripAndAreChecked) {
+  auto doc = valid_document();
+  EXPECT_TRUE(link_params_from_json(doc, "net.json").self_message.empty());
+  EXPECT_FALSE(
+      link_params_to_json(link_params_from_json(doc, "net.json")).contains("self_message"));
+  doc["self_message"] = {{{"bytes", 8}, {"us", 0.07}}, {{"bytes", 1024}, {"us", 0.12}}};
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_EQ(link.self_message, (std::vector<model::LinkParams::SizeCost>{{8, 0.07}, {1024, 0.12}}));
+  EXPECT_EQ(link_params_to_json(link)["self_message"], doc["self_message"]);
+  doc["self_message"] = {{{"bytes", 1024}, {"us", 0.12}}, {{"bytes", 8}, {"us", 0.07}}};
+  EXPECT_THAT(error_of(doc),
+              HasSubstr("/self_message/1: sizes must increase (8 B follows 1024 B)"));
+  doc["self_message"] = {{{"bytes", 8}, {"us", -0.07}}};
+  EXPECT_THAT(error_of(doc), HasSubstr("self_message"));
+  doc["self_message"] = {{{"bytes", 8}}};
+  EXPECT_THAT(error_of(doc), HasSubstr("self_message"));
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 65; ++i)
+    many.push_back({{"bytes", i}, {"us", 0.1}});
+  doc["self_message"] = many;
+  EXPECT_THAT(error_of(doc), HasSubstr("/self_message: at most 64 sizes, got 65"));
+}
+
+// Linear between the measured sizes, the first size's cost below it, the last two sizes' slope
+// beyond (never below 0): hand-computed.
+TEST(LinkParams, SelfMessageCostIsInterpolatedBetweenItsSizes) {
+  model::LinkParams l;
+  l.self_message = {{8, 0.07}, {1024, 0.12}, {16384, 0.22}, {65536, 0.70}};
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(0), 0.07);
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(8), 0.07);
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(516), 0.095);
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(1024), 0.12);
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(8704), 0.17);
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(65536), 0.70);
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(65536 + 49152), 1.18);
+  l.self_message = {{8, 0.3}, {1024, 0.2}};  // falling: beyond the last size, never below 0
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(1 << 20), 0.0);
+  l.self_message = {{1024, 0.2}};
+  EXPECT_DOUBLE_EQ(l.self_message_cost_us(1 << 20), 0.2);
+}
+
 TEST(LinkParamsJson, FirstCallCostsRoundTripAndAreChecked) {
   auto doc = valid_document();
   EXPECT_TRUE(link_params_from_json(doc, "net.json").first_call_us.empty());

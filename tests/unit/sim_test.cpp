@@ -554,6 +554,27 @@ TEST(SimGolden, AReceiveIntoMemoryNeverTouchedPaysItsPageFaults) {
   EXPECT_EQ(two_nodes.fresh_memory(0, 1, kFresh), Picoseconds{8192 * 4000});
 }
 
+// A message a rank sends itself costs the sender the measured self message, interpolated at its
+// size, and nothing more: no latency, gap or receive overhead (Open MPI copies it within the
+// process). Not measured, it is costed as a message over the node's link.
+TEST(SimGolden, AMessageToOneselfCostsTheMeasuredSelfMessage) {
+  constexpr std::uint64_t kBytes = 1536;  // halfway between the measured 1024 and 2048 B
+  TraceBuilder b(1);
+  const std::uint64_t in = b.irecv(0, 0, kBytes);
+  const std::uint64_t out = b.isend(0, 0, kBytes);
+  b.waitall(0, {{in, -1, 0, 0, kBytes, false}, {out, -1, -1, 0, 0, false}});
+  const auto path = b.write("self-message");
+  auto l = link();
+  const auto over_link = simulate(path, l, "loggps");
+  EXPECT_EQ(rank_end(over_link, 0), model::one_way(over_link.cost, kBytes));
+  l.self_message = {{8, 0.1}, {1024, 0.2}, {2048, 0.4}};
+  for (const char* m : {"loggp", "loggps", "loggpo"})
+    EXPECT_EQ(rank_end(simulate(path, l, m), 0), 300'000_ps) << m;  // 0.2 + 0.5 x 0.2 us
+  const std::vector<std::uint32_t> nodes = {0};
+  const sim::Network none("none", {{"intra_node", l}}, sim::cluster_of_placement(nodes), nodes);
+  EXPECT_EQ(none.message(0, 0, kBytes).send_overhead, 0_ps);
+}
+
 // The tracer's look at a receive buffer (before the call) is its own time, not the program's: a
 // rank that computed 3 us and whose tracer looked for 1 us of that replays as one that computed
 // 2 us.

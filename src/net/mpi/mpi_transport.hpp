@@ -86,6 +86,7 @@ class MpiTransport final : public Transport {
   bool write_send_buffer(std::size_t bytes) override;
   bool receives_into_send_buffer() const override { return true; }
   bool recv_into_fresh_memory(std::size_t bytes) override;
+  bool self_message(std::size_t bytes) override;  ///< in pair_, from the send buffer
   Request irecv_into_send_buffer(std::size_t bytes) override;
   bool comm_free_all() override;
   double now_us() override { return clock_->now_us(); }
