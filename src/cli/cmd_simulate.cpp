@@ -193,6 +193,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       options.contention = f->contention;
       options.critical_path = f->critical_path;
       options.denoise = f->denoise;
+      options.traced_machine = f->cluster.empty() && f->placement == "recorded";
       if (!f->noise.empty()) options.noise = sim::parse_noise(f->noise);
       options.gige = read_gige_params(f->gige_params);
       options.myrinet_set_limit = f->set_limit;

@@ -85,6 +85,14 @@ std::string path_function_name(std::int64_t f) {
   return std::string(trace::function_name(static_cast<std::uint32_t>(f)));
 }
 
+nlohmann::json state_check_json(const sim::Result& r) {
+  if (!r.state_check) return nullptr;
+  return {{"trace_round_trip_us", r.state_check->trace_round_trip_us},
+          {"model_round_trip_us", r.state_check->model_round_trip_us},
+          {"ratio", r.state_check->ratio},
+          {"pairs", r.state_check->pairs}};
+}
+
 nlohmann::json critical_path_json(const sim::Result& r) {
   if (!r.critical_path) return nullptr;
   const sim::CriticalPath& p = *r.critical_path;
@@ -206,6 +214,7 @@ nlohmann::json simulation_to_json(const sim::Result& r) {
       {"functions", functions},
       {"collectives", colls},
       {"critical_path", critical_path_json(r)},
+      {"state_check", state_check_json(r)},
       {"notes", r.notes},
       {"ranks", ranks}};
 }
@@ -304,6 +313,12 @@ std::string simulation_text(const sim::Result& r, bool compare, TableSink* sink)
         "  contention {}: {} inter-node transfers shared node links; {} rate recomputations, "
         "largest set of interdependent transfers {}\n",
         r.contention, r.shared_transfers, r.rate_recomputations, r.largest_sharing_component);
+  if (r.state_check)
+    out += fmt::format(
+        "  machine state: the tracer's ping-pong at MPI_Init {:.3g} us a round trip, the "
+        "profile's model {:.3g} us ({:.2f}x, {} rank pair{})\n",
+        r.state_check->trace_round_trip_us, r.state_check->model_round_trip_us,
+        r.state_check->ratio, r.state_check->pairs, r.state_check->pairs == 1 ? "" : "s");
   for (const auto& n : r.notes)
     out += "  note: " + n + "\n";
   return out;

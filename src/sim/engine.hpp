@@ -512,6 +512,9 @@ class Engine {
     return (std::uint64_t{previous} << 32) | function;
   }
   void find_least_compute(std::uint32_t rank);
+  /// Result::state_check from the trace's clock syncs, and a note where trace and profile saw
+  /// the machine in different states.
+  void check_machine_state(const trace::TraceReader& trace);
   std::unique_ptr<LinkSharing> sharing_;  // --contention other than none
   std::vector<LinkSharing::Change> flow_changes_;
   std::vector<FlowState> flows_;                       // by operation, with contention

@@ -92,6 +92,10 @@ struct Options {
   /// --denoise: every computation replays as the minimum the rank recorded at the same site,
   /// the site being (the call before it, the call after it): the traced machine's noise out.
   bool denoise = false;
+  /// The replay stands for the traced machine (the trace's hosts and placement, no cluster
+  /// file): the trace's ping-pongs at MPI_Init are checked against the profile's model
+  /// (Result::state_check). Off for a what-if on another cluster or placement.
+  bool traced_machine = true;
   Noise noise;  ///< --noise
   /// --timeline: called for every call and computation, measured and predicted, as the replay
   /// goes (nothing is kept).
@@ -209,6 +213,17 @@ struct Result {
     std::uint64_t messages = 0;
     std::uint64_t largest_bytes = 0;
   } beyond_measured;
+  /// Whether the machine was in the same state when traced as when profiled: the tracer's
+  /// clock-sync ping-pong at MPI_Init (rank 0 with each other rank, 0 B there and 8 B back, the
+  /// fastest of 10) against the round trip the model of that pair's link class gives for it;
+  /// medians over the pairs. Absent under model none or without the index's syncs.
+  struct StateCheck {
+    double trace_round_trip_us = 0;
+    double model_round_trip_us = 0;
+    double ratio = 0;  ///< median over the pairs of trace / model
+    std::uint32_t pairs = 0;
+  };
+  std::optional<StateCheck> state_check;
   std::vector<std::string> notes;
   Breakdown total;                            ///< summed over ranks
   std::optional<CriticalPath> critical_path;  ///< --critical-path: the slowest rank's

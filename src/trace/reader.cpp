@@ -685,6 +685,16 @@ double ClockMap::root_ns(std::int64_t tick) const {
   return local + offset;
 }
 
+std::optional<ClockMap::Sync> init_sync(const TraceReader& trace, std::uint32_t rank) {
+  const auto& index = trace.index();
+  if (!index.is_object() || !index.contains("rank_info") || !index["rank_info"].is_array() ||
+      rank >= index["rank_info"].size())
+    return std::nullopt;
+  const auto& clock = json_object(index["rank_info"][rank], "clock");
+  if (!clock.contains("init") || !clock["init"].is_object()) return std::nullopt;
+  return sync_from_json(clock["init"]);
+}
+
 ClockMap clock_map(const TraceReader& trace, const RankReader& rank) {
   const double rate = rank.essentials().ticks_per_second;
   const auto& index = trace.index();

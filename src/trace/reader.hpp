@@ -221,4 +221,9 @@ class ClockMap {
 /// or from the rank's header and first events.
 ClockMap clock_map(const TraceReader& trace, const RankReader& rank);
 
+/// The clock sync `rank` took at MPI_Init, as the trace index holds it (none in an index
+/// rebuilt from the rank files, or a trace from before it was recorded). Its round_trip_ns is
+/// the fastest of the tracer's ping-pongs between rank 0 and `rank` (0 for rank 0 itself).
+std::optional<ClockMap::Sync> init_sync(const TraceReader& trace, std::uint32_t rank);
+
 }  // namespace commgauge::trace

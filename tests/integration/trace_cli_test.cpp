@@ -25,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class TraceTest : public ::testing::Test {
  protected:
@@ -169,6 +170,8 @@ TEST_F(TraceTest, CProgramCountsEqualItsOwnAndTheTraceChecks) {
   const Outcome sim = simulate_one_rank_per_node();
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
   EXPECT_THAT(sim.out, HasSubstr("bcast (intercommunicator)"));
+  // A what-if on another cluster: the traced machine's ping-pongs are not checked against it.
+  EXPECT_THAT(sim.out, Not(HasSubstr("machine state:")));
   // Every rank's file describes itself: the index is not needed to read it.
   const Outcome dump = run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", "2",
                             "--limit", "3", "--header"});
@@ -366,7 +369,22 @@ TEST_F(TraceTest, LammpsFromDebianIsTracedCheckedAndReplayed) {
     EXPECT_GT(m["records"].get<std::uint64_t>(), 5000u) << "every model replays every record";
     EXPECT_EQ(m["forced_completions"], 0);
     EXPECT_GT(m["predicted_seconds"].get<double>(), 0);
+    // The tracer's ping-pong at MPI_Init (rank 0 with rank 1) against the link's model of it:
+    // for every model that charges messages, with the ratio of the two.
+    if (m["model"] == "none") {
+      EXPECT_TRUE(m["state_check"].is_null()) << m["state_check"].dump();
+      continue;
+    }
+    const auto& state = m["state_check"];
+    ASSERT_TRUE(state.is_object()) << m.dump().substr(0, 300);
+    EXPECT_EQ(state["pairs"], 1);
+    EXPECT_GT(state["trace_round_trip_us"].get<double>(), 0);
+    EXPECT_NEAR(
+        state["ratio"].get<double>(),
+        state["trace_round_trip_us"].get<double>() / state["model_round_trip_us"].get<double>(),
+        1e-9 * state["ratio"].get<double>());
   }
+  EXPECT_THAT(sim.out, HasSubstr("machine state: the tracer's ping-pong at MPI_Init"));
 }
 
 TEST_F(TraceTest, ThreadMultipleProgramsCarryThreadsAndSequenceNumbers) {
@@ -777,6 +795,8 @@ TEST_F(TraceTest, MpichProgramUnderMpichsLauncherCountsEqualItsOwn) {
   const Outcome sim = simulate_one_rank_per_node();
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
   EXPECT_THAT(sim.out, HasSubstr("bcast (intercommunicator)"));
+  // A what-if on another cluster: the traced machine's ping-pongs are not checked against it.
+  EXPECT_THAT(sim.out, Not(HasSubstr("machine state:")));
 }
 
 // Open MPI's tracer cannot serve an MPICH program (the ABIs differ): --mpi names the library

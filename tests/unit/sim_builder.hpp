@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ class TraceBuilder {
   /// The tracer's calibrated cost per event on `rank` (header "tracer"; ticks are picoseconds).
   TraceBuilder& tracer_overhead(std::uint32_t rank, std::int64_t ticks_per_event) {
     overhead_ticks_[rank] = ticks_per_event;
+    return *this;
+  }
+  /// The round trip of the tracer's clock-sync ping-pong with rank 0 at MPI_Init, as the index
+  /// holds it (rank_info/<rank>/clock/init/round_trip_ns).
+  TraceBuilder& init_round_trip(std::uint32_t rank, std::int64_t ns) {
+    init_round_trip_ns_[rank] = ns;
     return *this;
   }
   /// Computation on `rank` before its next call.
@@ -206,7 +213,23 @@ class TraceBuilder {
                                   {"complete", true},
                                   {"hosts", {"node-0"}},
                                   {"placement", std::vector<std::uint32_t>(ranks_, 0)}};
-    out.finish(index.dump());
+    nlohmann::json with_syncs = index;
+    if (!init_round_trip_ns_.empty()) {
+      for (std::uint32_t r = 0; r < ranks_; ++r) {
+        const auto it = init_round_trip_ns_.find(r);
+        with_syncs["rank_info"].push_back(
+            {{"rank", r},
+             {"clock",
+              {{"init",
+                {{"phase", "init"},
+                 {"tick", 0},
+                 {"local_ns", 0},
+                 {"offset_ns", 0},
+                 {"round_trip_ns", it == init_round_trip_ns_.end() ? 0 : it->second},
+                 {"pairing_ns", 0}}}}}});
+      }
+    }
+    out.finish(with_syncs.dump());
     return path;
   }
 
@@ -226,6 +249,7 @@ class TraceBuilder {
   }
 
   std::uint32_t ranks_;
+  std::map<std::uint32_t, std::int64_t> init_round_trip_ns_;
   std::vector<std::vector<trace::Event>> events_ = std::vector<std::vector<trace::Event>>(ranks_);
   std::vector<std::int64_t> now_ = std::vector<std::int64_t>(ranks_, 0);
   std::vector<std::uint64_t> request_ = std::vector<std::uint64_t>(ranks_, 0);

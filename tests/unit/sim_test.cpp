@@ -2,6 +2,7 @@
 // one cost convention, or recurrences written out by hand), determinism and deadlocks.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -573,6 +574,46 @@ TEST(SimGolden, AMessageToOneselfCostsTheMeasuredSelfMessage) {
   const std::vector<std::uint32_t> nodes = {0};
   const sim::Network none("none", {{"intra_node", l}}, sim::cluster_of_placement(nodes), nodes);
   EXPECT_EQ(none.message(0, 0, kBytes).send_overhead, 0_ps);
+}
+
+// The tracer's clock-sync ping-pong at MPI_Init (0 B from rank 0, 8 B back) against the round
+// trip the profile's model gives for it: the ratio is reported, and a note says when the trace's
+// took more than 2.4 times the model's or less than 0.7 times.
+TEST(SimGolden, TheTracersPingPongAtInitChecksTheMachinesState) {
+  const auto l = link();
+  const model::CostModel cost(l);
+  const double model_us =
+      model::to_microseconds(model::one_way(cost, 0) + model::one_way(cost, 8));  // 17.07 us
+  EXPECT_NEAR(model_us, 2 * (1.5 + 5 + 2.0) + 7 * 0.01, 1e-9);
+  struct Case {
+    double factor;
+    const char* note;  // nullptr: none
+  };
+  for (const Case c : {Case{1.2, nullptr}, Case{2.3, nullptr}, Case{0.75, nullptr},
+                       Case{3.0, "the machine was slower when traced"},
+                       Case{0.6, "the machine was faster when traced"}}) {
+    TraceBuilder b(3);
+    const auto ns = static_cast<std::int64_t>(std::llround(model_us * 1000 * c.factor));
+    b.init_round_trip(1, ns).init_round_trip(2, ns);
+    b.send(0, 1, 8).recv(1, 0, 8);
+    const auto run = simulate(b.write(fmt::format("state-{}", c.factor)), l, "loggps");
+    ASSERT_TRUE(run.result.state_check.has_value()) << c.factor;
+    EXPECT_EQ(run.result.state_check->pairs, 2u);
+    EXPECT_NEAR(run.result.state_check->ratio, c.factor, 1e-4);
+    EXPECT_NEAR(run.result.state_check->model_round_trip_us, model_us, 1e-9);
+    bool noted = false;
+    for (const auto& n : run.result.notes)
+      noted = noted || n.find("ping-pongs at MPI_Init") != std::string::npos;
+    if (c.note == nullptr) {
+      EXPECT_FALSE(noted) << c.factor;
+    } else {
+      EXPECT_THAT(fmt::format("{}", fmt::join(run.result.notes, "\n")), HasSubstr(c.note));
+    }
+  }
+  // Without the index's syncs (or under model none) there is nothing to check.
+  TraceBuilder b(2);
+  b.send(0, 1, 8).recv(1, 0, 8);
+  EXPECT_FALSE(simulate(b.write("state-none"), l, "loggps").result.state_check.has_value());
 }
 
 // The tracer's look at a receive buffer (before the call) is its own time, not the program's: a
