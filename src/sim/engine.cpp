@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "model/closed_forms.hpp"
 #include "sim/engine.hpp"
+#include "stats/descriptive.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/summary.hpp"
 
@@ -82,9 +83,10 @@ void Engine::check_machine_state(const trace::TraceReader& trace) {
   std::vector<double> traced_us, model_us, ratios;
   for (std::uint32_t i = 1; i < trace.ranks(); ++i) {
     const auto sync = trace::init_sync(trace, i);
+    if (!sync) break;  // an index without the syncs (rebuilt, or synthetic): none has them
     const model::CommModel* m =
         net_.model_of_class(net_.same_node(0, static_cast<std::int32_t>(i)));
-    if (!sync || sync->round_trip_ns <= 0 || m == nullptr) continue;
+    if (sync->round_trip_ns <= 0 || m == nullptr) continue;
     // The tracer's ping-pong (lifecycle.cpp, clock_sync): 0 B from rank 0, 8 B back, blocking.
     const double modelled =
         model::to_microseconds(model::one_way(m->cost(), 0) + model::one_way(m->cost(), 8));
@@ -94,15 +96,10 @@ void Engine::check_machine_state(const trace::TraceReader& trace) {
     ratios.push_back(traced_us.back() / modelled);
   }
   if (ratios.empty()) return;
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.size() % 2 == 1 ? v[h] : (v[h - 1] + v[h]) / 2;
-  };
   Result::StateCheck c;
-  c.trace_round_trip_us = median(traced_us);
-  c.model_round_trip_us = median(model_us);
-  c.ratio = median(ratios);
+  c.trace_round_trip_us = stats::median_in_place(traced_us);
+  c.model_round_trip_us = stats::median_in_place(model_us);
+  c.ratio = stats::median_in_place(ratios);
   c.pairs = static_cast<std::uint32_t>(ratios.size());
   result_.state_check = c;
   if (c.ratio <= kStateSlower && c.ratio >= kStateFaster) return;
