@@ -309,6 +309,36 @@ TEST(TraceFiles, RankFilesRoundTripInBlocksOfAboutOneKilobyte) {
   EXPECT_LT(size, 14000u);
 }
 
+// Found by the fuzzer (UBSan): a container whose last field reads 2^64 - 1 as an offset; the
+// windowed read added the read's length to it, wrapped, and copied from before its window. Now a
+// read past what a file can hold gets nothing, and the trace is refused with a TraceError.
+TEST(TraceFiles, AnOffsetPastAnyFileReadsNothing) {
+  TempDir dir;
+  const auto path = dir.path() / "trace.cgtc";
+  const unsigned char bytes[] = {0x43, 0x47, 0x54, 0x43, 0x01, 0x00, 0x00, 0x00, 0x43, 0x47, 0x42,
+                                 0x4b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x64, 0x12, 0x06,
+                                 0x00, 0x08, 0x01, 0x4f, 0xf0, 0x01, 0x02, 0x0e, 0x00, 0x08, 0x01,
+                                 0x4f, 0x22, 0x42, 0x4b, 0x04, 0x43, 0x47, 0x54, 0x46, 0x01, 0x00,
+                                 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes), sizeof bytes);
+  }
+  std::size_t events = 0;
+  try {
+    const TraceReader trace(path);
+    for (std::uint32_t r = 0; r < trace.ranks() && r < 4; ++r) {
+      RankReader reader = trace.open_rank(r);
+      Event e;
+      while (reader.next(e))
+        ++events;
+    }
+  } catch (const TraceError&) {
+    // refused: what a malformed container must give
+  }
+  EXPECT_EQ(events, 0u);
+}
+
 TEST(TraceFiles, ContainerHoldsEveryRankAndIsReadThroughOneFile) {
   TempDir dir;
   const auto path = dir.path() / "trace.cgtc";
