@@ -690,27 +690,28 @@ double ClockMap::root_ns(std::int64_t tick) const {
   return local + offset;
 }
 
-std::optional<ClockMap::Sync> init_sync(const TraceReader& trace, std::uint32_t rank) {
+namespace {
+// The index's clock sync of `rank` at `phase` (init, finalize): none where the index lacks it.
+std::optional<ClockMap::Sync> index_sync(const TraceReader& trace, std::uint32_t rank,
+                                         const char* phase) {
   const auto& index = trace.index();
   if (!index.is_object() || !index.contains("rank_info") || !index["rank_info"].is_array() ||
       rank >= index["rank_info"].size())
     return std::nullopt;
   const auto& clock = json_object(index["rank_info"][rank], "clock");
-  if (!clock.contains("init") || !clock["init"].is_object()) return std::nullopt;
-  return sync_from_json(clock["init"]);
+  if (!clock.contains(phase) || !clock[phase].is_object()) return std::nullopt;
+  return sync_from_json(clock[phase]);
+}
+}  // namespace
+
+std::optional<ClockMap::Sync> init_sync(const TraceReader& trace, std::uint32_t rank) {
+  return index_sync(trace, rank, "init");
 }
 
 ClockMap clock_map(const TraceReader& trace, const RankReader& rank) {
   const double rate = rank.essentials().ticks_per_second;
-  const auto& index = trace.index();
-  static const nlohmann::json none = nlohmann::json::object();
-  const auto& infos = index.is_object() && index.contains("rank_info") ? index["rank_info"] : none;
-  const auto& info = infos.is_array() && rank.rank() < infos.size() ? infos[rank.rank()] : none;
-  const auto& clock = json_object(info, "clock");
-  std::optional<ClockMap::Sync> init, finalize;
-  if (clock.contains("init") && clock["init"].is_object()) init = sync_from_json(clock["init"]);
-  if (clock.contains("finalize") && clock["finalize"].is_object())
-    finalize = sync_from_json(clock["finalize"]);
+  const auto init = index_sync(trace, rank.rank(), "init");
+  const auto finalize = index_sync(trace, rank.rank(), "finalize");
   try {
     return ClockMap(rate, init ? &*init : nullptr, finalize ? &*finalize : nullptr);
   } catch (const TraceError& error) {

@@ -206,18 +206,17 @@ class TraceBuilder {
       enc.append(end);
       enc.flush();
     }
-    const nlohmann::json index = {{"format", "commgauge-trace"},
-                                  {"version", 1},
-                                  {"ranks", ranks_},
-                                  {"finished", true},
-                                  {"complete", true},
-                                  {"hosts", {"node-0"}},
-                                  {"placement", std::vector<std::uint32_t>(ranks_, 0)}};
-    nlohmann::json with_syncs = index;
+    nlohmann::json index = {{"format", "commgauge-trace"},
+                            {"version", 1},
+                            {"ranks", ranks_},
+                            {"finished", true},
+                            {"complete", true},
+                            {"hosts", {"node-0"}},
+                            {"placement", std::vector<std::uint32_t>(ranks_, 0)}};
     if (!init_round_trip_ns_.empty()) {
       for (std::uint32_t r = 0; r < ranks_; ++r) {
         const auto it = init_round_trip_ns_.find(r);
-        with_syncs["rank_info"].push_back(
+        index["rank_info"].push_back(
             {{"rank", r},
              {"clock",
               {{"init",
@@ -229,7 +228,7 @@ class TraceBuilder {
                  {"pairing_ns", 0}}}}}});
       }
     }
-    out.finish(with_syncs.dump());
+    out.finish(index.dump());
     return path;
   }
 
