@@ -104,8 +104,8 @@ struct OverlapRange {
   OverlapVotes icp_votes, rat_votes;  ///< the range's synchronizing sizes' trials pooled
   bool resolved = true;               ///< both votes decided (else neither is used by the profile)
   bool supported = true;              ///< resolved, and a combination seed 001 has formulas for
-  double control_send_us = -1;        ///< O'_s (median over the range)
-  double control_recv_us = -1;        ///< O'_r
+  double control_send_us = -1;        ///< O'_s (median over the range's sizes)
+  double control_recv_us = -1;        ///< O'_r (least over the range's sizes)
   double rso = 0, rro = 0;
   double comp_us = 0;
   std::vector<std::string> notes;
