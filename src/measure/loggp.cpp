@@ -1173,7 +1173,7 @@ void confirm_switches(Session& session, LoggpResult& r, std::vector<std::string>
     const bool conclusive =
         rendezvous || (!next_to_it_unclear &&
                        no_hand_shake(separation(pooled[0], pooled[1], kConfirmAlpha), pts[c - 1]));
-    if (!rendezvous && sends_change && (conclusive || !sw.rendezvous)) {
+    if (detail::transfer_change_not_rendezvous(found, sends_change, conclusive, sw.rendezvous)) {
       // An eager change of transfer mechanism (T -> TA): whatever the curves and the late
       // receive say, one parameter set cannot give both sides. Under two busy loops the curves
       // lost vader's 257 B step in 3 of 20 runs (re-measured, they no longer split), and one

@@ -399,6 +399,16 @@ Separation separation(const ProbeSample& below, const ProbeSample& above, double
   return s;
 }
 
+bool transfer_change_not_rendezvous(const Separation& found, bool sends_change, bool conclusive,
+                                    bool curves_read_rendezvous) {
+  // Against the curves' hand-shake only where the late receives rose by less than one: vader's
+  // acknowledgement at 257 B lifts the late receive by about o_s (0.32 -> 0.46 us, the sends
+  // waiting in 0 of 100 trials below and 100 of 100 above); taken for the curves' rendezvous,
+  // its bisection confirmed it (the late receives do lie apart) and the class was not trusted
+  // (one quiet profile of 16, 2026-12-07).
+  return !found.separated && sends_change && (conclusive || !curves_read_rendezvous || !found.jump);
+}
+
 bool hand_shake_below(const std::vector<LoggpSwitch>& switches, const std::vector<bool>& dropped,
                       std::size_t k) {
   return hand_shake_switch_below(switches, dropped, k).has_value();

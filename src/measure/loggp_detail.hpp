@@ -116,6 +116,14 @@ bool sends_wait(std::uint32_t waited, std::uint32_t trials);
 /// which load does not blur (vader's inline-send step at 257 B: 0 of 100 against 100 of 100).
 bool sends_start_waiting(const ProbeSample& below, const ProbeSample& above);
 
+/// Whether a candidate switch is an eager change of transfer mechanism (T -> TA) rather than a
+/// rendezvous: the probe found no hand-shake (`found` not separated) and the sends start waiting
+/// there (sends_start_waiting), and either the probe is sure there is none (`conclusive`), or
+/// the curves did not read a hand-shake, or the probe's late receives rose by less than one
+/// (`found.jump` false: an acknowledgement, not a hand-shake, against the curves' reading).
+bool transfer_change_not_rendezvous(const Separation& found, bool sends_change, bool conclusive,
+                                    bool curves_read_rendezvous);
+
 /// The probe's verdict on two sides measured alternately: `above` must lie above `below`
 /// (stats::precedence_p_value at most `alpha`) by a hand-shake (hand_shake_jump between the
 /// low ends, against the least one-way times). Fewer than 3 valid late receives on a side is

@@ -209,6 +209,40 @@ TEST(ProbeSeparation, ASendThatDoesNotWaitForTheLateReceivePaysNoHandShake) {
             measure::detail::Placement::rendezvous);
 }
 
+// vader's acknowledgement at 257 B as one quiet profile's probe read it (2026-12-07): the late
+// receive 0.32 -> 0.46 us, one-way about 0.3 us, the sends waiting in none of 100 trials below
+// and all 100 above. No hand-shake's jump, yet not clearly none (the rise is more than a
+// quarter of the one-way time): the sends' change decides against the curves' rendezvous. A
+// jump of a hand-shake's size that the precedence test did not find significant does not.
+TEST(ProbeSeparation, SendsThatStartWaitingWithoutAHandShakesJumpAreAnAcknowledgement) {
+  std::mt19937_64 rng(7);
+  const measure::detail::ProbeSample below = draw({0.32, 0.30, false}, 100, 0.3, 0.05, rng);
+  const measure::detail::ProbeSample above = draw({0.46, 0.31, true}, 100, 0.3, 0.05, rng);
+  const auto found = measure::detail::separation(below, above, 1e-3);
+  EXPECT_FALSE(found.separated);
+  EXPECT_FALSE(found.jump);
+  EXPECT_FALSE(found.clearly_not);
+  const bool sends_change = measure::detail::sends_start_waiting(below, above);
+  ASSERT_TRUE(sends_change);
+  using measure::detail::transfer_change_not_rendezvous;
+  EXPECT_TRUE(transfer_change_not_rendezvous(found, sends_change, false, true));
+  EXPECT_TRUE(transfer_change_not_rendezvous(found, sends_change, true, true));
+  EXPECT_FALSE(transfer_change_not_rendezvous(found, false, false, false));
+  // A hand-shake's jump (0.2 -> 1.2 us against a one-way time of 0.3 us) in trials too few
+  // and too lifted to be significant: the curves' rendezvous stands.
+  measure::detail::ProbeSample few_below, few_above;
+  few_below.late = {0.2, 0.9, 1.3, 0.25, 1.4};
+  few_below.one_way = {0.3};
+  few_above.late = {1.2, 1.25, 1.3, 1.22, 1.21};
+  few_above.one_way = {0.3};
+  few_above.sender_waited = 5;
+  const auto weak = measure::detail::separation(few_below, few_above, 1e-3);
+  ASSERT_FALSE(weak.separated);
+  ASSERT_TRUE(weak.jump);
+  EXPECT_FALSE(transfer_change_not_rendezvous(weak, true, false, true));
+  EXPECT_TRUE(transfer_change_not_rendezvous(weak, true, false, false));
+}
+
 TEST(ProbeSeparation, FewTrialsAreInconclusive) {
   measure::detail::ProbeSample b, a;
   b.late = {0.4, 0.4};
