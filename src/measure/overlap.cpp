@@ -353,9 +353,11 @@ double median_of(const std::vector<double>& v) {
 
 // The ranges of the sweep's points between the given starts: the protocol by majority of the
 // sizes; Scp and Tm by the votes of all the range's synchronizing trials pooled (one verdict for
-// the range, decided or not by the same sign test as a size's); O'_s, O'_r, Rso, Rro.
+// the range, decided or not by the same sign test as a size's); O'_s, O'_r, Rso, Rro. With
+// loggp's link (whose starts these are), only the ranges it reads rendezvous share their O'_r.
 std::vector<OverlapRange> ranges_over(const OverlapResult& r,
-                                      const std::vector<std::uint64_t>& starts) {
+                                      const std::vector<std::uint64_t>& starts,
+                                      const model::LinkParams* loggp_link = nullptr) {
   std::vector<OverlapRange> out;
   for (std::size_t k = 0; k < starts.size(); ++k) {
     OverlapRange range;
@@ -424,15 +426,21 @@ std::vector<OverlapRange> ranges_over(const OverlapResult& r,
   // Neighbouring rendezvous ranges with the same Scp and Tm (loggp's per-byte changes) handle
   // their requests alike: O'_r is the least over all their sizes. A range with a single sweep
   // size (4096 B between vader's switch at 4041 B and a per-byte change at 8192 B) whose late
-  // receive copied the message read 1.7 us alone.
-  const auto alike = [](const OverlapRange& a, const OverlapRange& b) {
-    return a.rendezvous && b.rendezvous && a.progress == b.progress && a.mechanism == b.mechanism &&
-           a.control_recv_us >= 0 && b.control_recv_us >= 0;
+  // receive copied the message read 1.7 us alone. Not with a range loggp reads eager (its sends
+  // wait for an acknowledgement, Tm = TA: no request to answer).
+  const auto rendezvous = [&](std::size_t k) {
+    return out[k].rendezvous && out[k].control_recv_us >= 0 &&
+           (loggp_link == nullptr ||
+            (k < loggp_link->ranges.size() && loggp_link->ranges[k].rendezvous));
+  };
+  const auto alike = [&](std::size_t a, std::size_t b) {
+    return rendezvous(a) && rendezvous(b) && out[a].progress == out[b].progress &&
+           out[a].mechanism == out[b].mechanism;
   };
   for (std::size_t first = 0; first < out.size();) {
     std::size_t end = first + 1;
     double least = out[first].control_recv_us;
-    for (; end < out.size() && alike(out[end - 1], out[end]); ++end)
+    for (; end < out.size() && alike(end - 1, end); ++end)
       least = std::min(least, out[end].control_recv_us);
     for (std::size_t k = first; k < end; ++k)
       out[k].control_recv_us = least;
@@ -462,7 +470,7 @@ void build_ranges(OverlapResult& r, const std::optional<model::LinkParams>& logg
   std::vector<std::uint64_t> starts;
   if (follow_loggp) {
     starts = starts_of(*loggp_link);
-    r.ranges = ranges_over(r, starts);
+    r.ranges = ranges_over(r, starts, &*loggp_link);
     // A range loggp reads eager (no hand-shake before a late receive) whose sends here wait for
     // the late receiver: eager with acknowledgement (Tm = TA); the data went before the receive
     // was posted, so the RAT/RTA vote does not apply, only Scp (who must be in a call to ack).
@@ -672,7 +680,7 @@ std::optional<OverlapResult> measure_overlap(net::Transport& t, const OverlapOpt
 model::LinkParams merge_overlap(const model::LinkParams& link, const OverlapResult& r) {
   model::LinkParams out = link;
   // The sweep read over the link's own ranges (the same as r.ranges where the two agree on S).
-  const std::vector<OverlapRange> over_link = ranges_over(r, starts_of(link));
+  const std::vector<OverlapRange> over_link = ranges_over(r, starts_of(link), &link);
   for (auto& lr : out.ranges) {
     if (!lr.rendezvous) {
       // Eager with acknowledgement: the sends wait for the receiver (build_ranges).

@@ -404,6 +404,18 @@ TEST(OverlapControlOverheads, ALateReceiveThatAlsoCopiesTheMessageLeavesOPrimeRA
   ASSERT_EQ(merged.ranges.size(), 3u);
   EXPECT_NEAR(merged.ranges[1].control_recv_us, 0.4, 1e-9);
   EXPECT_NEAR(merged.ranges[2].control_recv_us, 0.4, 1e-9);
+  // A range loggp reads eager with acknowledgement (TA: no request to answer) shares nothing
+  // with the rendezvous range above it, whatever its late receives read.
+  model::LinkParams acknowledged = changed;
+  acknowledged.ranges[1].rendezvous = false;
+  acknowledged.ranges[1].transfer = "TA";
+  for (auto& p : overlap.points) {
+    if (p.synchronizing) p.irecv_late_us = p.isend_us + (p.bytes < 20000 ? 0.1 : 0.4);
+  }
+  const auto beside_ta = measure::merge_overlap(acknowledged, overlap);
+  ASSERT_EQ(beside_ta.ranges.size(), 3u);
+  EXPECT_NEAR(beside_ta.ranges[2].control_recv_us, 0.4, 1e-9);
+  EXPECT_NEAR(measure::merge_overlap(changed, overlap).ranges[2].control_recv_us, 0.1, 1e-9);
 }
 
 // overlap over a virtual link whose source side fails once progress reports `at`; with
