@@ -900,18 +900,31 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
     }
     // Distances of the midpoint to each side (detail::step_distances); where it fits both
     // alike, the three are measured again (up to twice more).
-    double to_left = 0, to_right = 0;
+    detail::StepDistances d;
     for (int attempt = 0;; ++attempt) {
       const std::size_t right_last =
           k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
       // The midpoint's rounds are all of this step, each measured with both ends.
-      std::tie(to_left, to_right) =
-          detail::step_distances(pts, left_first, sweep_lo, sweep_hi(), right_last, c - 1, c, c + 1,
+      d = detail::step_distances(pts, left_first, sweep_lo, sweep_hi(), right_last, c - 1, c, c + 1,
                                  pts[c].rounds.size(), o.n);
-      if (std::abs(to_left - to_right) >= 2 || attempt == 2 ||
+      if ((std::abs(d.to_left - d.to_right) >= 2 && !d.off_the_step()) || attempt == 2 ||
           !remeasure(session, pts, {c - 1, c, c + 1})) {
         break;
       }
+    }
+    const double to_left = d.to_left, to_right = d.to_right;
+    if (d.off_the_step()) {
+      // Also when measured again: the bracket stays (detail::StepDistances::off_the_step).
+      const std::uint64_t mid_bytes = pts[c].bytes;
+      pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
+      for (std::size_t j = k; j < r.changes.size(); ++j)
+        --r.changes[j];
+      stop = fmt::format(
+          "the midpoint {} B lies on neither side's lines ({:.3g} and {:.3g} noise units), "
+          "farther from anything between them ({:.3g}) than they lie apart ({:.3g}), also when "
+          "measured again",
+          mid_bytes, to_left, to_right, d.off_step, d.step);
+      break;
     }
     if (std::abs(to_left - to_right) < 2) {
       // The curve allows no finer bracket - or, at the first step, the split is not confirmed.

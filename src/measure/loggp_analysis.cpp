@@ -89,7 +89,6 @@ std::size_t settle_bracket(const std::vector<LoggpPoint>& pts, std::size_t first
   // pfact, pfact 2), not merely nearer them than its own: a bisection point measured after the
   // machine changed its latency mode lies far off both (vader's 9 B at 0.31 us between sides at
   // 0.93 and 1.03 us once moved the 11 B step to (8, 9] B).
-  constexpr double kOnTheLines = 6;
   int direction = 0;  // -1: moving down, +1: moving up
   for (;;) {
     if (direction <= 0 && split >= first + 3 && split + 1 <= last) {
@@ -214,18 +213,39 @@ double curve_value(const LoggpPoint& p, std::size_t j) {
   return j == 0 ? p.o_s_us : j == 1 ? p.o_r_us : j == 2 ? p.g_all_us : p.prtt1.median_us;
 }
 
-// Slope of curve j through the up to 3 points of [from, to] nearest `near` (0 with fewer than 2).
-double side_slope(const std::vector<LoggpPoint>& pts, std::size_t from, std::size_t to,
-                  bool near_top, std::size_t j) {
+double curve_noise(const LoggpPoint& p, std::size_t j) {
+  return j == 0 ? p.o_s_noise : j == 1 ? p.o_r_noise : j == 2 ? p.g_all_noise : p.prtt1.noise_us();
+}
+
+// Slope of curve j through the up to 3 points of [from, to] nearest `near` (0 with fewer than 2),
+// and its standard error from the points' own (var = sum (x - mean x)^2 se_i^2 / Sxx^2).
+struct SideSlope {
+  double slope = 0, stderr_per_byte = 0;
+};
+
+SideSlope side_slope(const std::vector<LoggpPoint>& pts, std::size_t from, std::size_t to,
+                     bool near_top, std::size_t j) {
   const std::size_t count = std::min<std::size_t>(3, to - from + 1);
-  if (count < 2) return 0;
+  if (count < 2) return {};
   const std::size_t start = near_top ? to + 1 - count : from;
-  std::vector<double> x, y;
+  std::vector<double> x, y, se;
   for (std::size_t i = start; i < start + count; ++i) {
     x.push_back(static_cast<double>(pts[i].bytes));
     y.push_back(curve_value(pts[i], j));
+    se.push_back(curve_noise(pts[i], j));
   }
-  return stats::fit_line(x, y).slope;
+  SideSlope out;
+  out.slope = stats::fit_line(x, y).slope;
+  double mean_x = 0;
+  for (const double v : x)
+    mean_x += v / static_cast<double>(count);
+  double sxx = 0, var = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    sxx += (x[i] - mean_x) * (x[i] - mean_x);
+    var += (x[i] - mean_x) * (x[i] - mean_x) * se[i] * se[i];
+  }
+  if (sxx > 0) out.stderr_per_byte = std::sqrt(var) / sxx;
+  return out;
 }
 
 }  // namespace
@@ -236,7 +256,7 @@ bool late_receive_step(const std::vector<LoggpPoint>& pts, std::size_t first, st
   const LoggpPoint& a = pts[c - 1];
   // The left side's lines carried on from the top of a's interval (a slope of at least 0: the
   // late receive does not get cheaper with the size).
-  const double slope = std::max(0.0, side_slope(pts, first, c - 1, true, 1));
+  const double slope = std::max(0.0, side_slope(pts, first, c - 1, true, 1).slope);
   const auto above = [&](const LoggpPoint& p) {
     const double reach = a.o_r_upper_us + slope * static_cast<double>(p.bytes - a.bytes);
     return p.o_r_lower_us > reach + kRelativeFloor * std::abs(p.o_r_us);
@@ -305,30 +325,53 @@ std::string hand_shake_unsupported(const LoggpSwitch& sw, std::uint64_t lo, std:
   return "";
 }
 
-std::pair<double, double> step_distances(const std::vector<LoggpPoint>& pts, std::size_t first,
-                                         std::size_t sweep_lo, std::size_t sweep_hi,
-                                         std::size_t last, std::size_t lo, std::size_t mid,
-                                         std::size_t hi, std::size_t rounds, std::uint32_t n) {
+StepDistances step_distances(const std::vector<LoggpPoint>& pts, std::size_t first,
+                             std::size_t sweep_lo, std::size_t sweep_hi, std::size_t last,
+                             std::size_t lo, std::size_t mid, std::size_t hi, std::size_t rounds,
+                             std::uint32_t n) {
   const RecentCurves l = recent_curves(pts[lo], rounds, n);
   const RecentCurves m = recent_curves(pts[mid], rounds, n);
   const RecentCurves h = recent_curves(pts[hi], rounds, n);
   const double at_lo = static_cast<double>(pts[lo].bytes);
   const double at_mid = static_cast<double>(pts[mid].bytes);
   const double at_hi = static_cast<double>(pts[hi].bytes);
-  double to_left = 0, to_right = 0;
+  double to_left = 0, to_right = 0, step_dot_mid = 0, step_squared = 0;
+  std::array<double, 4> step{}, mid_from_left{};
   for (std::size_t j = 0; j < 4; ++j) {
-    const double from_left =
-        l.value[j] + side_slope(pts, first, sweep_lo, true, j) * (at_mid - at_lo);
-    const double from_right =
-        h.value[j] - side_slope(pts, sweep_hi, last, false, j) * (at_hi - at_mid);
+    const SideSlope left = side_slope(pts, first, sweep_lo, true, j);
+    const SideSlope right = side_slope(pts, sweep_hi, last, false, j);
+    const double from_left = l.value[j] + left.slope * (at_mid - at_lo);
+    const double from_right = h.value[j] - right.slope * (at_hi - at_mid);
     // Exact data (the virtual network) has no scatter: a relative floor, as the curves' tests.
+    // A slope carried across the bracket adds its own error: through the sweep's points (the
+    // machine's other latency mode, maybe), 4-8 B's PRTT(1,0,s) fell 0.0175 us/B, and carried
+    // 1 B it put 9 B on the wrong side of vader's 11 B step.
     const double floor_us = kRelativeFloor * std::abs(m.value[j]) + 1e-12;
-    const double se_left = std::max(std::hypot(m.stderr_us[j], l.stderr_us[j]), floor_us);
-    const double se_right = std::max(std::hypot(m.stderr_us[j], h.stderr_us[j]), floor_us);
+    const double se_left = std::max(
+        std::hypot(m.stderr_us[j], l.stderr_us[j], left.stderr_per_byte * (at_mid - at_lo)),
+        floor_us);
+    const double se_right = std::max(
+        std::hypot(m.stderr_us[j], h.stderr_us[j], right.stderr_per_byte * (at_hi - at_mid)),
+        floor_us);
     to_left += std::pow((m.value[j] - from_left) / se_left, 2);
     to_right += std::pow((m.value[j] - from_right) / se_right, 2);
+    const double se = (se_left + se_right) / 2;
+    step[j] = (from_right - from_left) / se;
+    mid_from_left[j] = (m.value[j] - from_left) / se;
+    step_dot_mid += step[j] * mid_from_left[j];
+    step_squared += step[j] * step[j];
   }
-  return {std::sqrt(to_left), std::sqrt(to_right)};
+  StepDistances d;
+  d.to_left = std::sqrt(to_left);
+  d.to_right = std::sqrt(to_right);
+  d.step = std::sqrt(step_squared);
+  if (step_squared > 0) d.along = step_dot_mid / step_squared;
+  const double on_step = std::clamp(d.along, 0.0, 1.0);
+  double off = 0;
+  for (std::size_t j = 0; j < 4; ++j)
+    off += std::pow(mid_from_left[j] - on_step * step[j], 2);
+  d.off_step = std::sqrt(off);
+  return d;
 }
 
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,

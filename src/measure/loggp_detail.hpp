@@ -2,6 +2,7 @@
 // Pieces of the loggp method shared by its measuring half (loggp.cpp) and its analysis half
 // (loggp_analysis.cpp). Not a public interface.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -184,6 +185,10 @@ Placement place_midpoint(const ProbeSample& eager_end, const ProbeSample& midpoi
 std::pair<double, double> side_distances(const std::vector<LoggpPoint>& points, std::size_t first,
                                          std::size_t last, std::size_t split, std::size_t x);
 
+/// A point lies on a side's lines within this many noise units (joint distance over the four
+/// curves).
+inline constexpr double kOnTheLines = 6;
+
 /// A curve bisection's bracket (points[split - 1], points[split]] checked at its ends: an end
 /// on the other side's lines (within 6 noise units) and nearer them than its own side's by more
 /// than 2 moves the split past it, one way only, while each side keeps 2 points besides the end
@@ -211,13 +216,26 @@ void merge_coinciding_switches(std::size_t points, std::vector<std::size_t>& cha
 /// predicts the midpoint from the end points[lo]'s median of those rounds along the left side's
 /// slope, the right side from points[hi]'s along its slope (slopes through the 3 sweep points
 /// nearest the bracket, [first, sweep_lo] and [sweep_hi, last]); distances in units of the
-/// medians' standard errors, summed in quadrature over the curves. Values from other rounds
-/// would mix the machine's latency modes: this machine moved PRTT(1,0,256) from 1.53 us in the
-/// sweep to 0.78-1.09 us for points measured later in the same run. {to_left, to_right}.
-std::pair<double, double> step_distances(const std::vector<LoggpPoint>& points, std::size_t first,
-                                         std::size_t sweep_lo, std::size_t sweep_hi,
-                                         std::size_t last, std::size_t lo, std::size_t mid,
-                                         std::size_t hi, std::size_t rounds, std::uint32_t n);
+/// medians' standard errors and the slope's carried across, summed in quadrature over the
+/// curves. Values from other rounds would mix the machine's latency modes: this machine moved
+/// PRTT(1,0,256) from 1.53 us in the sweep to 0.78-1.09 us for points measured later in the same
+/// run. In the same units (the two standard errors' mean per curve): `step`, the distance between
+/// the two sides' predictions; `along`, where the midpoint projects onto it (0 at the left side's,
+/// 1 at the right side's); `off_step`, the midpoint's distance from the segment between them.
+struct StepDistances {
+  double to_left = 0, to_right = 0;
+  double step = 0, along = 0.5, off_step = 0;
+  /// On neither side's lines, and farther from anything between the two sides than they lie
+  /// apart: which side is nearer then says nothing about the step (the midpoint's rounds saw
+  /// another latency mode: a 9 B midpoint at a third of 8 and 11 B's curves once put vader's
+  /// 11 B step at (8, 9] B, "exact"). Midpoints here lay 1.2-3.9 units from their own side and
+  /// 4.7-18.7 from the other (the 11 B step, 3 bisections in 40 quiet runs).
+  bool off_the_step() const { return std::min(to_left, to_right) > kOnTheLines && off_step > step; }
+};
+StepDistances step_distances(const std::vector<LoggpPoint>& points, std::size_t first,
+                             std::size_t sweep_lo, std::size_t sweep_hi, std::size_t last,
+                             std::size_t lo, std::size_t mid, std::size_t hi, std::size_t rounds,
+                             std::uint32_t n);
 
 /// The curves judged together: PRTT(1,0,s), o_s(s), o_r(s) and G_all(s) with their noise.
 std::vector<stats::Curve> curves_of(const std::vector<LoggpPoint>& points);
