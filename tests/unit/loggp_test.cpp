@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -1806,25 +1807,12 @@ TEST(LoggpAnalysis, CandidatesThatMeetInOneBracketAreOneSwitch) {
   EXPECT_EQ(r.ranges.size(), 2u);
 }
 
-// A bisection step judged on the rounds its three points were measured in together. Every curve
-// is a line with a step of 0.3 us from 500 B; the sweep (100-400 B, 800-1000 B, 30 rounds each)
-// ran in one latency mode, the step (400, 600 and 800 B, 10 rounds) in another, 0.5 us faster.
-// The midpoint, 600 B, lies on the right side: read against lines through the points' medians
-// over all their rounds it fits the left side better (the step's mode pulls it down), read on
-// the step's own rounds it fits the right.
-TEST(LoggpAnalysis, ABisectionStepIsJudgedOnTheRoundsItsPointsShare) {
-  constexpr std::uint32_t n = 16;
-  const auto values = [](std::uint64_t bytes, double offset, int jitter) {
-    const double s = static_cast<double>(bytes);
-    const double step = bytes >= 500 ? 0.3 : 0.0;
-    const double e = 0.002 * ((jitter % 5) - 2);  // a little scatter, median 0
-    const double prtt1 = 2 + 0.002 * s + step + offset + e;
-    const double o_s = 0.5 + 0.0005 * s + step + offset + e;
-    const double o_r = 0.4 + 0.0004 * s + step + offset + e;
-    const double g_all = 1 + 0.001 * s + step + offset + e;
-    return std::array<double, 4>{prtt1, prtt1 + (n - 1) * o_s, prtt1 + (n - 1) * o_r,
-                                 prtt1 + (n - 1) * g_all};
-  };
+// The points of a curve bisection step, each round's four PRTTs made from its curves (PRTT(1,0,s),
+// o_s, o_r, G_all) = curves(bytes, sweep round?, k): the sweep (100-400 B, 800-1000 B, 30 rounds
+// each) and the step's rounds (400, 600 and 800 B, 10 more; 600 B is the midpoint). Indices:
+// 400 B = 3, 600 B = 4, 800 B = 5.
+std::vector<LoggpPoint> bisection_step_points(
+    std::uint32_t n, const std::function<std::array<double, 4>(std::uint64_t, bool, int)>& curves) {
   std::vector<LoggpPoint> pts;
   for (const std::uint64_t b : {100, 200, 300, 400, 600, 800, 900, 1000}) {
     LoggpPoint p;
@@ -1832,18 +1820,34 @@ TEST(LoggpAnalysis, ABisectionStepIsJudgedOnTheRoundsItsPointsShare) {
     const int sweep_rounds = b == 600 ? 0 : 30;
     const int step_rounds = (b == 400 || b == 600 || b == 800) ? 10 : 0;
     for (int k = 0; k < sweep_rounds + step_rounds; ++k) {
-      const auto v = values(b, k < sweep_rounds ? 0.0 : -0.5, k);
-      p.rounds.prtt1.push_back(v[0]);
-      p.rounds.prtt_nd.push_back(v[1]);
-      p.rounds.prtt_nr.push_back(v[2]);
-      p.rounds.prtt_n0.push_back(v[3]);
+      const auto [prtt1, o_s, o_r, g_all] = curves(b, k < sweep_rounds, k);
+      p.rounds.prtt1.push_back(prtt1);
+      p.rounds.prtt_nd.push_back(prtt1 + (n - 1) * o_s);
+      p.rounds.prtt_nr.push_back(prtt1 + (n - 1) * o_r);
+      p.rounds.prtt_n0.push_back(prtt1 + (n - 1) * g_all);
     }
     pts.push_back(p);
   }
   LoggpOptions o;
   o.n = n;
   measure::summarise_points(pts, o);
-  // Indices: 400 B = 3, 600 B = 4 (the midpoint), 800 B = 5.
+  return pts;
+}
+
+// A bisection step judged on the rounds its three points were measured in together. Every curve
+// is a line with a step of 0.3 us from 500 B; the sweep ran in one latency mode, the step in
+// another, 0.5 us faster. The midpoint, 600 B, lies on the right side: read against lines through
+// the points' medians over all their rounds it fits the left side better (the step's mode pulls
+// it down), read on the step's own rounds it fits the right.
+TEST(LoggpAnalysis, ABisectionStepIsJudgedOnTheRoundsItsPointsShare) {
+  constexpr std::uint32_t n = 16;
+  const auto pts = bisection_step_points(n, [](std::uint64_t bytes, bool sweep, int k) {
+    const double s = static_cast<double>(bytes);
+    const double step = bytes >= 500 ? 0.3 : 0.0;
+    const double level = step + (sweep ? 0.0 : -0.5) + 0.002 * ((k % 5) - 2);  // scatter median 0
+    return std::array<double, 4>{2 + 0.002 * s + level, 0.5 + 0.0005 * s + level,
+                                 0.4 + 0.0004 * s + level, 1 + 0.001 * s + level};
+  });
   const auto [old_left, old_right] = measure::detail::side_distances(pts, 0, 7, 5, 4);
   EXPECT_LT(old_left, old_right);  // the lines through all rounds' medians: the wrong side
   const auto d = measure::detail::step_distances(pts, 0, 3, 5, 7, 3, 4, 5, 10, n);
@@ -1856,43 +1860,19 @@ TEST(LoggpAnalysis, ABisectionStepIsJudgedOnTheRoundsItsPointsShare) {
 // 0.015 us from 700 B; the sweep's medians at 200, 300 and 400 B sit above, at and below the
 // level by chance (each median's standard error about 0.01 us), so the left side's slope,
 // carried 200 B to the midpoint (600 B, left of the step), predicts 0.02 below it. Without the
-// slope's error that miss outweighed the step and the midpoint went right (vader's 11 B step once
-// went to (8, 9] B so); with it the midpoint lies nearer the left side.
+// slope's error that miss outweighed the step and the midpoint went right, 72 against 100 noise
+// units (vader's 11 B step once went to (8, 9] B so); with it the step is too small against what
+// the sides can predict to place the midpoint.
 TEST(LoggpAnalysis, ASlopeCarriedAcrossTheBracketBringsItsError) {
   constexpr std::uint32_t n = 16;
-  const auto values = [](std::uint64_t bytes, double bias, double scatter, int k) {
-    const double step = bytes >= 700 ? 0.015 : 0.0;
-    const double e = scatter * ((k % 5) - 2);  // median 0
-    const double prtt1 = 2 + step + bias + e;
-    const double o_s = 0.5 + step + bias + e;
-    const double o_r = 0.4 + step + bias + e;
-    const double g_all = 1 + step + bias + e;
-    return std::array<double, 4>{prtt1, prtt1 + (n - 1) * o_s, prtt1 + (n - 1) * o_r,
-                                 prtt1 + (n - 1) * g_all};
-  };
-  std::vector<LoggpPoint> pts;
-  for (const std::uint64_t b : {100, 200, 300, 400, 600, 800, 900, 1000}) {
-    LoggpPoint p;
-    p.bytes = b;
-    const double bias = b == 200 ? 0.02 : b == 400 ? -0.02 : 0.0;
-    const int sweep_rounds = b == 600 ? 0 : 30;
-    const int step_rounds = (b == 400 || b == 600 || b == 800) ? 10 : 0;
-    for (int k = 0; k < sweep_rounds + step_rounds; ++k) {
-      const bool sweep = k < sweep_rounds;
-      // The step's rounds: the true level, little scatter (the three measured alternately).
-      const auto v = values(b, sweep ? bias : 0.0, sweep ? 0.03 : 0.0005, k);
-      p.rounds.prtt1.push_back(v[0]);
-      p.rounds.prtt_nd.push_back(v[1]);
-      p.rounds.prtt_nr.push_back(v[2]);
-      p.rounds.prtt_n0.push_back(v[3]);
-    }
-    pts.push_back(p);
-  }
-  LoggpOptions o;
-  o.n = n;
-  measure::summarise_points(pts, o);
+  const auto pts = bisection_step_points(n, [](std::uint64_t bytes, bool sweep, int k) {
+    // In the step's rounds (the three measured alternately) the true level, little scatter.
+    const double bias = !sweep ? 0.0 : bytes == 200 ? 0.02 : bytes == 400 ? -0.02 : 0.0;
+    const double scatter = sweep ? 0.03 : 0.0005;
+    const double level = (bytes >= 700 ? 0.015 : 0.0) + bias + scatter * ((k % 5) - 2);
+    return std::array<double, 4>{2 + level, 0.5 + level, 0.4 + level, 1 + level};
+  });
   ASSERT_GT(pts[2].o_s_noise, 0.004);  // the sweep's medians scatter
-  // Indices: 400 B = 3, 600 B = 4 (the midpoint), 800 B = 5.
   const auto d = measure::detail::step_distances(pts, 0, 3, 5, 7, 3, 4, 5, 10, n);
   // On both sides' lines alike: not placed (the bisection measures the three again, and stops
   // there if they still cannot tell).
