@@ -899,7 +899,8 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
       break;
     }
     // Distances of the midpoint to each side (detail::step_distances); where it fits both
-    // alike, the three are measured again (up to twice more).
+    // alike, neither, or the sides do not lie apart, the three are measured again (up to twice
+    // more).
     detail::StepDistances d;
     for (int attempt = 0;; ++attempt) {
       const std::size_t right_last =
@@ -907,8 +908,8 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
       // The midpoint's rounds are all of this step, each measured with both ends.
       d = detail::step_distances(pts, left_first, sweep_lo, sweep_hi(), right_last, c - 1, c, c + 1,
                                  pts[c].rounds.size(), o.n);
-      if ((std::abs(d.to_left - d.to_right) >= 2 && !d.off_the_step()) || attempt == 2 ||
-          !remeasure(session, pts, {c - 1, c, c + 1})) {
+      if ((std::abs(d.to_left - d.to_right) >= 2 && !d.off_the_step() && d.ends_apart()) ||
+          attempt == 2 || !remeasure(session, pts, {c - 1, c, c + 1})) {
         break;
       }
     }
@@ -924,6 +925,18 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
           "farther from anything between them ({:.3g}) than they lie apart ({:.3g}), also when "
           "measured again",
           mid_bytes, to_left, to_right, d.off_step, d.step);
+      break;
+    }
+    if (!d.ends_apart()) {
+      // The step does not show in these rounds (the machine's other latency mode): the bracket
+      // stays, as measured before.
+      pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
+      for (std::size_t j = k; j < r.changes.size(); ++j)
+        --r.changes[j];
+      stop = fmt::format(
+          "the bracket's ends lay {:.3g} noise units apart in the step's rounds, too near to place "
+          "the midpoint, also when measured again",
+          d.step);
       break;
     }
     if (std::abs(to_left - to_right) < 2) {

@@ -1881,6 +1881,30 @@ TEST(LoggpAnalysis, ASlopeCarriedAcrossTheBracketBringsItsError) {
   EXPECT_FALSE(d.off_the_step());
 }
 
+// A step the sweep saw (0.3 us from 500 B) that the bisection step's rounds hardly show (0.005
+// us, the rounds scattering 0.01 us: the machine's other latency mode, where vader's 11 B step is
+// about 2 % instead of 16 %): the sides' predictions lie too near each other to place the
+// midpoint, whichever side it happens to be nearer.
+TEST(LoggpAnalysis, EndsThatDoNotSeparateInTheStepsRoundsPlaceNoMidpoint) {
+  constexpr std::uint32_t n = 16;
+  const auto pts = bisection_step_points(n, [](std::uint64_t bytes, bool sweep, int k) {
+    const double step = bytes >= 500 ? (sweep ? 0.3 : 0.005) : 0.0;
+    const double level = step + (sweep ? 0.002 : 0.01) * ((k % 5) - 2);
+    return std::array<double, 4>{2 + level, 0.5 + level, 0.4 + level, 1 + level};
+  });
+  const auto d = measure::detail::step_distances(pts, 0, 3, 5, 7, 3, 4, 5, 10, n);
+  EXPECT_LT(d.step, measure::detail::kOnTheLines);
+  EXPECT_FALSE(d.ends_apart());
+  // The same points with the step showing in its rounds too: apart.
+  const auto shown = bisection_step_points(n, [](std::uint64_t bytes, bool sweep, int k) {
+    const double level = (bytes >= 500 ? 0.3 : 0.0) + (sweep ? 0.002 : 0.01) * ((k % 5) - 2);
+    return std::array<double, 4>{2 + level, 0.5 + level, 0.4 + level, 1 + level};
+  });
+  const auto apart = measure::detail::step_distances(shown, 0, 3, 5, 7, 3, 4, 5, 10, n);
+  EXPECT_TRUE(apart.ends_apart()) << apart.step;
+  EXPECT_LT(apart.to_right + 2, apart.to_left);
+}
+
 TEST(LoggpOptions, BadInput) {
   LoggpOptions o;
   o.min_size = 1024;
