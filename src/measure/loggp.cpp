@@ -956,8 +956,10 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
   }
   // Each end of the bracket was placed by one comparison when it was a midpoint and was
   // re-measured at every later step: an end that now lies clearly on the other side's lines
-  // means a step went past the switch (detail::settle_bracket).
-  {
+  // means a step went past the switch (detail::settle_bracket). With no step taken both ends are
+  // the sweep's: nothing was placed, and their rounds may now mix two latency modes (a bisection
+  // stopped at its first step in the fast mode moved vader's (8, 11] B to (11, 16] B so).
+  if (steps > 0) {
     const std::size_t right_last = k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
     const std::size_t placed = r.changes[k];
     r.changes[k] = detail::settle_bracket(pts, left_first, right_last, placed);
