@@ -842,7 +842,8 @@ bool remeasure(Session& session, std::vector<LoggpPoint>& pts, std::vector<std::
 // An eager switch seen in the curves only: both sides re-measured alternately, the curves
 // segmented again; if the split is still there, bisection with full points (each step the
 // bracket's ends and the midpoint measured alternately), the midpoint joining the side whose
-// lines it fits, until one byte, the tolerance, or a midpoint that fits both sides alike.
+// lines it fits, until one byte, the tolerance, or a midpoint that cannot be placed (it fits
+// both sides alike or neither, or the sides do not lie apart: detail::judge_step).
 // Returns why the switch was dropped, or nothing if it stands.
 std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r, std::size_t k) {
   const LoggpOptions& o = session.options();
@@ -898,56 +899,61 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
       stop = "the budget ran out";
       break;
     }
-    // Distances of the midpoint to each side (detail::step_distances); where it fits both
-    // alike, neither, or the sides do not lie apart, the three are measured again (up to twice
-    // more).
+    // Distances of the midpoint to each side (detail::step_distances); where they do not place
+    // it, the three are measured again (up to twice more).
     detail::StepDistances d;
-    for (int attempt = 0;; ++attempt) {
+    detail::StepVerdict verdict = detail::StepVerdict::drop;
+    int remeasured = 0;
+    for (;;) {
       const std::size_t right_last =
           k + 1 < r.changes.size() ? r.changes[k + 1] - 1 : pts.size() - 1;
       // The midpoint's rounds are all of this step, each measured with both ends.
       d = detail::step_distances(pts, left_first, sweep_lo, sweep_hi(), right_last, c - 1, c, c + 1,
                                  pts[c].rounds.size(), o.n);
-      if ((std::abs(d.to_left - d.to_right) >= 2 && !d.off_the_step() && d.ends_apart()) ||
-          attempt == 2 || !remeasure(session, pts, {c - 1, c, c + 1})) {
+      verdict = detail::judge_step(d, steps);
+      if (verdict == detail::StepVerdict::left || verdict == detail::StepVerdict::right ||
+          remeasured == 2 || !remeasure(session, pts, {c - 1, c, c + 1})) {
         break;
       }
+      ++remeasured;
     }
-    const double to_left = d.to_left, to_right = d.to_right;
-    if (d.off_the_step()) {
-      // Also when measured again: the bracket stays (detail::StepDistances::off_the_step).
+    if (verdict != detail::StepVerdict::left && verdict != detail::StepVerdict::right) {
       const std::uint64_t mid_bytes = pts[c].bytes;
       pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
       for (std::size_t j = k; j < r.changes.size(); ++j)
         --r.changes[j];
-      stop = fmt::format(
-          "the midpoint {} B lies on neither side's lines ({:.3g} and {:.3g} noise units), "
-          "farther from anything between them ({:.3g}) than they lie apart ({:.3g}), also when "
-          "measured again",
-          mid_bytes, to_left, to_right, d.off_step, d.step);
+      const std::string remeasured_text = remeasured > 0
+                                              ? fmt::format(", measured {} times more", remeasured)
+                                              : " (the budget allowed no second measurement)";
+      switch (verdict) {
+        case detail::StepVerdict::keep_off_the_step:
+          stop = fmt::format(
+              "the midpoint {} B lies on neither side's lines ({:.3g} and {:.3g} noise units), "
+              "farther from anything between them ({:.3g}) than they lie apart ({:.3g}){}",
+              mid_bytes, d.to_left, d.to_right, d.off_step, d.step, remeasured_text);
+          break;
+        case detail::StepVerdict::keep_sides_not_apart:
+          // The step does not show in these rounds (the machine's other latency mode).
+          stop = fmt::format(
+              "the sides lay {:.3g} noise units apart in the step's rounds, too near to place the "
+              "midpoint {} B{}",
+              d.step, mid_bytes, remeasured_text);
+          break;
+        case detail::StepVerdict::keep_alike:
+          stop = "the curve allows no finer bracket";
+          break;
+        default:  // drop: at the first step the split did not show where it was bisected
+          if (!d.sides_apart()) {
+            return fmt::format(
+                "at the first bisection step the sides lay {:.3g} noise units apart{}: the split "
+                "did not show",
+                d.step, remeasured_text);
+          }
+          return "the first bisection midpoint fits both sides alike";
+      }
       break;
     }
-    if (!d.ends_apart()) {
-      // The step does not show in these rounds (the machine's other latency mode): the bracket
-      // stays, as measured before.
-      pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
-      for (std::size_t j = k; j < r.changes.size(); ++j)
-        --r.changes[j];
-      stop = fmt::format(
-          "the bracket's ends lay {:.3g} noise units apart in the step's rounds, too near to place "
-          "the midpoint, also when measured again",
-          d.step);
-      break;
-    }
-    if (std::abs(to_left - to_right) < 2) {
-      // The curve allows no finer bracket - or, at the first step, the split is not confirmed.
-      pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
-      for (std::size_t j = k; j < r.changes.size(); ++j)
-        --r.changes[j];
-      if (steps == 0) return "the first bisection midpoint fits both sides alike";
-      stop = "the curve allows no finer bracket";
-      break;
-    }
+    const double to_left = d.to_left, to_right = d.to_right;
     ++steps;
     if (to_right < to_left) --r.changes[k];  // the midpoint starts the new range
     session.report(fmt::format("loggp: switch in ({}, {}] B", pts[r.changes[k] - 1].bytes,

@@ -374,6 +374,17 @@ StepDistances step_distances(const std::vector<LoggpPoint>& pts, std::size_t fir
   return d;
 }
 
+StepVerdict judge_step(const StepDistances& d, int steps_taken) {
+  if (d.off_the_step()) return StepVerdict::keep_off_the_step;
+  if (!d.sides_apart()) {
+    return steps_taken == 0 ? StepVerdict::drop : StepVerdict::keep_sides_not_apart;
+  }
+  if (std::abs(d.to_left - d.to_right) < 2) {
+    return steps_taken == 0 ? StepVerdict::drop : StepVerdict::keep_alike;
+  }
+  return d.to_right < d.to_left ? StepVerdict::right : StepVerdict::left;
+}
+
 bool hand_shake_jump(double late_below_us, double late_above_us, double one_way_below_us,
                      double one_way_above_us, double margin_us) {
   if (!(one_way_below_us > 0 && one_way_above_us > 0)) return false;

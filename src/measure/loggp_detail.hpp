@@ -235,8 +235,16 @@ struct StepDistances {
   /// side say where the midpoint belongs. Vader's 11 B step is about 2 % of PRTT(1,0,s) in the
   /// machine's fast mode (16 % in the slow one); a step measured there read its sides 5.5 units
   /// apart on 6 rounds each, and its midpoint, 9 B, went right (5.2 against 1.8 units).
-  bool ends_apart() const { return step >= kOnTheLines; }
+  bool sides_apart() const { return step >= kOnTheLines; }
 };
+/// What a curve bisection does with its midpoint, judged on `d` (after any re-measurement): join
+/// the left or the right side; or keep the bracket it has (the midpoint off the step, the sides
+/// not apart, or the midpoint on both alike); or, at the first step (`steps_taken` 0), drop the
+/// switch where the sides are not apart or the midpoint fits both alike (the split did not show
+/// where it was bisected), as the bisection always did for the latter.
+enum class StepVerdict { left, right, keep_off_the_step, keep_sides_not_apart, keep_alike, drop };
+StepVerdict judge_step(const StepDistances& d, int steps_taken);
+
 StepDistances step_distances(const std::vector<LoggpPoint>& points, std::size_t first,
                              std::size_t sweep_lo, std::size_t sweep_hi, std::size_t last,
                              std::size_t lo, std::size_t mid, std::size_t hi, std::size_t rounds,

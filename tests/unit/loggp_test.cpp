@@ -1177,7 +1177,7 @@ TEST(LoggpOnVirtualNetwork, ABisectionMidpointOnNeitherSidesLinesLeavesTheBracke
   EXPECT_EQ(sw.below_bytes, 1448u) << sw.verdict;
   EXPECT_EQ(sw.first_bytes, 2048u) << sw.verdict;
   EXPECT_THAT(sw.verdict, ::testing::HasSubstr("the midpoint 1748 B lies on neither side's lines"));
-  EXPECT_THAT(sw.verdict, ::testing::HasSubstr("also when measured again"));
+  EXPECT_THAT(sw.verdict, ::testing::HasSubstr("measured 2 times more"));
 }
 
 // A change of constant costs at the same per-byte costs with a single sweep size above it (the
@@ -1894,15 +1894,48 @@ TEST(LoggpAnalysis, EndsThatDoNotSeparateInTheStepsRoundsPlaceNoMidpoint) {
   });
   const auto d = measure::detail::step_distances(pts, 0, 3, 5, 7, 3, 4, 5, 10, n);
   EXPECT_LT(d.step, measure::detail::kOnTheLines);
-  EXPECT_FALSE(d.ends_apart());
+  EXPECT_FALSE(d.sides_apart());
   // The same points with the step showing in its rounds too: apart.
   const auto shown = bisection_step_points(n, [](std::uint64_t bytes, bool sweep, int k) {
     const double level = (bytes >= 500 ? 0.3 : 0.0) + (sweep ? 0.002 : 0.01) * ((k % 5) - 2);
     return std::array<double, 4>{2 + level, 0.5 + level, 0.4 + level, 1 + level};
   });
   const auto apart = measure::detail::step_distances(shown, 0, 3, 5, 7, 3, 4, 5, 10, n);
-  EXPECT_TRUE(apart.ends_apart()) << apart.step;
+  EXPECT_TRUE(apart.sides_apart()) << apart.step;
   EXPECT_LT(apart.to_right + 2, apart.to_left);
+}
+
+// What a bisection step does with its midpoint: placed only where it is nearer one side by 2
+// noise units, the sides lie 6 apart and it is not off the step; otherwise the bracket stays,
+// and at the first step a split that does not show (sides not apart, or the midpoint on both
+// alike) drops the switch, as an alike midpoint always did.
+TEST(LoggpAnalysis, ABisectionStepPlacesKeepsOrDropsByItsDistances) {
+  using measure::detail::judge_step;
+  using measure::detail::StepDistances;
+  using measure::detail::StepVerdict;
+  const auto distances = [](double to_left, double to_right, double step, double off_step) {
+    StepDistances d;
+    d.to_left = to_left;
+    d.to_right = to_right;
+    d.step = step;
+    d.off_step = off_step;
+    return d;
+  };
+  EXPECT_EQ(judge_step(distances(1.0, 8.0, 8.0, 1.0), 0), StepVerdict::left);
+  EXPECT_EQ(judge_step(distances(8.0, 1.0, 8.0, 1.0), 3), StepVerdict::right);
+  // The fast mode's 9 B: nearer the right by 3.4 units, but the sides only 5.5 apart.
+  EXPECT_EQ(judge_step(distances(5.2, 1.8, 5.5, 2.0), 2), StepVerdict::keep_sides_not_apart);
+  EXPECT_EQ(judge_step(distances(5.2, 1.8, 5.5, 2.0), 0), StepVerdict::drop);
+  // On both alike.
+  EXPECT_EQ(judge_step(distances(3.0, 3.5, 7.0, 3.0), 1), StepVerdict::keep_alike);
+  EXPECT_EQ(judge_step(distances(3.0, 3.5, 7.0, 3.0), 0), StepVerdict::drop);
+  // Far off both, farther from the step than its length: kept at any step (an outlier is no
+  // evidence against a split the sweep and its re-measurement showed).
+  EXPECT_EQ(judge_step(distances(40.0, 30.0, 8.0, 29.0), 0), StepVerdict::keep_off_the_step);
+  EXPECT_EQ(judge_step(distances(40.0, 30.0, 8.0, 29.0), 2), StepVerdict::keep_off_the_step);
+  // Far off the nearer side too, but along the step (a mode change that moves both ends alike):
+  // placed.
+  EXPECT_EQ(judge_step(distances(650.0, 69.0, 640.0, 69.0), 0), StepVerdict::right);
 }
 
 TEST(LoggpOptions, BadInput) {
