@@ -218,7 +218,7 @@ double curve_noise(const LoggpPoint& p, std::size_t j) {
 }
 
 // Slope of curve j through the up to 3 points of [from, to] nearest `near` (0 with fewer than 2),
-// and its standard error from the points' own (var = sum (x - mean x)^2 se_i^2 / Sxx^2).
+// and its standard error from the points' own.
 struct SideSlope {
   double slope = 0, stderr_per_byte = 0;
 };
@@ -234,18 +234,7 @@ SideSlope side_slope(const std::vector<LoggpPoint>& pts, std::size_t from, std::
     y.push_back(curve_value(pts[i], j));
     se.push_back(curve_noise(pts[i], j));
   }
-  SideSlope out;
-  out.slope = stats::fit_line(x, y).slope;
-  double mean_x = 0;
-  for (const double v : x)
-    mean_x += v / static_cast<double>(count);
-  double sxx = 0, var = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    sxx += (x[i] - mean_x) * (x[i] - mean_x);
-    var += (x[i] - mean_x) * (x[i] - mean_x) * se[i] * se[i];
-  }
-  if (sxx > 0) out.stderr_per_byte = std::sqrt(var) / sxx;
-  return out;
+  return {stats::fit_line(x, y).slope, stats::slope_stderr_from_errors(x, se)};
 }
 
 }  // namespace

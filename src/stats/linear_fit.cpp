@@ -50,6 +50,23 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y, std::span
   return f;
 }
 
+double slope_stderr_from_errors(std::span<const double> x, std::span<const double> y_stderr) {
+  if (x.size() != y_stderr.size()) {
+    throw std::invalid_argument("slope_stderr_from_errors: x and y_stderr differ in length");
+  }
+  if (x.empty()) return 0;
+  double mean_x = 0;
+  for (const double v : x)
+    mean_x += v / static_cast<double>(x.size());
+  double sxx = 0, var = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double dx = x[i] - mean_x;
+    sxx += dx * dx;
+    var += dx * dx * y_stderr[i] * y_stderr[i];
+  }
+  return sxx > 0 ? std::sqrt(var) / sxx : 0;
+}
+
 LineFit fit_line(std::span<const double> x, std::span<const double> y) {
   const std::vector<double> ones(x.size(), 1.0);
   return fit_line(x, y, ones);

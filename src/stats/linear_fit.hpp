@@ -27,6 +27,10 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y);
 LineFit fit_line(std::span<const double> x, std::span<const double> y,
                  std::span<const double> weights);
 
+/// The ordinary least-squares slope's standard error where each y_i has a known standard error
+/// (not the residuals'): sqrt(sum (x_i - mean x)^2 se_i^2) / Sxx. 0 where all x are equal.
+double slope_stderr_from_errors(std::span<const double> x, std::span<const double> y_stderr);
+
 /// Seed 000 eq. (8): sum of squared deviations of points k..l from the line, divided by
 /// (l - k - 2) as the paper writes it. Throws std::invalid_argument when l - k <= 2, where the
 /// denominator is zero or negative.

@@ -37,6 +37,19 @@ TEST(LineFit, HandComputedStandardErrors) {
   EXPECT_NEAR(f.rms_residual, std::sqrt(1.5 / 3), 1e-12);
 }
 
+// Hand-computed: x = 1, 2, 3 (Sxx = 2); errors 1, 1, 1: sqrt(1 + 0 + 1) / 2; errors 0.1, 0.2,
+// 0.3: sqrt(0.01 + 0.09) / 2 (the middle point does not move the slope).
+TEST(LineFit, SlopeStandardErrorFromKnownErrors) {
+  const std::vector<double> x = {1, 2, 3};
+  EXPECT_DOUBLE_EQ(stats::slope_stderr_from_errors(x, std::vector<double>{1, 1, 1}),
+                   std::sqrt(2.0) / 2);
+  EXPECT_DOUBLE_EQ(stats::slope_stderr_from_errors(x, std::vector<double>{0.1, 0.2, 0.3}),
+                   std::sqrt(0.1) / 2);
+  EXPECT_EQ(stats::slope_stderr_from_errors(std::vector<double>{4, 4}, std::vector<double>{1, 1}),
+            0.0);
+  EXPECT_THROW(stats::slope_stderr_from_errors(x, std::vector<double>{1}), std::invalid_argument);
+}
+
 TEST(LineFit, WeightsPullTheLine) {
   const std::vector<double> x = {0, 1, 2};
   const std::vector<double> y = {0, 1, 5};
