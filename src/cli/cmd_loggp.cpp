@@ -45,6 +45,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
     bool no_refine = false;
     bool no_calibrate = false;
     bool no_streams = false;
+    bool bill_by_pages = false;
     std::string json, csv, plot, tables_csv;
   };
   auto f = std::make_shared<Flags>();
@@ -128,6 +129,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
                 "acknowledged (TA) range keeps the calibrated g, G and O_r (TA: o_s, O_s), which "
                 "its PRTTs cannot tell apart")
       ->group(g);
+  cmd->add_flag("--bill-by-pages", f->bill_by_pages, kBillByPagesHelp)->group(g);
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context's timer figures")
       ->capture_default_str()
       ->group(g);
@@ -157,6 +159,7 @@ void add_loggp_command(CLI::App& app, Action& action) {
       lo.refine = !f->no_refine;
       lo.calibrate = !f->no_calibrate;
       lo.streams = !f->no_streams;
+      if (f->bill_by_pages) lo.page_bytes = net::kPageBytes;
       (void)detector;
       apply_loggp_budget(*cmd, lo, f->max_bytes, measure::LoggpOptions{});
       lo.validate();

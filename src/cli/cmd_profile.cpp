@@ -191,6 +191,7 @@ void add_profile_command(CLI::App& app, Action& action) {
     measure::TimerOptions timer;
     std::uint64_t latency_trials = 2000;
     bool no_streams = false;
+    bool bill_by_pages = false;
   };
   auto f = std::make_shared<Flags>();
   f->timer.trials = std::uint64_t{1} << 22;
@@ -220,6 +221,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                 "loggp measures no streams of nonblocking sends and no send calls: a rendezvous "
                 "or acknowledged (TA) range keeps the calibrated g, G and O_r (TA: o_s, O_s), "
                 "which its PRTTs cannot tell apart");
+  cmd->add_flag("--bill-by-pages", f->bill_by_pages, kBillByPagesHelp);
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs (seed 002 §3.1)")
       ->capture_default_str();
   cmd->callback([&action, f, cmd] {
@@ -246,6 +248,7 @@ void add_profile_command(CLI::App& app, Action& action) {
       const net::TransportOptions topts = f->transport.resolve();
       lay_out_heldout(lo, topts.kind == "mpi");
       lo.streams = !f->no_streams;
+      if (f->bill_by_pages) lo.page_bytes = net::kPageBytes;
       // The budgets the user named none of follow the sweep: those of a default profile over the
       // same transport, scaled to what this one's first rounds move.
       measure::LoggpOptions reference;

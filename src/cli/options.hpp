@@ -38,6 +38,13 @@ void add_tables_csv_option(CLI::App& app, std::string& file, const std::string& 
 /// `whose` names the run they bound.
 void add_loggp_budget_options(CLI::App& app, measure::LoggpOptions& loggp, std::string& max_bytes,
                               const std::string& whose, const std::string& group);
+/// `--bill-by-pages` (loggp and profile): what it does, in one place.
+inline constexpr const char* kBillByPagesHelp =
+    "let the calibrated set bill a range's per-byte costs by whole pages of the buffers' 4 KiB "
+    "where its curves show a staircase (over vader's single copy a transfer costs per page it "
+    "maps): exact for buffers that start on a page, as the measurement's do; a program's buffers "
+    "and Open MPI's collectives' own start anywhere";
+
 /// Once `loggp` holds the run's sweep: the budgets the user gave (max_bytes parsed), and each
 /// one not given scaled from `reference` (the command's default run) to the sweep
 /// (measure::scale_budgets_to_sweep).

@@ -116,7 +116,8 @@ void to_json(nlohmann::json& j, const LoggpOptions& o) {
        {"heldout_collective_sizes", o.heldout_collective_sizes},
        {"heldout_exchange_sizes", o.heldout_exchange_sizes},
        {"crossing_exchanges", o.crossing_exchanges},
-       {"streams", o.streams}};
+       {"streams", o.streams},
+       {"page_bytes", o.page_bytes}};
 }
 
 void from_json(const nlohmann::json& j, LoggpOptions& o) {
@@ -145,6 +146,7 @@ void from_json(const nlohmann::json& j, LoggpOptions& o) {
   o.heldout_exchange_sizes = j.value("heldout_exchange_sizes", std::vector<std::uint64_t>{});
   o.crossing_exchanges = j.value("crossing_exchanges", true);
   o.streams = j.value("streams", true);
+  o.page_bytes = j.value("page_bytes", std::uint64_t{0});  // older documents: by the byte
 }
 
 namespace {

@@ -31,6 +31,7 @@
 #include "measure/prtt.hpp"
 #include "model/calibration.hpp"
 #include "model/link_params.hpp"
+#include "net/page_aligned.hpp"
 #include "net/transport.hpp"
 #include "stats/linear_fit.hpp"
 
@@ -73,6 +74,11 @@ struct LoggpOptions {
   /// kStreamMessages nonblocking sends (PrttKind::stream), in each of the first min_rounds rounds;
   /// and, at their acknowledged ranges' sizes, send calls (PrttKind::send_call) for T1.
   bool streams = true;
+  /// Pages the calibrated set may bill a range's per-byte costs by, where the curves favour that
+  /// (LinkRange::page_bytes): the page the PRTT buffers start on, net::kPageBytes, or 0: always
+  /// by the byte (the default: a program's buffers start anywhere in a page, and Open MPI's
+  /// collectives copy through buffers of their own; docs/loggp.md).
+  std::uint64_t page_bytes = 0;
 
   void validate() const;  ///< throws InputError naming the option
   /// The sizes of the initial sweep.

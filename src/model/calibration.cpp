@@ -142,6 +142,7 @@ class Layout {
         r.gap_us = x[2];
         r.gap_per_byte_us = x[3] / s;
         r.rendezvous = false;
+        r.page_bytes = 0;    // billed by the byte
         r.transfer.clear();  // plain LogGP: no acknowledgement either
         r.control_send_us = r.control_recv_us = -1;
       }

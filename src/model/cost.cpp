@@ -64,6 +64,7 @@ CostModel::CostModel(const LinkParams& link)
          to_picoseconds(r.control_recv_us >= 0 ? r.control_recv_us : r.recv_overhead_us)});
     Range& c = ranges_.back();
     c.G_st_fs = std::llround(r.stream_gap_per_byte_us * 1e9);
+    c.page_bytes = r.page_bytes;
     const std::int64_t largest_fs =
         std::max({c.O_s_fs, c.O_r_fs, c.G_fs, c.O_x_fs, c.G_st_fs, std::int64_t{1}});
     c.unchecked_up_to_bytes = static_cast<std::uint64_t>((INT64_MAX - 500) / largest_fs);
@@ -78,11 +79,15 @@ MessageCost CostModel::self_message(std::uint64_t bytes) const {
 }
 
 MessageCost CostModel::message(std::uint64_t bytes) const {
-  const Range& r = ranges_[link_.range_index(bytes)];
+  const std::size_t index = link_.range_index(bytes);
+  const Range& r = ranges_[index];
+  const std::uint64_t actual = bytes;
+  // A range billed by pages charges its per-byte terms for whole pages (LinkRange::page_bytes).
+  if (r.page_bytes != 0) bytes = link_.ranges[index].billed_bytes(bytes);
   // (k-1)G as in seeds 000 and 001 (seed 004 writes kG); a 0-byte message transfers like 1 byte.
   const std::uint64_t k_minus_1 = bytes > 0 ? bytes - 1 : 0;
   MessageCost c;
-  c.bytes = bytes;
+  c.bytes = actual;
   c.rendezvous = r.rendezvous;
   c.acknowledged = r.acknowledged;
   c.pulled = r.pulled;

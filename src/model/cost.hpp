@@ -90,7 +90,8 @@ class CostModel {
     Progress progress;
     Picoseconds ctrl_s, ctrl_r;               // o' for sending / receiving a control message
     std::uint64_t unchecked_up_to_bytes = 0;  // every n x fs product fits 63 bits up to here
-    std::int64_t G_st_fs = 0;  // the gap's per-byte part beyond G (LinkRange::stream_gap_...)
+    std::int64_t G_st_fs = 0;      // the gap's per-byte part beyond G (LinkRange::stream_gap_...)
+    std::uint64_t page_bytes = 0;  // per-byte terms billed by whole pages (LinkRange::page_bytes)
   };
   LinkParams link_;
   Picoseconds latency_;

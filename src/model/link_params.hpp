@@ -52,6 +52,18 @@ struct LinkRange {
   /// O_r, where the PRTT split let the sender's and receiver's per-byte work overlap the next
   /// transfer. 0: the gap is g + (k-1)G.
   double stream_gap_per_byte_us = 0;
+  /// Per-byte costs billed by whole pages of this many bytes: a message of k bytes costs its
+  /// per-byte terms (O_s, O_r, G, O_x, G_st) for ceil(k / page_bytes) * page_bytes bytes, as if
+  /// its buffers started on a page (commgauge's addition, chosen by loggp where the curves show
+  /// it: over vader's single copy a transfer costs per page it maps, the same for 4097 B as for
+  /// 8192 B). 0: billed by the byte, as in LogGP.
+  std::uint64_t page_bytes = 0;
+  /// The bytes a message of k bytes is billed for (k itself when page_bytes is 0).
+  std::uint64_t billed_bytes(std::uint64_t k) const {
+    if (page_bytes == 0 || k == 0) return k;
+    const std::uint64_t pages = (k - 1) / page_bytes + 1;
+    return pages > UINT64_MAX / page_bytes ? UINT64_MAX : pages * page_bytes;
+  }
   /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;

@@ -97,7 +97,8 @@ namespace {
 // ---- the registry: every model once, with its view of a link --------------------------------
 
 // loggp: plain LogGP (seed 000): the range's LoggpView where the link has one, no per-byte
-// overheads, no rendezvous hand-shake, no o_u, no o_x, no G_st (its G is the whole gap).
+// overheads, no rendezvous hand-shake, no o_u, no o_x, no G_st (its G is the whole gap), billed by
+// the byte.
 LinkParams loggp_view(LinkParams view) {
   for (auto& r : view.ranges) {
     if (r.loggp.o_s_us >= 0) r.send_overhead_us = r.loggp.o_s_us;
@@ -109,6 +110,7 @@ LinkParams loggp_view(LinkParams view) {
     r.crossing_recv_us = 0;    // and whatever else is under way
     r.crossing_recv_per_byte_us = 0;
     r.stream_gap_per_byte_us = 0;
+    r.page_bytes = 0;
     r.rendezvous = false;
     r.transfer.clear();  // no acknowledgement either (Tm = T)
     r.control_send_us = r.control_recv_us = -1;

@@ -60,6 +60,7 @@ model::LinkParams link_params_from_json(const nlohmann::json& document, const st
     range.crossing_recv_us = r.value("o_x_us", 0.0);
     range.crossing_recv_per_byte_us = r.value("O_x_us_per_byte", 0.0);
     range.stream_gap_per_byte_us = r.value("G_st_us_per_byte", 0.0);
+    range.page_bytes = r.value("page_bytes", std::uint64_t{0});
     range.control_send_us = r.value("o_ctrl_s_us", -1.0);
     range.control_recv_us = r.value("o_ctrl_r_us", -1.0);
     // The LogGP view; g_eq7_us and G_eq7_us_per_byte are its older names (g and G only).
@@ -142,6 +143,7 @@ nlohmann::json link_params_to_json(const model::LinkParams& link) {
     if (r.crossing_recv_us > 0) j["o_x_us"] = r.crossing_recv_us;
     if (r.crossing_recv_per_byte_us > 0) j["O_x_us_per_byte"] = r.crossing_recv_per_byte_us;
     if (r.stream_gap_per_byte_us > 0) j["G_st_us_per_byte"] = r.stream_gap_per_byte_us;
+    if (r.page_bytes > 0) j["page_bytes"] = r.page_bytes;
     if (!r.transfer.empty()) j["Tm"] = r.transfer;
     if (r.loggp.o_s_us >= 0) j["loggp_o_s_us"] = r.loggp.o_s_us;
     if (r.loggp.o_r_us >= 0) j["loggp_o_r_us"] = r.loggp.o_r_us;

@@ -43,6 +43,33 @@ TEST(CostModel, EagerMessageCostsByHand) {
   EXPECT_EQ(cost.blocking_one_way(8), Picoseconds{1'001'600 + 3'005'600 + 1'402'400});
 }
 
+// A range billed by pages charges every per-byte term for whole pages: 1 B and 4096 B as 4096 B,
+// 4097 B as 8192 B; the message keeps its own size; the other range stays by the byte.
+TEST(CostModel, ARangeBilledByPagesChargesWholePages) {
+  LinkParams link = two_ranges();
+  link.ranges[0].page_bytes = 4096;
+  const CostModel cost(link);
+  const auto billed_as = [&](std::uint64_t bytes, std::uint64_t billed) {
+    const MessageCost c = cost.message(bytes);
+    EXPECT_EQ(c.bytes, bytes);
+    // o_s + kO_s with k = billed: 1 us + billed x 0.2 ns; (k-1)G with k = billed.
+    EXPECT_EQ(c.send_overhead, Picoseconds{1'000'000 + static_cast<std::int64_t>(billed) * 200})
+        << bytes;
+    EXPECT_EQ(c.transfer, Picoseconds{3'000'000 + static_cast<std::int64_t>(billed - 1) * 800})
+        << bytes;
+    EXPECT_EQ(c.recv_overhead, Picoseconds{1'400'000 + static_cast<std::int64_t>(billed) * 300})
+        << bytes;
+  };
+  billed_as(1, 4096);
+  billed_as(4096, 4096);
+  billed_as(4097, 8192);
+  billed_as(12288, 12288);
+  // The rendezvous range is by the byte: 12289 B costs 12289 B's per-byte terms.
+  EXPECT_EQ(cost.message(12289).send_overhead, Picoseconds{2'500'000 + 12289 * 100});
+  EXPECT_EQ(link.ranges[0].billed_bytes(0), 0u);
+  EXPECT_EQ(link.ranges[1].billed_bytes(5000), 5000u);
+}
+
 TEST(CostModel, RangeBoundaryIsFromBytes) {
   const CostModel cost(two_ranges());
   EXPECT_FALSE(cost.message(12288).rendezvous);

@@ -108,6 +108,25 @@ TEST(LinkParamsJson, CrossingReceiveOverheadRoundTripsAndIsChecked) {
   EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/o_x_us"));
 }
 
+// Billing by pages: absent reads as 0 (by the byte) and is not written; a power of two
+// round-trips and is charged; anything else is named.
+TEST(LinkParamsJson, PageBillingRoundTripsAndIsChecked) {
+  auto doc = valid_document();
+  EXPECT_EQ(link_params_from_json(doc, "net.json").ranges[1].page_bytes, 0u);
+  EXPECT_FALSE(link_params_to_json(link_params_from_json(doc, "net.json"))["ranges"][1].contains(
+      "page_bytes"));
+  doc["ranges"][1]["page_bytes"] = 4096;
+  const model::LinkParams link = link_params_from_json(doc, "net.json");
+  EXPECT_EQ(link.ranges[1].page_bytes, 4096u);
+  EXPECT_EQ(link_params_to_json(link)["ranges"][1]["page_bytes"].get<std::uint64_t>(), 4096u);
+  // 12289 B is billed as 16384 B: 2.5 us + 16384 x 0.0001 us.
+  EXPECT_EQ(model::CostModel(link).message(12289).send_overhead, model::to_picoseconds(4.1384));
+  doc["ranges"][1]["page_bytes"] = 3000;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/page_bytes"));
+  doc["ranges"][1]["page_bytes"] = -1;
+  EXPECT_THAT(error_of(doc), HasSubstr("/ranges/1/page_bytes"));
+}
+
 // O_x, the crossing's part per byte: absent reads as 0 and is not written; a crossing costs
 // o_x + k O_x, k the message's bytes, on the fast path and on the 128-bit one; checked.
 TEST(LinkParamsJson, CrossingPerByteRoundTripsAndIsCharged) {
