@@ -924,9 +924,10 @@ std::optional<std::string> confirm_curve_switch(Session& session, LoggpResult& r
       pts.erase(pts.begin() + static_cast<std::ptrdiff_t>(c));
       for (std::size_t j = k; j < r.changes.size(); ++j)
         --r.changes[j];
-      const std::string remeasured_text = remeasured > 0
-                                              ? fmt::format(", measured {} times more", remeasured)
-                                              : " (the budget allowed no second measurement)";
+      const std::string remeasured_text =
+          remeasured == 1  ? std::string(", measured once more")
+          : remeasured > 1 ? fmt::format(", measured {} times more", remeasured)
+                           : std::string(" (the budget allowed no second measurement)");
       switch (verdict) {
         case detail::StepVerdict::keep_off_the_step:
           stop = fmt::format(
