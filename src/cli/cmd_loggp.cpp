@@ -120,16 +120,20 @@ void add_loggp_command(CLI::App& app, Action& action) {
       ->capture_default_str()
       ->group(g);
   add_loggp_budget_options(*cmd, f->loggp, f->max_bytes, "the whole run", g);
-  cmd->add_flag("--no-calibrate", f->no_calibrate,
-                "report the seeds' estimators only, without the calibrated set fitted to all four "
-                "PRTT curves")
-      ->group(g);
+  auto* no_calibrate =
+      cmd->add_flag(
+             "--no-calibrate", f->no_calibrate,
+             "report the seeds' estimators only, without the calibrated set fitted to all four "
+             "PRTT curves")
+          ->group(g);
   cmd->add_flag("--no-streams", f->no_streams,
                 "measure no streams of nonblocking sends and no send calls: a rendezvous or "
                 "acknowledged (TA) range keeps the calibrated g, G and O_r (TA: o_s, O_s), which "
                 "its PRTTs cannot tell apart")
       ->group(g);
-  cmd->add_flag("--bill-by-pages", f->bill_by_pages, kBillByPagesHelp)->group(g);
+  cmd->add_flag("--bill-by-pages", f->bill_by_pages, kBillByPagesHelp)
+      ->excludes(no_calibrate)  // pages bill only the calibrated set
+      ->group(g);
   cmd->add_option("--timer-trials", f->timer.trials, "timer pairs for the context's timer figures")
       ->capture_default_str()
       ->group(g);

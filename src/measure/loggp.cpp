@@ -71,6 +71,10 @@ void LoggpOptions::validate() const {
         throw InputError(name, "a held-out size must be 1 B to 1 GiB");
     }
   }
+  if (!model::LinkRange::valid_page_bytes(page_bytes))
+    throw InputError("page_bytes", fmt::format("must be 0 (by the byte) or a power of two up to "
+                                               "1 GiB, got {}",
+                                               page_bytes));
 }
 
 std::vector<std::uint64_t> LoggpOptions::sweep_sizes() const {

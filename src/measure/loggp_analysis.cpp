@@ -1444,6 +1444,17 @@ CrossingCost fit_crossing_cost(const std::vector<std::size_t>& cells,
   return {fit.x[0], fit.x[1]};
 }
 
+// The bytes each size is billed for on `link` (LinkRange::page_bytes): what the per-byte terms
+// the fits below take apart are proportional to.
+std::vector<std::uint64_t> billed_sizes(const model::LinkParams& link,
+                                        const std::vector<std::uint64_t>& sizes) {
+  std::vector<std::uint64_t> out;
+  out.reserve(sizes.size());
+  for (const std::uint64_t bytes : sizes)
+    out.push_back(link.ranges[link.range_index(bytes)].billed_bytes(bytes));
+  return out;
+}
+
 void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   CalibratedSet& c = r.calibrated;
   model::LinkParams& link = c.link;
@@ -1466,9 +1477,10 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
   // A nanosecond: far below any timer's resolution, above the calibration's own rounding (on
   // the virtual network a link without o_x reads 1e-7 us).
   constexpr double kResolution = 1e-3;
+  const std::vector<std::uint64_t> billed = billed_sizes(link, sizes);
   // What a crossing cost adds at exchange i.
   const auto adds = [&](const CrossingCost& x, std::size_t i) {
-    return x.o_x_us + x.O_x_us_per_byte * static_cast<double>(sizes[i]);
+    return x.o_x_us + x.O_x_us_per_byte * static_cast<double>(billed[i]);
   };
   std::vector<CrossingCost> before(link.ranges.size());  // what the last modelled exchanges had
   // Range k's crossing as `values` (measured or resampled exchanges) need it.
@@ -1476,7 +1488,7 @@ void fit_crossing(LoggpResult& r, std::uint32_t resamples) {
     std::vector<double> out(r.exchanges.size());
     for (std::size_t i : of_range[k])
       out[i] = adds(before[k], i) + values[i] - modelled[i];
-    return fit_crossing_cost(of_range[k], sizes, out, measured, kResolution);
+    return fit_crossing_cost(of_range[k], billed, out, measured, kResolution);
   };
   for (int step = 0; step < 4; ++step) {
     modelled = model_exchanges_us(link, sizes);
@@ -1578,12 +1590,13 @@ void fit_send_call(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   }
   const std::vector<double> miss_before = worst_prtt_miss(link, r.points, n);
   const model::LinkParams calibrated = link;
+  const std::vector<std::uint64_t> billed = billed_sizes(link, sizes);
   const auto line_of = [&](std::size_t k, const std::vector<double>& values) {
-    if (of_range[k].size() >= 3) return fit_crossing_cost(of_range[k], sizes, values, values, 0);
+    if (of_range[k].size() >= 3) return fit_crossing_cost(of_range[k], billed, values, values, 0);
     const double per_byte = calibrated.ranges[k].send_overhead_per_byte_us;
     std::vector<double> constant;
     for (std::size_t i : of_range[k])
-      constant.push_back(values[i] - static_cast<double>(sizes[i]) * per_byte);
+      constant.push_back(values[i] - static_cast<double>(billed[i]) * per_byte);
     return CrossingCost{std::max(0.0, stats::median(constant)), per_byte};
   };
   // The line into range k, every PRTT held (the one place of the shift, for the fit and its
@@ -1692,6 +1705,7 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   std::vector<std::uint64_t> sizes;
   std::vector<double> measured;
   cell_medians(r.streams, sizes, measured);
+  const std::vector<std::uint64_t> billed = billed_sizes(link, sizes);
   std::vector<std::vector<std::size_t>> of_range(ranges);
   for (std::size_t i = 0; i < r.streams.size(); ++i) {
     if (measured[i] == 0) continue;
@@ -1730,7 +1744,7 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
   // The time between two messages of a stream: the gap, or where the sends complete on the
   // acknowledgement (eager data, no hand-shake) the send call's own T1 if that is longer.
   const auto gap_us = [](const model::LinkRange& range, std::uint64_t bytes) {
-    const double k = static_cast<double>(bytes);
+    const double k = static_cast<double>(range.billed_bytes(bytes));
     const double gap =
         range.gap_us + (k - 1) * range.gap_per_byte_us + k * range.stream_gap_per_byte_us;
     if (!range.acknowledged()) return gap;
@@ -1743,11 +1757,11 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
     std::vector<double> gap(r.streams.size());
     for (std::size_t i : of_range[k])
       gap[i] = gap_us(link.ranges[k], sizes[i]) + (values[i] - modelled[i]) / later;
-    if (of_range[k].size() >= 3) return fit_crossing_cost(of_range[k], sizes, gap, measured, 1e-3);
+    if (of_range[k].size() >= 3) return fit_crossing_cost(of_range[k], billed, gap, measured, 1e-3);
     CrossingCost line{calibrated.ranges[k].gap_us, 0};
     std::vector<double> per_byte;
     for (std::size_t i : of_range[k])
-      per_byte.push_back((gap[i] - line.o_x_us) / static_cast<double>(sizes[i]));
+      per_byte.push_back((gap[i] - line.o_x_us) / static_cast<double>(billed[i]));
     line.O_x_us_per_byte = std::max(0.0, stats::median(per_byte));
     return line;
   };
@@ -1855,17 +1869,19 @@ void fit_stream_gap(LoggpResult& r, std::uint32_t n, std::uint32_t resamples) {
 
 namespace {
 
-// The calibrated set's fit options: the LogGPS structure on the seeds' ranges, from the seeds'
-// estimators - and from the same with each range's g and G by eq. (7) over just the sizes where
-// the gap shows (a range whose gap is hidden at most sizes still tells it exactly where it shows).
-model::CalibrationOptions calibration_options(const LoggpResult& r) {
+// The calibrated set's fit options: the LogGPS structure on the seeds' ranges, from `start` (the
+// seeds' estimators, the ranges pages bill marked) - and from the same with each range's g and G
+// by eq. (7) over just the sizes where the gap shows (a range whose gap is hidden at most sizes
+// still tells it exactly where it shows).
+model::CalibrationOptions calibration_options(const LoggpResult& r,
+                                              const model::LinkParams& start) {
   model::CalibrationOptions co;
-  co.more_starts.push_back(r.seed_link);
+  co.more_starts.push_back(start);
   for (std::size_t k = 0; k < r.ranges.size(); ++k) {
     std::vector<double> x, g, n;
     for (const auto& p : r.points) {
       if (p.range != k || !p.g_identifiable) continue;
-      x.push_back(static_cast<double>(p.bytes) - 1);
+      x.push_back(static_cast<double>(start.ranges[k].billed_bytes(p.bytes)) - 1);
       g.push_back(p.g_all_us);
       n.push_back(p.g_all_noise);
     }
@@ -1875,9 +1891,13 @@ model::CalibrationOptions calibration_options(const LoggpResult& r) {
     co.more_starts.back().ranges[k].gap_per_byte_us = std::max(0.0, f.slope);
   }
   // Where eq. (7) identifies g and G (the gap shows in PRTT(n,0,s)), they are the direct
-  // measurement with the narrowest interval: the calibrated set keeps them and fits the rest.
-  for (const auto& range : r.ranges)
-    co.fixed_gap.push_back(range.g_identifiable && !range.params.rendezvous);
+  // measurement with the narrowest interval: the calibrated set keeps them and fits the rest;
+  // not where pages bill the range (eq. (7)'s line in the byte would stand for a staircase).
+  for (std::size_t k = 0; k < r.ranges.size(); ++k) {
+    const auto& range = r.ranges[k];
+    co.fixed_gap.push_back(range.g_identifiable && !range.params.rendezvous &&
+                           (k >= start.ranges.size() || start.ranges[k].page_bytes == 0));
+  }
   for (std::size_t k = 0; k < r.ranges.size(); ++k)
     co.per_byte_as_below.push_back(k > 0 && k - 1 < r.switches.size() &&
                                    r.switches[k - 1].level_change);
@@ -1895,7 +1915,7 @@ struct Misses {
 
 Misses calibrated_misses(const LoggpResult& r, const std::vector<model::PrttCurvePoint>& weighted,
                          const std::vector<std::size_t>& index, const model::LinkParams& start) {
-  model::CalibrationOptions co = calibration_options(r);
+  model::CalibrationOptions co = calibration_options(r, start);
   co.identifiability = false;
   Misses m{model::calibrate(start, weighted, model::Structure::loggps, co),
            std::vector<std::size_t>(r.seed_link.ranges.size(), 0), 0};
@@ -1945,33 +1965,30 @@ PageBilling bill_by_pages(const LoggpResult& r, const LoggpOptions& o) {
   constexpr double kLeastScaledGain = 4;  // a likelihood ratio of e^2
   std::optional<Misses> now;
   for (std::size_t k = 0; k < start.ranges.size() && k < r.ranges.size(); ++k) {
+    model::LinkParams trial = start;
+    trial.ranges[k].page_bytes = o.page_bytes;
     std::vector<std::uint64_t> pages;
     for (std::size_t i : index) {
-      if (r.points[i].range == k && r.points[i].bytes > 0)
-        pages.push_back((r.points[i].bytes - 1) / o.page_bytes);
+      if (r.points[i].range == k) pages.push_back(trial.ranges[k].billed_bytes(r.points[i].bytes));
     }
     std::sort(pages.begin(), pages.end());
     pages.erase(std::unique(pages.begin(), pages.end()), pages.end());
     if (pages.size() < 3) continue;
     if (!now) now = calibrated_misses(r, weighted, index, start);
-    model::LinkParams trial = start;
-    trial.ranges[k].page_bytes = o.page_bytes;
     Misses paged = calibrated_misses(r, weighted, index, trial);
     // The chi-square in units of its own dispersion (the weights floor each point's error at
     // 5 % of its value, so chi-square per degree of freedom is not 1): a scaled deviance.
-    const double dispersion = paged.fit.chi2 / static_cast<double>(dof);
-    const double gain = dispersion > 0 ? (now->fit.chi2 - paged.fit.chi2) / dispersion : 0;
+    // (Floored: an exact staircase fits with chi-square 0.)
+    const double dispersion = std::max(paged.fit.chi2 / static_cast<double>(dof), 1e-12);
+    const double gain = (now->fit.chi2 - paged.fit.chi2) / dispersion;
     if (!(gain >= kLeastScaledGain) || paged.total > now->total) continue;
     out.notes.emplace_back(
-        k,
-        fmt::format(
-            "{} {} B (a message costs what its pages do, as "
-            "if its buffers started on a page): the curves fit that with chi-square {:.3g} where "
-            "by "
-            "the byte {:.3g} ({:.3g} in units of its dispersion), and the calibrated set misses {} "
-            "cells instead of {}",
-            kByPagesNote, o.page_bytes, paged.fit.chi2, now->fit.chi2, gain, paged.total,
-            now->total));
+        k, fmt::format("{} {} B (a message costs what its pages do, as if its buffers started on "
+                       "a page): the curves fit that with chi-square {:.3g} where by the byte "
+                       "{:.3g} ({:.3g} in units of its dispersion), and the calibrated set misses "
+                       "{} cells instead of {}",
+                       kByPagesNote, o.page_bytes, paged.fit.chi2, now->fit.chi2, gain, paged.total,
+                       now->total));
     start = std::move(trial);
     now = std::move(paged);
   }
@@ -2085,12 +2102,12 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
     r.calibrated_check = r.seed_check;
     return;
   }
-  const model::CalibrationOptions co = calibration_options(r);
   const PageBilling paged = bill_by_pages(r, o);
   for (auto& range : r.ranges)  // a second calibration (after overlap's) says it once
     std::erase_if(range.notes, [](const std::string& n) { return n.starts_with(kByPagesNote); });
   for (const auto& [k, note] : paged.notes)
     r.ranges[k].notes.push_back(note);
+  const model::CalibrationOptions co = calibration_options(r, paged.start);
   const auto full = model::calibrate(paged.start, pts, model::Structure::loggps, co);
   // Each range's LogGP view under the LogGP structure, with the calibrated L.
   model::LinkParams loggp_start = full.link;

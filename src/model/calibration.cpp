@@ -151,6 +151,7 @@ class Layout {
         r.send_overhead_per_byte_us = below.send_overhead_per_byte_us;
         r.recv_overhead_per_byte_us = below.recv_overhead_per_byte_us;
         r.gap_per_byte_us = below.gap_per_byte_us;
+        r.page_bytes = below.page_bytes;  // and bills them as it does
       }
     }
     for (auto& r : link.ranges)

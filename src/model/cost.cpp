@@ -82,7 +82,8 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
   const std::size_t index = link_.range_index(bytes);
   const Range& r = ranges_[index];
   const std::uint64_t actual = bytes;
-  // A range billed by pages charges its per-byte terms for whole pages (LinkRange::page_bytes).
+  // A range billed by pages charges its per-byte terms for whole pages (LinkRange::page_bytes;
+  // a 0-byte message is billed for none, like 1 byte by the byte).
   if (r.page_bytes != 0) bytes = link_.ranges[index].billed_bytes(bytes);
   // (k-1)G as in seeds 000 and 001 (seed 004 writes kG); a 0-byte message transfers like 1 byte.
   const std::uint64_t k_minus_1 = bytes > 0 ? bytes - 1 : 0;
@@ -106,11 +107,11 @@ MessageCost CostModel::message(std::uint64_t bytes) const {
     c.crossing_recv =
         r.O_x_fs == 0 ? r.o_x : Picoseconds{r.o_x.count() + (n * r.O_x_fs + 500) / 1000};
   } else {
-    c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, bytes);
-    c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, bytes);
-    c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, bytes);
-    c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, bytes) + per_byte_ps(bytes, r.G_st_fs, bytes);
-    c.crossing_recv = r.o_x + per_byte_ps(bytes, r.O_x_fs, bytes);
+    c.send_overhead = r.o_s + per_byte_ps(bytes, r.O_s_fs, actual);
+    c.transfer = latency_ + per_byte_ps(k_minus_1, r.G_fs, actual);
+    c.recv_overhead = r.o_r + per_byte_ps(bytes, r.O_r_fs, actual);
+    c.gap = r.g + per_byte_ps(k_minus_1, r.G_fs, actual) + per_byte_ps(bytes, r.G_st_fs, actual);
+    c.crossing_recv = r.o_x + per_byte_ps(bytes, r.O_x_fs, actual);
   }
   c.latency = latency_;
   // Eager: data that arrived before its receive; rendezvous: a request that did (its data

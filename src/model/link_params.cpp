@@ -98,6 +98,11 @@ void validate(const LinkParams& link, const std::string& where) {
                                           "from_bytes ({} follows {})",
                                           at, r.from_bytes, link.ranges[i - 1].from_bytes));
     }
+    if (!LinkRange::valid_page_bytes(r.page_bytes)) {
+      throw InputError(where, fmt::format("{}page_bytes: must be 0 (per byte) or a power of two "
+                                          "up to 1 GiB, got {}",
+                                          at, r.page_bytes));
+    }
     const std::pair<const char*, double> non_negative[] = {
         {"o_s_us", r.send_overhead_us},
         {"o_r_us", r.recv_overhead_us},
@@ -109,12 +114,6 @@ void validate(const LinkParams& link, const std::string& where) {
         {"o_x_us", r.crossing_recv_us},
         {"O_x_us_per_byte", r.crossing_recv_per_byte_us},
         {"G_st_us_per_byte", r.stream_gap_per_byte_us}};
-    if (r.page_bytes != 0 &&
-        (r.page_bytes > (std::uint64_t{1} << 30) || (r.page_bytes & (r.page_bytes - 1)) != 0)) {
-      throw InputError(where, fmt::format("{}page_bytes: must be 0 (per byte) or a power of two "
-                                          "up to 1 GiB, got {}",
-                                          at, r.page_bytes));
-    }
     // Bounded so that every value compiles into the integer clock (model/cost.cpp) exactly.
     constexpr double kLargest = 1e9;  // us, or us per byte: 1000 s
     for (const auto& [name, value] : non_negative) {

@@ -58,6 +58,10 @@ struct LinkRange {
   /// it: over vader's single copy a transfer costs per page it maps, the same for 4097 B as for
   /// 8192 B). 0: billed by the byte, as in LogGP.
   std::uint64_t page_bytes = 0;
+  /// What page_bytes may be: 0, or a power of two up to 1 GiB.
+  static bool valid_page_bytes(std::uint64_t bytes) {
+    return bytes == 0 || (bytes <= (std::uint64_t{1} << 30) && (bytes & (bytes - 1)) == 0);
+  }
   /// The bytes a message of k bytes is billed for (k itself when page_bytes is 0).
   std::uint64_t billed_bytes(std::uint64_t k) const {
     if (page_bytes == 0 || k == 0) return k;

@@ -64,10 +64,24 @@ TEST(CostModel, ARangeBilledByPagesChargesWholePages) {
   billed_as(4096, 4096);
   billed_as(4097, 8192);
   billed_as(12288, 12288);
+  // The gap too: g + (billed - 1)G.
+  EXPECT_EQ(cost.message(4097).gap, Picoseconds{2'000'000 + 8191 * 800});
   // The rendezvous range is by the byte: 12289 B costs 12289 B's per-byte terms.
   EXPECT_EQ(cost.message(12289).send_overhead, Picoseconds{2'500'000 + 12289 * 100});
   EXPECT_EQ(link.ranges[0].billed_bytes(0), 0u);
   EXPECT_EQ(link.ranges[1].billed_bytes(5000), 5000u);
+  EXPECT_EQ(link.ranges[0].billed_bytes(UINT64_MAX), UINT64_MAX);  // saturates, never wraps
+  // Past the fast path's 63-bit products (10^13 B at 2 * 10^6 fs a byte), on the 128-bit path:
+  // billed by whole pages there too.
+  LinkParams one;
+  one.ranges.resize(1);
+  one.ranges[0].gap_per_byte_us = 0.002;
+  one.ranges[0].page_bytes = 4096;
+  const std::uint64_t huge = 10'000'000'000'001;
+  const std::uint64_t billed = (huge + 4095) / 4096 * 4096;
+  EXPECT_EQ(one.ranges[0].billed_bytes(huge), billed);
+  EXPECT_EQ(CostModel(one).message(huge).gap,
+            Picoseconds{static_cast<std::int64_t>(billed - 1) * 2000});
 }
 
 TEST(CostModel, RangeBoundaryIsFromBytes) {

@@ -430,6 +430,7 @@ TEST(LoggpOnVirtualNetwork, ARangeBilledByPagesIsFoundAndReproduced) {
   const LoggpResult line = run(link, by_byte);
   for (const auto& range : line.link.ranges)
     EXPECT_EQ(range.page_bytes, 0u);
+  EXPECT_GT(line.calibrated_check.max_abs_all, 0.01);  // a line misses a staircase
   EXPECT_GT(line.calibrated_check.max_abs_all, 10 * r.calibrated_check.max_abs_all);
 }
 
@@ -1994,6 +1995,11 @@ TEST(LoggpOptions, BadInput) {
   o = {};
   o.detector = "magic";
   EXPECT_THROW(o.validate(), InputError);
+  o = {};
+  o.page_bytes = 3000;  // pages are a power of two
+  EXPECT_THROW(o.validate(), InputError);
+  o.page_bytes = 4096;
+  EXPECT_NO_THROW(o.validate());
 }
 
 TEST(LoggpOptions, SweepIsGeometric) {
