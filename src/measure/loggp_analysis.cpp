@@ -1935,13 +1935,7 @@ Misses calibrated_misses(const LoggpResult& r, const std::vector<model::PrttCurv
   return m;
 }
 
-// The start of the calibrated set, with the ranges whose per-byte costs the curves show billed by
-// whole pages (LinkRange::page_bytes; over vader's single copy a transfer costs per page it maps:
-// PRTT(1,0,s) is the same for 4097 B as for 8192 B, and a byte more costs a page more). Each range
-// whose fitted sizes lie on three page counts or more (a line and a staircase can then differ) is
-// fitted both ways, one range after the other; pages stand where they lower the chi-square by at
-// least 4 in units of its dispersion (a likelihood ratio of e^2 for them, the parameters being as
-// many) and the calibrated set misses no more cells. Otherwise the seeds' per-byte cost stays.
+// How a range billed by pages says so (a second calibration replaces the note).
 constexpr std::string_view kByPagesNote = "per-byte costs billed by whole pages of";
 
 struct PageBilling {
@@ -1949,6 +1943,13 @@ struct PageBilling {
   std::vector<std::pair<std::size_t, std::string>> notes;  ///< range, why it is billed by pages
 };
 
+// The start of the calibrated set, with the ranges whose per-byte costs the curves show billed by
+// whole pages (LinkRange::page_bytes; over vader's single copy a transfer costs per page it maps:
+// PRTT(1,0,s) is the same for 4097 B as for 8192 B, and a byte more costs a page more). Each range
+// whose fitted sizes lie on three page counts or more (a line and a staircase can then differ) is
+// fitted both ways, one range after the other; pages stand where they lower the chi-square by at
+// least 4 in units of its dispersion (a likelihood ratio of e^2 for them, the parameters being as
+// many) and the calibrated set misses no more cells. Otherwise the seeds' per-byte cost stays.
 PageBilling bill_by_pages(const LoggpResult& r, const LoggpOptions& o) {
   PageBilling out{r.seed_link, {}};
   model::LinkParams& start = out.start;
