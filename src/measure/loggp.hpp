@@ -242,6 +242,14 @@ struct CurveCheck {
   /// by more than kSelfCheckTarget, and how many of those lie outside the cell's own 95 %
   /// interval (a miss the measurement resolves, not one within its noise).
   std::size_t cells = 0, cells_off = 0, cells_off_outside_interval = 0;
+  /// Those last cells, by size: which curve, at what size, by how much ((model - measured) /
+  /// measured), so that a user sees where the set misses.
+  struct Miss {
+    std::uint64_t bytes = 0;
+    std::size_t curve = 0;  ///< as max_abs
+    double deviation = 0;
+  };
+  std::vector<Miss> missed;
 };
 
 /// The self-check's target miss per cell (issue 14 item 5: within 5 % of every curve at every

@@ -1292,8 +1292,10 @@ CurveCheck check_curves(const model::LinkParams& link, const std::vector<LoggpPo
         ++c.cells_off;
         const PrttStat& measured = curve_stat(points[i], k);
         const double model_us = measured.median_us * (1 + e.deviation[i][k]);
-        if (model_us < measured.lower_us || model_us > measured.upper_us)
+        if (model_us < measured.lower_us || model_us > measured.upper_us) {
           ++c.cells_off_outside_interval;
+          c.missed.push_back({pts[i].bytes, k, e.deviation[i][k]});
+        }
       }
       c.max_abs[k] = std::max(c.max_abs[k], d);
       if (d >= c.max_abs_all) {

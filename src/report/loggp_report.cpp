@@ -1,5 +1,6 @@
 #include "report/loggp_report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -54,6 +55,16 @@ nlohmann::json intervals_json(const std::array<measure::Interval, measure::kPara
   return ci;
 }
 
+nlohmann::json missed_json(const measure::CurveCheck& c) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : c.missed) {
+    out.push_back({{"size_bytes", m.bytes},
+                   {"curve", model::kPrttCurveNames[m.curve]},
+                   {"deviation", m.deviation}});
+  }
+  return out;
+}
+
 nlohmann::json check_json(const measure::CurveCheck& c) {
   return {{"max_deviation_prtt1", c.max_abs[0]},
           {"max_deviation_prtt_n0", c.max_abs[1]},
@@ -67,7 +78,8 @@ nlohmann::json check_json(const measure::CurveCheck& c) {
           {"cells", c.cells},
           {"target_deviation", measure::kSelfCheckTarget},
           {"cells_off_target", c.cells_off},
-          {"cells_off_target_outside_ci95", c.cells_off_outside_interval}};
+          {"cells_off_target_outside_ci95", c.cells_off_outside_interval},
+          {"cells_missed", missed_json(c)}};
 }
 
 std::string bound_text(double v) {
@@ -516,6 +528,23 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
   out += "self-check, largest |model - measured| / measured over the interleaved rounds' sizes:\n";
   if (calibrated) out += check_line("calibrated", r.calibrated_check);
   out += check_line("seeds' estimators", r.seed_check);
+  // Where the calibrated set misses (beyond the target and the cell's interval), largest first.
+  const auto missed_line = [](const measure::CurveCheck& c) -> std::string {
+    if (c.missed.empty()) return {};
+    auto missed = c.missed;
+    std::stable_sort(missed.begin(), missed.end(), [](const auto& a, const auto& b) {
+      return std::abs(a.deviation) > std::abs(b.deviation);
+    });
+    constexpr std::size_t kShown = 6;
+    std::string line = missed.size() == 1 ? "    it is:" : "    they are:";
+    for (std::size_t i = 0; i < missed.size() && i < kShown; ++i) {
+      line += fmt::format("{} {} at {} B {:+.1f} %", i == 0 ? "" : ",",
+                          model::kPrttCurveNames[missed[i].curve], missed[i].bytes,
+                          100 * missed[i].deviation);
+    }
+    if (missed.size() > kShown) line += fmt::format(" and {} more", missed.size() - kShown);
+    return line + " (model against measured; per cell in --json: points[].deviation_calibrated)\n";
+  };
   // Item 5's target per cell, and how many misses the measurement itself resolves.
   const auto off_line = [&](const char* name, const measure::CurveCheck& c) {
     return fmt::format(
@@ -523,7 +552,10 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
         "the cell's 95 % interval\n",
         name, c.cells_off, c.cells, 100 * measure::kSelfCheckTarget, c.cells_off_outside_interval);
   };
-  if (calibrated) out += off_line("calibrated", r.calibrated_check);
+  if (calibrated) {
+    out += off_line("calibrated", r.calibrated_check);
+    out += missed_line(r.calibrated_check);
+  }
   out += off_line("seeds' estimators", r.seed_check);
   if (unfitted > 0) {
     // A large miss there says the machine changed between the rounds and the bisection.

@@ -216,6 +216,21 @@ TEST(LoggpOnVirtualNetwork, TheSelfCheckCountsCellsOffTargetAndThoseItsIntervals
   EXPECT_EQ(c.cells_off, 2u);
   EXPECT_EQ(c.cells_off_outside_interval, 1u);
   EXPECT_NEAR(c.max_abs_all, 1 - 1 / 1.1, 1e-3);  // the model is 1/1.1 of the lifted cells
+  // The one the measurement resolves is named: PRTT(1,0,s) at the second size, 9.1 % low.
+  ASSERT_EQ(c.missed.size(), 1u);
+  EXPECT_EQ(c.missed[0].bytes, points[1].bytes);
+  EXPECT_EQ(c.missed[0].curve, 0u);
+  EXPECT_NEAR(c.missed[0].deviation, 1 / 1.1 - 1, 1e-3);
+  // ... in the table and in --json.
+  r.points = points;
+  r.calibrated_check = c;
+  EXPECT_THAT(
+      report::loggp_table(r),
+      ::testing::HasSubstr(fmt::format("    it is: PRTT(1,0,s) at {} B -9.1 %", points[1].bytes)));
+  const auto json =
+      report::loggp_json(r, LoggpOptions{}, nlohmann::json::object(), nlohmann::json::object());
+  ASSERT_EQ(json["self_check"]["calibrated"]["cells_missed"].size(), 1u);
+  EXPECT_EQ(json["self_check"]["calibrated"]["cells_missed"][0]["curve"], "PRTT(1,0,s)");
 }
 TEST(LoggpOnVirtualNetwork, SeparatesSendAndReceiveOverheads) {
   auto link = loggps_link(model::Progress::independent);
