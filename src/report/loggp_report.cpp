@@ -566,13 +566,14 @@ std::string loggp_table(const measure::LoggpResult& r, TableSink* sink) {
   }
   out += fmt::format(
       "{} sizes ({} refined), {} interleaved rounds (seed {}); {} of {} sizes within the CI "
-      "target\n{} messages, {:.3g} GB in both directions, {:.1f} s{}\n",
+      "target\n{} messages, {:.3g} GB in both directions, {:.1f} s\n{}",
       r.points.size(),
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.refined; }),
       r.rounds, r.seed, r.stable_points, r.points.size(), r.total_counters.messages,
       static_cast<double>(r.total_counters.bytes) / 1e9, r.seconds,
+      // On a line of its own: the traffic line reads the same whether a budget cut the run.
       r.budget_exhausted
-          ? fmt::format(" (a budget cut extra rounds short: {:.0f} messages and {:.3g} GB allowed)",
+          ? fmt::format("a budget cut extra rounds short: {:.0f} messages and {:.3g} GB allowed\n",
                         r.budget.messages, r.budget.bytes / 1e9)
           : "");
   if (!r.phase_seconds.empty()) {

@@ -147,7 +147,7 @@ TEST(LoggpInterrupted, AfterABudgetCutTheScanSaysOnlyWhatCutTheRounds) {
   // The table names the budgets that cut it, so that the user knows what to raise.
   EXPECT_THAT(report::loggp_table(*bounded, nullptr),
               ::testing::HasSubstr(fmt::format(
-                  "(a budget cut extra rounds short: {} messages and {:.3g} GB allowed)",
+                  "\na budget cut extra rounds short: {} messages and {:.3g} GB allowed\n",
                   o.max_messages, static_cast<double>(o.max_bytes) / 1e9)));
   const auto at_scan = run_failing_at(link, "loggp: scan for hand-shakes", o);
   ASSERT_TRUE(at_scan.has_value());
