@@ -1937,12 +1937,29 @@ Misses calibrated_misses(const LoggpResult& r, const std::vector<model::PrttCurv
   return m;
 }
 
+// The fitted points (as the calibration weighs them) with their indices into r.points: a split
+// changes neither.
+struct FittedPoints {
+  std::vector<model::PrttCurvePoint> weighted;
+  std::vector<std::size_t> index;
+};
+
+FittedPoints fitted_points(const LoggpResult& r, const LoggpOptions& o) {
+  FittedPoints f{fit_points(r.points, o), {}};
+  const auto read = read_by_fits(r.points);
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    if (read[i]) f.index.push_back(i);
+  }
+  return f;
+}
+
 // How a range billed by pages says so (a second calibration replaces the note).
 constexpr std::string_view kByPagesNote = "per-byte costs billed by whole pages of";
 
 struct PageBilling {
   model::LinkParams start;
   std::vector<std::pair<std::size_t, std::string>> notes;  ///< range, why it is billed by pages
+  std::optional<Misses> misses;                            ///< the start's, where a range was tried
 };
 
 // The start of the calibrated set, with the ranges whose per-byte costs the curves show billed by
@@ -1952,21 +1969,16 @@ struct PageBilling {
 // fitted both ways, one range after the other; pages stand where they lower the chi-square by at
 // least 4 in units of its dispersion (a likelihood ratio of e^2 for them, the parameters being as
 // many) and the calibrated set misses no more cells. Otherwise the seeds' per-byte cost stays.
-PageBilling bill_by_pages(const LoggpResult& r, const LoggpOptions& o) {
-  PageBilling out{r.seed_link, {}};
+PageBilling bill_by_pages(const LoggpResult& r, const LoggpOptions& o, const FittedPoints& fitted) {
+  PageBilling out{r.seed_link, {}, {}};
   model::LinkParams& start = out.start;
+  std::optional<Misses>& now = out.misses;
   if (o.page_bytes == 0 || !o.calibrate) return out;
-  const auto read = read_by_fits(r.points);
-  const auto weighted = fit_points(r.points, o);
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    if (read[i]) index.push_back(i);
-  }
+  const auto& [weighted, index] = fitted;
   // Degrees of freedom of the joint fit: four curves per size, less L and 7 parameters per range.
   const std::size_t parameters = 1 + 7 * start.ranges.size();
   const std::size_t dof = std::max<std::size_t>(4 * index.size(), parameters + 1) - parameters;
   constexpr double kLeastScaledGain = 4;  // a likelihood ratio of e^2
-  std::optional<Misses> now;
   for (std::size_t k = 0; k < start.ranges.size() && k < r.ranges.size(); ++k) {
     model::LinkParams trial = start;
     trial.ranges[k].page_bytes = o.page_bytes;
@@ -2004,17 +2016,16 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
   constexpr std::size_t kMostChanges = 3;
   constexpr std::size_t kLeastSizesPerSide = 2;
   constexpr std::size_t kTriesPerChange = 3;
-  // The fitted points (as the calibration weighs them) with their indices into r.points: a
-  // split changes neither.
-  const auto read = read_by_fits(r.points);
-  const auto weighted = fit_points(r.points, o);
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    if (read[i]) index.push_back(i);
-  }
-  std::size_t added = 0;
+  const FittedPoints fitted = fitted_points(r, o);
+  const auto& [weighted, index] = fitted;
   // Where pages may bill a range, the staircase they make is no per-byte change.
-  Misses now = calibrated_misses(r, weighted, index, bill_by_pages(r, o).start);
+  const auto misses_from_pages = [&](const LoggpResult& of) {
+    PageBilling paged = bill_by_pages(of, o, fitted);
+    return paged.misses ? std::move(*paged.misses)
+                        : calibrated_misses(of, weighted, index, paged.start);
+  };
+  std::size_t added = 0;
+  Misses now = misses_from_pages(r);
   while (added < kMostChanges && now.total > 0) {
     struct Split {
       double chi_two = 0, chi_one = 0;
@@ -2078,7 +2089,7 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
       trial.switches.insert(trial.switches.begin() + static_cast<std::ptrdiff_t>(k), sw);
       trial.changes.insert(trial.changes.begin() + static_cast<std::ptrdiff_t>(k), c);
       analyse_loggp(trial, o, false);
-      Misses after = calibrated_misses(trial, weighted, index, bill_by_pages(trial, o).start);
+      Misses after = misses_from_pages(trial);
       if (after.total >= now.total) continue;
       trial.switches[k].verdict = fmt::format(
           "a change of {}, not of protocol: two parameter sets reproduce the range's "
@@ -2098,14 +2109,15 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
 }
 
 void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
-  const auto pts = fit_points(r.points, o);
+  const FittedPoints fitted = fitted_points(r, o);
+  const auto& pts = fitted.weighted;
   r.seed_check = check_curves(r.seed_link, r.points, o.n);
   if (!o.calibrate) {
     r.link = r.seed_link;
     r.calibrated_check = r.seed_check;
     return;
   }
-  const PageBilling paged = bill_by_pages(r, o);
+  const PageBilling paged = bill_by_pages(r, o, fitted);
   for (auto& range : r.ranges)  // a second calibration (after overlap's) says it once
     std::erase_if(range.notes, [](const std::string& n) { return n.starts_with(kByPagesNote); });
   for (const auto& [k, note] : paged.notes)
@@ -2116,7 +2128,6 @@ void calibrate_loggp(LoggpResult& r, const LoggpOptions& o) {
   model::LinkParams loggp_start = full.link;
   for (auto& range : loggp_start.ranges) {
     range.gap_per_byte_us += range.send_overhead_per_byte_us + range.recv_overhead_per_byte_us;
-    range.page_bytes = 0;  // LogGP bills by the byte
   }
   model::CalibrationOptions lo;
   lo.identifiability = false;
