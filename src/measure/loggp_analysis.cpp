@@ -1974,7 +1974,8 @@ PageBilling bill_by_pages(const LoggpResult& r, const LoggpOptions& o, const Fit
   model::LinkParams& start = out.start;
   std::optional<Misses>& now = out.misses;
   if (o.page_bytes == 0 || !o.calibrate) return out;
-  const auto& [weighted, index] = fitted;
+  const auto& weighted = fitted.weighted;
+  const auto& index = fitted.index;
   // Degrees of freedom of the joint fit: four curves per size, less L and 7 parameters per range.
   const std::size_t parameters = 1 + 7 * start.ranges.size();
   const std::size_t dof = std::max<std::size_t>(4 * index.size(), parameters + 1) - parameters;
@@ -2017,7 +2018,8 @@ std::size_t add_per_byte_changes(LoggpResult& r, const LoggpOptions& o) {
   constexpr std::size_t kLeastSizesPerSide = 2;
   constexpr std::size_t kTriesPerChange = 3;
   const FittedPoints fitted = fitted_points(r, o);
-  const auto& [weighted, index] = fitted;
+  const auto& weighted = fitted.weighted;
+  const auto& index = fitted.index;
   // Where pages may bill a range, the staircase they make is no per-byte change.
   const auto misses_from_pages = [&](const LoggpResult& of) {
     PageBilling paged = bill_by_pages(of, o, fitted);
