@@ -95,7 +95,11 @@ std::optional<double> predicted_collective_us(measure::HeldOutKind kind, std::ui
   steady.first_call_us.clear();
   const sim::Network net(model, {{"intra_node", steady}, {"inter_node", steady}},
                          sim::cluster_of_placement(nodes), nodes);
-  const sim::Result r = sim::simulate(trace, net, sim::Options{});
+  // The transport's buffers start on a page (net::PageAlignedBytes); Open MPI's temporaries
+  // do not (collectives::Step::send_from_temporary).
+  sim::Options options;
+  options.page_aligned_buffers = true;
+  const sim::Result r = sim::simulate(trace, net, options);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   if (exchange) return model::to_microseconds(r.predicted_ps) / static_cast<double>(so.iterations);

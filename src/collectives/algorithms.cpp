@@ -166,10 +166,16 @@ void recursive_doubling(Builder& b, std::uint64_t bytes) {
   const Index me = b.me();
   const Index pof2 = highest_power_of_two_at_most(n);
   const Index rem = n - pof2;
+  // coll/base's allreduce sends from a temporary copy of the vector (tmpsend = inplacebuf) and
+  // receives into the vector (tmprecv = rbuf): the result so far starts in the temporary, and
+  // every send is from the buffer that holds it.
+  bool in_temporary = b.reducing;
+  auto sent_from_temporary = [&] { b.steps.back().send_from_temporary = in_temporary; };
   Index newrank;
   if (me < 2 * rem) {
     if (me % 2 == 0) {
       b.send(me + 1, bytes);
+      sent_from_temporary();
       b.recv_result(me + 1, bytes);
       return;
     }
@@ -179,19 +185,22 @@ void recursive_doubling(Builder& b, std::uint64_t bytes) {
     newrank = me - rem;
   }
   auto real = [&](Index r) { return r < rem ? r * 2 + 1 : r + rem; };
-  bool in_temporary = false;  // the result so far is in the temporary buffer, not the vector
   for (Index mask = 1; mask < pof2; mask <<= 1) {
     const Index partner = real(newrank ^ mask);
     b.exchange(partner, bytes, partner, bytes);
-    // coll/base's allreduce: the lower rank combines into the buffer it received into and swaps
-    // the two, the higher one into the buffer it has just sent from (ompi_coll_base_allreduce_
-    // intra_recursivedoubling, "tmpsend = tmprecv (op) tmpsend").
+    sent_from_temporary();
+    // The lower rank combines into the buffer it received into and swaps the two, the higher
+    // one into the buffer it has just sent from (ompi_coll_base_allreduce_intra_
+    // recursivedoubling, "tmpsend = tmprecv (op) tmpsend").
     b.steps.back().reduce_into_sent = b.reducing && me > partner;
     if (b.reducing && me < partner) in_temporary = !in_temporary;
   }
-  // "Ensure that the final result is in rbuf": copied back from the temporary buffer.
+  // "Ensure that the final result is in rbuf" (tmpsend != rbuf): copied back from the temporary.
   if (in_temporary && !b.steps.empty()) b.steps.back().copy_back_bytes = bytes;
-  if (me < 2 * rem) b.send(me - 1, bytes);
+  if (me < 2 * rem) {
+    b.send(me - 1, bytes);
+    sent_from_temporary();
+  }
 }
 
 /// Splits `total` bytes into n nearly equal chunks (the first total % n get one more byte).

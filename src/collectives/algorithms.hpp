@@ -122,6 +122,9 @@ struct Collective {
 /// previous call; not a schedule's, the replay sets it from the member's history.
 /// `copy_after_rendezvous`: `copy_bytes` lie between kernel entries of rendezvous transfers (the
 /// member's messages in the call are in a rendezvous range); not a schedule's, the replay sets it.
+/// `send_from_temporary`: the step sends from a buffer the library allocated (Open MPI's
+/// recursive doubling allreduce), whose start within its page nobody knows; the other
+/// algorithms' steps count as sent from the caller's buffers (their temporaries not marked).
 struct Step {
   std::int32_t send_to = -1;
   std::uint64_t send_bytes = 0;
@@ -135,6 +138,7 @@ struct Step {
   std::uint64_t copy_back_bytes = 0;
   std::uint64_t copy_into_sent_bytes = 0;
   bool copy_after_rendezvous = false;
+  bool send_from_temporary = false;
   bool operator==(const Step&) const = default;
 };
 

@@ -200,11 +200,13 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       r.clock += r.opaque_ps;
       break;
     case CallKind::send:
-      if (e.peer >= 0) r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode));
+      if (e.peer >= 0)
+        r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode, send_start(e)));
       break;
     case CallKind::isend:
       if (e.peer >= 0)
-        add_request(r, e.request, post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode));
+        add_request(r, e.request,
+                    post_send(r, me, e.peer, e.tag, e.comm, e.bytes, mode, send_start(e)));
       break;
     case CallKind::recv:
     case CallKind::sendrecv: {
@@ -221,7 +223,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
                   post_recv(r, me, source, tag, e.comm, bytes, true, false, e.fresh_bytes));
           },
           [&] {
-            r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard));
+            r.waits.push_back(post_send(r, me, e.peer, e.tag, e.comm, e.bytes, SendMode::standard,
+                                        send_start(e)));
           });
       break;
     }
@@ -238,8 +241,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
       break;
     case CallKind::send_init:
     case CallKind::recv_init:
-      r.rare_state().persistent.push_back(
-          {e.request, r.call == CallKind::send_init, mode, e.peer, e.tag, e.comm, e.bytes});
+      r.rare_state().persistent.push_back({e.request, r.call == CallKind::send_init, mode, e.peer,
+                                           e.tag, e.comm, e.bytes, send_start(e)});
       break;
     case CallKind::start:
       for (std::size_t i = 0; i < e.requests.size(); ++i) {
@@ -249,7 +252,8 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         if (it == persistent.end() || it->peer < 0) continue;
         const std::uint64_t id = e.request + i;
         const std::uint32_t op =
-            it->is_send ? post_send(r, me, it->peer, it->tag, it->comm, it->bytes, it->mode)
+            it->is_send ? post_send(r, me, it->peer, it->tag, it->comm, it->bytes, it->mode,
+                                    it->page_offset)
                         : post_recv(r, me, it->peer, it->tag, it->comm, it->bytes, true);
         add_request(r, id, op);
       }

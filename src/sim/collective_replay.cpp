@@ -270,8 +270,11 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
                   post_recv(r, me, st.recv_from, 0, ctx, st.recv_bytes, true, st.recv_into_sent));
           },
           [&] {
-            r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes,
-                                        SendMode::standard, st.send_written));
+            // Steps send from the caller's buffers (their starts not traced) or the library's.
+            r.temps.push_back(post_send(
+                r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard,
+                st.send_from_temporary ? model::kUnknownPageOffset : policy_.buffer_page_offset,
+                st.send_written));
           });
       r.step_posted = true;
     }
@@ -282,9 +285,9 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
       const bool into_sent_rendezvous =
           st.reduce_into_sent && st.send_to >= 0 &&
           net_.message(static_cast<std::int32_t>(me), st.send_to, st.send_bytes).rendezvous;
-      // The copy back goes into the vector the peer has just pulled, but at the warm rate: over
-      // vader at 8 KiB the rank that copies back leaves each call 2.3 us before the one that
-      // combines into that vector (docs/measurements.md, "A copy into what the peer pulled").
+      // The copy back goes from the temporary the peer has just pulled into the vector, which
+      // no peer read: at the warm rate (docs/measurements.md, "A copy into what the peer
+      // pulled").
       charge_local(r, net_.local_work(st.reduce_bytes, st.copy_back_bytes, into_sent_rendezvous));
     }
     ++r.step;

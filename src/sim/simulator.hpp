@@ -96,6 +96,11 @@ struct Options {
   /// file): the trace's ping-pongs at MPI_Init are checked against the profile's model
   /// (Result::state_check). Off for a what-if on another cluster or placement.
   bool traced_machine = true;
+  /// The program's message buffers start on a page (the profile's held-out cells, whose
+  /// transport allocates them so): a range billed by pages charges a send the pages it spans
+  /// from there. Otherwise (a trace: the tracer records no addresses) the start is unknown and
+  /// such a range charges the mean over malloc's starts (model::LinkRange::billed_bytes).
+  bool page_aligned_buffers = false;
   Noise noise;  ///< --noise
   /// --timeline: called for every call and computation, measured and predicted, as the replay
   /// goes (nothing is kept).

@@ -267,6 +267,7 @@ std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned c
     w.varint(e.fresh_bytes);
     w.signed_varint(e.fresh_look_ticks);
   }
+  if (f & kSendPageOffset) w.varint(e.send_page_offset);
   return static_cast<std::size_t>(w.position() - out);
 }
 
@@ -378,6 +379,12 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
     e.fresh_bytes = in.varint();
     e.fresh_look_ticks = in.signed_varint();
     if (e.fresh_look_ticks < 0) throw FormatError(event_start, "negative time of a fresh look");
+  }
+  e.send_page_offset = 0;
+  if (f & kSendPageOffset) {
+    e.send_page_offset = in.varint();
+    if (e.send_page_offset >= kPageOffsetLimit)
+      throw FormatError(event_start, "a send's page offset past 1 GiB");
   }
 }
 

@@ -86,8 +86,11 @@ enum Field : std::uint32_t {
   kRequests = 1u << 19,
   kSite = 1u << 20,
   kFreshBytes = 1u << 21,
+  kSendPageOffset = 1u << 22,
 };
-inline constexpr std::uint32_t kKnownFields = (1u << 22) - 1;
+inline constexpr std::uint32_t kKnownFields = (1u << 23) - 1;
+/// A send_page_offset at or past this is corrupt (page sizes reach 1 GiB at most).
+inline constexpr std::uint64_t kPageOffsetLimit = std::uint64_t{1} << 30;
 
 /// Event flags (kFlags).
 enum EventFlag : std::uint32_t {
@@ -151,6 +154,10 @@ struct Event {
   /// ... and the rank clock ticks the tracer spent looking (before the call: kept out of the
   /// computation, as local calls' time is).
   std::int64_t fresh_look_ticks = 0;
+  /// A send (Send, Isend, Sendrecv, their modes, Send_init...): where its buffer's first byte
+  /// lies in its page, in bytes (the header's page_bytes). Over a single copy a transfer costs
+  /// per page of the sender's buffer it spans (model::LinkRange::billed_bytes).
+  std::uint64_t send_page_offset = 0;
 
   bool has(Field f) const { return (fields & f) != 0; }
   bool flag(EventFlag f) const { return (flags & f) != 0; }

@@ -46,6 +46,14 @@ void set_bytes(Event& e, int count, MPI_Datatype type) {
   e.count = count > 0 ? static_cast<std::uint64_t>(count) : 0;
 }
 
+/// A send's Event::send_page_offset, where its buffer has one.
+void set_send_start(Event& e, const void* buf, int count, MPI_Datatype type) {
+  if (const auto offset = send_page_offset(buf, count, type)) {
+    e.fields |= trace::kSendPageOffset;
+    e.send_page_offset = *offset;
+  }
+}
+
 /// A receive's Event::fresh_bytes and the look's ticks, where the tracer looked.
 void set_fresh(Event& e, FreshLook fresh) {
   if (fresh.bytes == 0 && fresh.ticks == 0) return;
@@ -155,33 +163,37 @@ std::uint64_t hash_ranks(std::vector<std::int32_t> ranks) {
 
 // ---- point to point ----
 
-void send(Call& c, const void*, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+void send(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+          MPI_Comm comm) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   set_p2p(e, rec().comm(comm), dest, tag);
   set_bytes(e, count, type);
+  set_send_start(e, buf, count, type);
   rec().emit();
 }
 
-void isend(Call& c, const void*, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+void isend(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
            MPI_Request* request) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, dest, tag);
   set_bytes(e, count, type);
+  set_send_start(e, buf, count, type);
   e.fields |= trace::kRequest;
   e.request = rec().add_request(*request, RequestKind::send, false, &ci, 0);
   rec().emit();
 }
 
-void send_init(Call& c, const void*, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request* request) {
+void send_init(Call& c, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+               MPI_Comm comm, MPI_Request* request) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, dest, tag);
   set_bytes(e, count, type);
+  set_send_start(e, buf, count, type);
   e.fields |= trace::kRequest;
   e.flags |= trace::kPersistent;
   e.request = rec().add_request(*request, RequestKind::send, true, &ci, 0);
@@ -226,14 +238,15 @@ void recv_init(Call& c, void*, int count, MPI_Datatype type, int source, int tag
   rec().emit();
 }
 
-void sendrecv(Call& c, const void*, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-              void*, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-              MPI_Status* status, FreshLook fresh) {
+void sendrecv(Call& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+              int sendtag, void*, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+              MPI_Comm comm, MPI_Status* status, FreshLook fresh) {
   auto guard = rec().lock();
   Event& e = rec().event(c);
   const CommInfo& ci = rec().comm(comm);
   set_p2p(e, ci, dest, sendtag);
   set_bytes(e, sendcount, sendtype);
+  set_send_start(e, sendbuf, sendcount, sendtype);
   // The receive half: source as asked in `root`, posted size in recv_bytes, status below.
   e.fields |= trace::kRoot | trace::kRecvBytes;
   e.root = Recorder::world_rank(ci, source, ci.inter);

@@ -7,8 +7,10 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "tracer/runtime.hpp"
 
@@ -69,6 +71,9 @@ struct FreshLook {
   std::int64_t ticks = 0;
 };
 FreshLook look_at_receive_buffer(const void* buf, int count, MPI_Datatype type);
+/// Where the first byte of a send buffer (`count` elements of `type` at `buf`) lies in its page,
+/// or nothing (no data, MPI_IN_PLACE, a datatype whose extent MPI does not give).
+std::optional<std::uint64_t> send_page_offset(const void* buf, int count, MPI_Datatype type);
 
 namespace hooks {
 

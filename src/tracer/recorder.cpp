@@ -565,6 +565,18 @@ const MPI_Request* snapshot_requests(const MPI_Request* requests, int n) {
   return copy;
 }
 
+std::optional<std::uint64_t> send_page_offset(const void* buf, int count, MPI_Datatype type) {
+  if (buf == MPI_IN_PLACE || count <= 0 || type == MPI_DATATYPE_NULL) return std::nullopt;
+  // The first byte: buf plus the datatype's true lower bound (MPI_BOTTOM with absolute
+  // addresses included). One call, about 2 ns (see look_at_receive_buffer).
+  MPI_Aint true_lb = 0, true_extent = 0;
+  if (PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || true_extent <= 0)
+    return std::nullopt;
+  const std::uintptr_t first =
+      reinterpret_cast<std::uintptr_t>(buf) + static_cast<std::uintptr_t>(true_lb);
+  return static_cast<std::uint64_t>(first & (recorder().settings().page_bytes - 1));
+}
+
 FreshLook look_at_receive_buffer(const void* buf, int count, MPI_Datatype type) {
   const Settings& settings = recorder().settings();
   if (settings.fresh_min_bytes == 0 || buf == nullptr || buf == MPI_BOTTOM || buf == MPI_IN_PLACE ||

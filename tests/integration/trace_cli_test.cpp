@@ -422,7 +422,9 @@ TEST_F(TraceTest, ReceivesIntoMemoryNeverTouchedCarryItsBytes) {
     for (const char* f : {" MPI_Recv ", " MPI_Irecv ", " MPI_Sendrecv "}) {
       if (line.find(f) == std::string::npos) continue;
       const std::size_t at = line.find("fresh_bytes=");
-      receives.push_back(std::string(f) + (at == std::string::npos ? "-" : line.substr(at + 12)));
+      receives.push_back(
+          std::string(f) +
+          (at == std::string::npos ? "-" : line.substr(at + 12, line.find(' ', at) - at - 12)));
     }
   }
   EXPECT_THAT(receives, ::testing::ElementsAre(" MPI_Recv 262144", " MPI_Recv -", " MPI_Irecv -",
@@ -444,6 +446,36 @@ TEST_F(TraceTest, ReceivesIntoMemoryNeverTouchedCarryItsBytes) {
                    "--limit", "1"})
                   .out,
               HasSubstr("\"fresh_min_bytes\":65536"));
+}
+
+// Every send carries where its buffer starts in its page (send_page_offset: the address of its
+// first byte, the datatype's true lower bound included); receives carry none. The program sends
+// from a page-aligned buffer at known offsets (tests/tracer/programs/send_starts.c).
+TEST_F(TraceTest, SendsCarryWhereTheirBufferStartsInItsPage) {
+  const Outcome o = trace(2, {TRACER_PROGRAM_SEND_STARTS});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(check().exit_code, 0);
+  const auto starts = [&](int rank) {
+    const Outcome dump =
+        run({commgauge(), "trace-dump", (dir_ / "trace").string(), "--rank", std::to_string(rank)});
+    std::vector<std::string> out;
+    std::istringstream lines(dump.out);
+    for (std::string line; std::getline(lines, line);) {
+      for (const char* f :
+           {" MPI_Send ", " MPI_Isend ", " MPI_Ssend ", " MPI_Sendrecv ", " MPI_Recv "}) {
+        if (line.find(f) == std::string::npos) continue;
+        const std::size_t at = line.find("send_page_offset=");
+        std::string value = "-";
+        if (at != std::string::npos) value = line.substr(at + 17, line.find(' ', at) - at - 17);
+        out.push_back(std::string(f) + value);
+      }
+    }
+    return out;
+  };
+  EXPECT_THAT(starts(0), ::testing::ElementsAre(" MPI_Send 0", " MPI_Isend 16", " MPI_Ssend 2048",
+                                                " MPI_Sendrecv 4095", " MPI_Send 24"));
+  EXPECT_THAT(starts(1), ::testing::ElementsAre(" MPI_Recv -", " MPI_Recv -", " MPI_Recv -",
+                                                " MPI_Sendrecv 512", " MPI_Recv -"));
 }
 
 TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {

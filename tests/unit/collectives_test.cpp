@@ -291,16 +291,18 @@ TEST(LocalWork, ReductionsCombineEachByteNMinusOneTimes) {
   }
 }
 
-// Open MPI's recursive doubling: the lower member of each pair combines into the buffer it
-// received into and swaps the two; where it swapped an odd number of times, the result is in its
-// temporary buffer and is copied back into the vector after the last step (worked out by hand
-// from ompi_coll_base_allreduce_intra_recursivedoubling). 2 members: 0 swaps once. 4: 0 swaps
-// twice (partners 1, 2), 1 once (partners 0, 3), 2 once (partners 3, 0), 3 never. 3 members
-// (member 0 folds into 1): 1 swaps once against 2; the folded member receives the result.
+// Open MPI's recursive doubling sends from a temporary copy of the vector (tmpsend) and receives
+// into the vector (tmprecv); the lower member of each pair combines into the buffer it received
+// into and swaps the two. Where it swapped an even number of times (none included), the result
+// is in the temporary buffer and is copied back into the vector after the last step
+// ("tmpsend != rbuf"; worked out by hand from ompi_coll_base_allreduce_intra_recursivedoubling).
+// 2 members: 0 swaps once, 1 never. 4: 0 swaps twice (partners 1, 2), 1 once (partners 0, 3), 2
+// once (partners 3, 0), 3 never. 3 members (member 0 folds into 1): 1 swaps once against 2, 2
+// never; the folded member receives the result into its vector.
 TEST(LocalWork, RecursiveDoublingCopiesBackWhereTheResultEndedInTheTemporaryBuffer) {
   constexpr std::uint64_t kBytes = 96;
   for (const auto& [n, copying] : std::vector<std::pair<std::size_t, std::vector<bool>>>{
-           {2, {true, false}}, {4, {false, true, true, false}}, {3, {false, true, false}}}) {
+           {2, {false, true}}, {4, {true, false, false, true}}, {3, {false, false, true}}}) {
     Collective c = make(Operation::allreduce, n, 0, kBytes);
     for (std::size_t me = 0; me < n; ++me) {
       c.me = me;
@@ -322,6 +324,37 @@ TEST(LocalWork, RecursiveDoublingCopiesBackWhereTheResultEndedInTheTemporaryBuff
     g.me = me;
     for (const auto& s : schedule(g, Algorithm::recursive_doubling))
       EXPECT_EQ(s.copy_back_bytes, 0u);
+  }
+}
+
+// Open MPI's recursive doubling sends from the buffer that holds the result so far: its malloc'ed
+// temporary at first, the vector after a lower member's odd number of swaps (by hand from
+// ompi_coll_base_allreduce_intra_recursivedoubling, as above). Per member, each step's flag.
+TEST(LocalWork, RecursiveDoublingSendsFromItsTemporaryUntilTheResultMovesToTheVector) {
+  constexpr std::uint64_t kBytes = 96;
+  for (const auto& [n, flags] : std::vector<std::pair<std::size_t, std::vector<std::vector<bool>>>>{
+           {2, {{true}, {true}}},
+           {4, {{true, false}, {true, true}, {true, false}, {true, true}}},
+           // 3: member 0 folds into 1 (sends from its temporary, receives the result); 1
+           // receives, exchanges with 2 from its temporary, swaps, and sends the result from
+           // its vector.
+           {3, {{true, false}, {false, true, false}, {true}}}}) {
+    Collective c = make(Operation::allreduce, n, 0, kBytes);
+    for (std::size_t me = 0; me < n; ++me) {
+      c.me = me;
+      const auto steps = schedule(c, Algorithm::recursive_doubling);
+      ASSERT_EQ(steps.size(), flags[me].size()) << n << " members, member " << me;
+      for (std::size_t i = 0; i < steps.size(); ++i)
+        EXPECT_EQ(steps[i].send_from_temporary, flags[me][i])
+            << n << " members, member " << me << ", step " << i;
+    }
+  }
+  // An allgather's exchanges send from the caller's buffers.
+  Collective g = make(Operation::allgather, 4, 0, kBytes);
+  for (std::size_t me = 0; me < 4; ++me) {
+    g.me = me;
+    for (const auto& s : schedule(g, Algorithm::recursive_doubling))
+      EXPECT_FALSE(s.send_from_temporary);
   }
 }
 

@@ -45,6 +45,15 @@ class TraceBuilder {
                      std::int32_t tag = 0, std::uint32_t function = trace::fn::Send) {
     return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
   }
+  /// An MPI_Send whose buffer starts `page_offset` bytes into its page (Event::send_page_offset).
+  TraceBuilder& send_from(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
+                          std::uint64_t page_offset) {
+    return call(rank, trace::fn::Send, [&](trace::Event& e) {
+      p2p(e, dest, bytes, 0);
+      e.set(trace::kSendPageOffset);
+      e.send_page_offset = page_offset;
+    });
+  }
   /// `fresh_bytes`: of the buffer in pages never touched, `look_ticks`: the tracer's look at it
   /// (trace::Event::fresh_bytes, fresh_look_ticks).
   TraceBuilder& recv(std::uint32_t rank, std::int32_t source, std::uint64_t bytes,

@@ -68,6 +68,7 @@ Event full_event() {
   e.site_offset = 0x7f12'3456'789aULL;
   e.fresh_bytes = 3ULL << 20;
   e.fresh_look_ticks = 1400;
+  e.send_page_offset = 4095;
   return e;
 }
 
@@ -250,6 +251,11 @@ TEST(TraceEncoding, TimesInsideAnEventAreWithinIt) {
   local.local_calls = 1;
   local.local_ticks = -1'000'000'000'000;
   refused(local, "negative time of local calls");
+  // A send's page offset is less than a page, and pages reach 1 GiB at most.
+  Event start = send_event(0, 1, 8);
+  start.fields |= kSendPageOffset;
+  start.send_page_offset = kPageOffsetLimit;
+  refused(start, "a send's page offset past 1 GiB");
   Event poll = send_event(0, 1, 8);
   poll.kind = RecordKind::poll_run;
   poll.fields |= kPoll;
