@@ -195,12 +195,13 @@ void recursive_doubling(Builder& b, std::uint64_t bytes) {
     b.steps.back().reduce_into_sent = b.reducing && me > partner;
     if (b.reducing && me < partner) in_temporary = !in_temporary;
   }
-  // "Ensure that the final result is in rbuf" (tmpsend != rbuf): copied back from the temporary.
-  if (in_temporary && !b.steps.empty()) b.steps.back().copy_back_bytes = bytes;
   if (me < 2 * rem) {
     b.send(me - 1, bytes);
     sent_from_temporary();
   }
+  // Then "Ensure that the final result is in rbuf" (tmpsend != rbuf): copied back from the
+  // temporary after the last step (the folded pair's send included).
+  if (in_temporary && !b.steps.empty()) b.steps.back().copy_back_bytes = bytes;
 }
 
 /// Splits `total` bytes into n nearly equal chunks (the first total % n get one more byte).

@@ -78,13 +78,13 @@ MessageCost CostModel::self_message(std::uint64_t bytes) const {
   return c;
 }
 
-MessageCost CostModel::message(std::uint64_t bytes, std::uint64_t page_offset) const {
+MessageCost CostModel::message(std::uint64_t bytes, std::uint64_t page_offset_bytes) const {
   const std::size_t index = link_.range_index(bytes);
   const Range& r = ranges_[index];
   const std::uint64_t actual = bytes;
   // A range billed by pages charges its per-byte terms for the whole pages the send buffer
   // spans (LinkRange::page_bytes; a 0-byte message is billed for none, like 1 byte by the byte).
-  if (r.page_bytes != 0) bytes = link_.ranges[index].billed_bytes(bytes, page_offset);
+  if (r.page_bytes != 0) bytes = link_.ranges[index].billed_bytes(bytes, page_offset_bytes);
   // (k-1)G as in seeds 000 and 001 (seed 004 writes kG); a 0-byte message transfers like 1 byte.
   const std::uint64_t k_minus_1 = bytes > 0 ? bytes - 1 : 0;
   MessageCost c;

@@ -64,9 +64,9 @@ class CostModel {
  public:
   explicit CostModel(const LinkParams& link);
 
-  /// A message of `bytes` whose send buffer starts `page_offset` bytes past a page's start
+  /// A message of `bytes` whose send buffer starts `page_offset_bytes` bytes past a page's start
   /// (kUnknownPageOffset: not known); only a range billed by pages looks at it.
-  MessageCost message(std::uint64_t bytes, std::uint64_t page_offset = 0) const;
+  MessageCost message(std::uint64_t bytes, std::uint64_t page_offset_bytes = 0) const;
   /// A message a rank sends itself, where its cost was measured (has_self_message): the sender
   /// is busy LinkParams::self_message_cost_us(bytes), and nothing else is charged (no latency,
   /// gap or receive overhead: the library copies it within the process).

@@ -20,7 +20,7 @@ Progress progress_from_string(const std::string& text) {
       fmt::format("progress must be \"independent\" or \"dependent\", not \"{}\"", text));
 }
 
-std::uint64_t LinkRange::billed_bytes(std::uint64_t k, std::uint64_t page_offset) const {
+std::uint64_t LinkRange::billed_bytes(std::uint64_t k, std::uint64_t page_offset_bytes) const {
   if (page_bytes == 0 || k == 0) return k;
   const std::uint64_t P = page_bytes, A = kMallocAlignmentBytes;
   const std::uint64_t q = k / P, r = k % P;
@@ -29,14 +29,14 @@ std::uint64_t LinkRange::billed_bytes(std::uint64_t k, std::uint64_t page_offset
     if (pages > (UINT64_MAX - more) / P) return UINT64_MAX;
     return pages * P + more - less;
   };
-  if (page_offset == kUnknownPageOffset && P > A) {
+  if (page_offset_bytes == kUnknownPageOffset && P > A) {
     // The mean over the P / A starts o = 0, A, ..., P - A: with r = 0, q pages from o = 0 and
     // q + 1 from the others, (q + 1) P - A; with r > 0, q + 1 pages, and q + 2 from the
     // floor((r - 1) / A) starts past P - r: (q + 1) P + A floor((r - 1) / A).
     return r == 0 ? bill(q + 1, 0, A) : bill(q + 1, A * ((r - 1) / A), 0);
   }
   // ceil((o + k) / P) pages from o bytes past a page's start (unknown with P <= A: o = 0).
-  const std::uint64_t o = page_offset == kUnknownPageOffset ? 0 : page_offset % P;
+  const std::uint64_t o = page_offset_bytes == kUnknownPageOffset ? 0 : page_offset_bytes % P;
   return bill(q + (o + r + P - 1) / P, 0, 0);
 }
 

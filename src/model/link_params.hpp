@@ -21,8 +21,9 @@ Progress progress_from_string(const std::string& text);  ///< throws InputError
 /// A send buffer whose start within its page is not known (a library's temporary, a traced
 /// program's buffer): LinkRange::billed_bytes takes the mean over the starts malloc may give.
 inline constexpr std::uint64_t kUnknownPageOffset = UINT64_MAX;
-/// glibc's malloc on 64-bit systems returns addresses 16 bytes apart (2 * sizeof(size_t)), and
-/// a large block, mapped on its own, 16 bytes past a page's start.
+/// glibc's malloc on 64-bit systems returns addresses 16 bytes apart (2 * sizeof(size_t)). A block
+/// mapped on its own starts 16 B past a page's start, but glibc raises its mapping threshold once
+/// such a block is freed (as Open MPI's temporaries are), so the heap's starts are the mean taken.
 inline constexpr std::uint64_t kMallocAlignmentBytes = 16;
 
 /// One protocol range: applies from `from_bytes` up to the next range's from_bytes - 1,
@@ -63,18 +64,18 @@ struct LinkRange {
   /// per-byte terms (O_s, O_r, G, O_x, G_st) for the pages its send buffer spans, times
   /// page_bytes (commgauge's addition, chosen by loggp where the curves show it: over vader's
   /// single copy a transfer costs per page of the sender's buffer it maps, the same for 4097 B as
-  /// for 8192 B from a page's start, one page more from 16 B past it; where the receive buffer
-  /// starts does not matter). 0: billed by the byte, as in LogGP.
+  /// for 8192 B from a page's start, one page more from 16 B past it; moving the receive buffer by
+  /// 2048 B moved nothing). 0: billed by the byte, as in LogGP.
   std::uint64_t page_bytes = 0;
   /// What page_bytes may be: 0, or a power of two up to 1 GiB.
   static bool valid_page_bytes(std::uint64_t bytes) {
     return bytes == 0 || (bytes <= (std::uint64_t{1} << 30) && (bytes & (bytes - 1)) == 0);
   }
   /// The bytes a message of k bytes is billed for (k itself when page_bytes is 0): the pages
-  /// its send buffer spans from `page_offset` bytes past a page's start (loggp's buffers start
-  /// on one: 0), times page_bytes; for kUnknownPageOffset the mean over the starts
+  /// its send buffer spans from `page_offset_bytes` bytes past a page's start (loggp's buffers
+  /// start on one: 0), times page_bytes; for kUnknownPageOffset the mean over the starts
   /// kMallocAlignmentBytes apart, as malloc places a buffer.
-  std::uint64_t billed_bytes(std::uint64_t k, std::uint64_t page_offset = 0) const;
+  std::uint64_t billed_bytes(std::uint64_t k, std::uint64_t page_offset_bytes = 0) const;
   /// o' (seed 004) / O' (seed 001): sending and receiving a rendezvous control message
   /// (request, acknowledgement). Negative: not set, the range's o_s and o_r are used.
   double control_send_us = -1;

@@ -464,7 +464,8 @@ std::string event_text(const trace::Event& e, double t_seconds, double ns_per_ti
   if (e.has(trace::kSite)) out += fmt::format(" site={}:{:#x}", e.site_module, e.site_offset);
   if (e.has(trace::kFreshBytes) && e.fresh_bytes > 0)
     out += fmt::format(" fresh_bytes={}", e.fresh_bytes);
-  if (e.has(trace::kSendPageOffset)) out += fmt::format(" send_page_offset={}", e.send_page_offset);
+  if (e.has(trace::kSendPageOffset))
+    out += fmt::format(" send_page_offset={}", e.send_page_offset_bytes);
   if (e.has(trace::kText)) out += " " + e.text;
   return out;
 }

@@ -253,7 +253,7 @@ void Engine::start_call(Rank& r, std::int32_t me) {
         const std::uint64_t id = e.request + i;
         const std::uint32_t op =
             it->is_send ? post_send(r, me, it->peer, it->tag, it->comm, it->bytes, it->mode,
-                                    it->page_offset)
+                                    it->page_offset_bytes)
                         : post_recv(r, me, it->peer, it->tag, it->comm, it->bytes, true);
         add_request(r, id, op);
       }

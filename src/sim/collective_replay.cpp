@@ -195,7 +195,7 @@ void Engine::note_pulled_result(std::int32_t me, const PendingCollective& pc,
     steps.front().copy_into_sent_bytes = std::min(steps.front().copy_bytes, last.pulled_bytes);
   std::uint64_t pulled = 0;
   for (const collectives::Step& st : steps)
-    if (st.recv_into_sent && st.send_to >= 0 && net_.message(me, st.send_to, st.send_bytes).pulled)
+    if (st.recv_into_sent && st.send_to >= 0 && net_.protocol(me, st.send_to, st.send_bytes).pulled)
       pulled += st.send_bytes;
   last = {pc.comm, pc.op, pc.bytes, pulled};
 }
@@ -206,8 +206,8 @@ void Engine::note_pulled_result(std::int32_t me, const PendingCollective& pc,
 void Engine::note_copy_after_rendezvous(std::int32_t me, std::vector<collectives::Step>& steps) {
   if (steps.empty() || steps.front().copy_bytes == 0) return;
   for (const collectives::Step& st : steps) {
-    if ((st.send_to >= 0 && net_.message(me, st.send_to, st.send_bytes).rendezvous) ||
-        (st.recv_from >= 0 && net_.message(st.recv_from, me, st.recv_bytes).rendezvous)) {
+    if ((st.send_to >= 0 && net_.protocol(me, st.send_to, st.send_bytes).rendezvous) ||
+        (st.recv_from >= 0 && net_.protocol(st.recv_from, me, st.recv_bytes).rendezvous)) {
       steps.front().copy_after_rendezvous = true;
       return;
     }
@@ -271,10 +271,11 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
           },
           [&] {
             // Steps send from the caller's buffers (their starts not traced) or the library's.
-            r.temps.push_back(post_send(
-                r, me, st.send_to, 0, ctx, st.send_bytes, SendMode::standard,
-                st.send_from_temporary ? model::kUnknownPageOffset : policy_.buffer_page_offset,
-                st.send_written));
+            r.temps.push_back(post_send(r, me, st.send_to, 0, ctx, st.send_bytes,
+                                        SendMode::standard,
+                                        st.send_from_temporary ? model::kUnknownPageOffset
+                                                               : policy_.buffer_page_offset_bytes,
+                                        st.send_written));
           });
       r.step_posted = true;
     }
@@ -284,10 +285,9 @@ bool Engine::run_steps(Rank& r, std::int32_t me) {
     if (st.reduce_bytes > 0 || st.copy_back_bytes > 0) {
       const bool into_sent_rendezvous =
           st.reduce_into_sent && st.send_to >= 0 &&
-          net_.message(static_cast<std::int32_t>(me), st.send_to, st.send_bytes).rendezvous;
-      // The copy back goes from the temporary the peer has just pulled into the vector, which
-      // no peer read: at the warm rate (docs/measurements.md, "A copy into what the peer
-      // pulled").
+          net_.protocol(static_cast<std::int32_t>(me), st.send_to, st.send_bytes).rendezvous;
+      // The copy back goes from the temporary into the vector, which no peer read: at the warm
+      // rate (docs/measurements.md, "A copy into what the peer pulled").
       charge_local(r, net_.local_work(st.reduce_bytes, st.copy_back_bytes, into_sent_rendezvous));
     }
     ++r.step;

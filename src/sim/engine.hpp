@@ -171,7 +171,7 @@ struct Persistent {
   SendMode mode;
   std::int32_t peer, tag;
   std::uint64_t comm, bytes;
-  std::uint64_t page_offset;  ///< a send's buffer start in its page (Engine::send_start)
+  std::uint64_t page_offset_bytes;  ///< a send's buffer start in its page (Engine::send_start)
 };
 
 // What a rank keeps of the call it replays; the engine decodes the event again (into one shared
@@ -298,7 +298,7 @@ struct Policy {
         noise(o.noise),
         algorithms(o.algorithms),
         contention(o.contention),
-        buffer_page_offset(o.page_aligned_buffers ? 0 : model::kUnknownPageOffset),
+        buffer_page_offset_bytes(o.page_aligned_buffers ? 0 : model::kUnknownPageOffset),
         timeline(o.timeline),
         timeline_message(o.timeline_message),
         progress(o.progress) {}
@@ -308,7 +308,7 @@ struct Policy {
   const std::map<collectives::Operation, collectives::Algorithm>& algorithms;  ///< --coll
   const std::string& contention;
   /// Where a program's send buffer starts within its page (Options::page_aligned_buffers).
-  std::uint64_t buffer_page_offset;
+  std::uint64_t buffer_page_offset_bytes;
   const std::function<void(const TimelineSpan&)>& timeline;             ///< empty: no timeline
   const std::function<void(const TimelineMessage&)>& timeline_message;  ///< empty: no arrows
   const std::function<void(std::uint64_t)>& progress;
@@ -370,17 +370,18 @@ class Engine {
   // operations
   std::uint32_t alloc_op();
   void release_if_finished(std::uint32_t id);
-  /// `page_offset`: where the send buffer starts in its page (send_start, or
+  /// `page_offset_bytes`: where the send buffer starts in its page (send_start, or
   /// model::kUnknownPageOffset for a library's temporary). `written`: the data is what the rank
   /// wrote earlier in the same collective call (collectives::Step::send_written); a pulled
   /// transfer of it costs Network::written_data.
   std::uint32_t post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
                           std::uint64_t comm, std::uint64_t bytes, SendMode mode,
-                          std::uint64_t page_offset, bool written = false);
-  /// Where a traced send's buffer starts in its page: the trace's send_page_offset, else the
+                          std::uint64_t page_offset_bytes, bool written = false);
+  /// Where a traced send's buffer starts in its page: the trace's send_page_offset_bytes, else the
   /// policy's (Options::page_aligned_buffers).
   std::uint64_t send_start(const trace::Event& e) const {
-    return e.has(trace::kSendPageOffset) ? e.send_page_offset : policy_.buffer_page_offset;
+    return e.has(trace::kSendPageOffset) ? e.send_page_offset_bytes
+                                         : policy_.buffer_page_offset_bytes;
   }
   /// `into_sent`: into the block the rank sent earlier in the same collective call
   /// (collectives::Step::recv_into_sent); a pulled transfer into it costs Network::into_sent.
@@ -401,7 +402,7 @@ class Engine {
   template <class PostRecv, class PostSend>
   void post_sendrecv(std::int32_t me, std::int32_t dest, std::uint64_t bytes, PostRecv&& recv,
                      PostSend&& send) {
-    const bool send_first = dest >= 0 && net_.message(me, dest, bytes).rendezvous;
+    const bool send_first = dest >= 0 && net_.protocol(me, dest, bytes).rendezvous;
     if (send_first) send();
     recv();
     if (dest >= 0 && !send_first) send();

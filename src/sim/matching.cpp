@@ -24,7 +24,7 @@ void Engine::check_peer(const Rank& r, std::int32_t me, std::int32_t peer) const
 
 std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std::int32_t tag,
                                 std::uint64_t comm, std::uint64_t bytes, SendMode mode,
-                                std::uint64_t page_offset, bool written) {
+                                std::uint64_t page_offset_bytes, bool written) {
   check_peer(r, me, dest);
   const std::uint32_t id = alloc_op();
   {
@@ -35,7 +35,7 @@ std::uint32_t Engine::post_send(Rank& r, std::int32_t me, std::int32_t dest, std
     s.tag = tag;
     s.comm = comm;
     s.bytes = bytes;
-    s.cost = net_.message(me, dest, bytes, page_offset);
+    s.cost = net_.message(me, dest, bytes, page_offset_bytes);
     const bool range_rendezvous = s.cost.rendezvous;
     if (mode == SendMode::synchronous) s.cost.rendezvous = true;
     if (mode == SendMode::ready || mode == SendMode::buffered) s.cost.rendezvous = false;

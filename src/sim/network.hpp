@@ -35,15 +35,19 @@ class Network {
   }
   bool same_node(std::int32_t a, std::int32_t b) const { return node(a) == node(b); }
   /// What a message of `bytes` from `source` to `destination` costs, its send buffer starting
-  /// `page_offset` bytes past a page's start (model::CostModel::message); one a rank sends
+  /// `page_offset_bytes` bytes past a page's start (model::CostModel::message); one a rank sends
   /// itself costs the same-node class's measured self message where the profile has it.
   MessageCost message(std::int32_t source, std::int32_t destination, std::uint64_t bytes,
-                      std::uint64_t page_offset = 0) const {
+                      std::uint64_t page_offset_bytes) const {
     if (!models_[0] && !models_[1]) return none_cost(bytes);
     const model::CostModel& cost = model_for(source, destination).cost();
     if (source == destination && cost.has_self_message()) [[unlikely]]
       return cost.self_message(bytes);
-    return cost.message(bytes, page_offset);
+    return cost.message(bytes, page_offset_bytes);
+  }
+  /// A message's protocol flags (rendezvous, acknowledged, pulled), which no buffer start moves.
+  MessageCost protocol(std::int32_t source, std::int32_t destination, std::uint64_t bytes) const {
+    return message(source, destination, bytes, model::kUnknownPageOffset);
   }
   /// What a failed poll (a Test/Probe call that finds nothing) costs: the profile's poll_us of
   /// the same-node class (else the other class), 0 if not measured or under model none.

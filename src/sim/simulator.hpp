@@ -98,8 +98,9 @@ struct Options {
   bool traced_machine = true;
   /// The program's message buffers start on a page (the profile's held-out cells, whose
   /// transport allocates them so): a range billed by pages charges a send the pages it spans
-  /// from there. Otherwise (a trace: the tracer records no addresses) the start is unknown and
-  /// such a range charges the mean over malloc's starts (model::LinkRange::billed_bytes).
+  /// from there. Otherwise a send's start is the trace's (send_page_offset_bytes), or unknown (an
+  /// older trace, a collective's step: the tracer records no collective's buffers) and such a
+  /// range charges the mean over malloc's starts (model::LinkRange::billed_bytes).
   bool page_aligned_buffers = false;
   Noise noise;  ///< --noise
   /// --timeline: called for every call and computation, measured and predicted, as the replay

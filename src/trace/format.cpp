@@ -194,7 +194,8 @@ constexpr std::size_t kMaxVarint = 10;
 }  // namespace
 
 std::size_t max_encoded_size(const Event& e) {
-  // kind, fields, function, two times, and every scalar field: one varint each at most.
+  // kind, fields, function, two times, and every scalar field: one varint each at most (34 of
+  // them now; the 32-bit ones take at most 5 bytes, so 30 x kMaxVarint still hold them all).
   std::size_t n = kMaxVarint * 30;
   n += e.completions.size() * 5 * kMaxVarint;
   n += (e.counts.size() + e.recv_counts.size() + e.requests.size() + e.members.size()) * kMaxVarint;
@@ -267,7 +268,7 @@ std::size_t encode_event(const Event& e, std::int64_t previous_start, unsigned c
     w.varint(e.fresh_bytes);
     w.signed_varint(e.fresh_look_ticks);
   }
-  if (f & kSendPageOffset) w.varint(e.send_page_offset);
+  if (f & kSendPageOffset) w.varint(e.send_page_offset_bytes);
   return static_cast<std::size_t>(w.position() - out);
 }
 
@@ -380,10 +381,10 @@ void decode_event(std::span<const unsigned char> payload, std::size_t& pos,
     e.fresh_look_ticks = in.signed_varint();
     if (e.fresh_look_ticks < 0) throw FormatError(event_start, "negative time of a fresh look");
   }
-  e.send_page_offset = 0;
+  e.send_page_offset_bytes = 0;
   if (f & kSendPageOffset) {
-    e.send_page_offset = in.varint();
-    if (e.send_page_offset >= kPageOffsetLimit)
+    e.send_page_offset_bytes = in.varint();
+    if (e.send_page_offset_bytes >= kPageOffsetLimitBytes)
       throw FormatError(event_start, "a send's page offset past 1 GiB");
   }
 }

@@ -89,8 +89,8 @@ enum Field : std::uint32_t {
   kSendPageOffset = 1u << 22,
 };
 inline constexpr std::uint32_t kKnownFields = (1u << 23) - 1;
-/// A send_page_offset at or past this is corrupt (page sizes reach 1 GiB at most).
-inline constexpr std::uint64_t kPageOffsetLimit = std::uint64_t{1} << 30;
+/// A send_page_offset_bytes at or past this is corrupt (page sizes reach 1 GiB at most).
+inline constexpr std::uint64_t kPageOffsetLimitBytes = std::uint64_t{1} << 30;
 
 /// Event flags (kFlags).
 enum EventFlag : std::uint32_t {
@@ -157,7 +157,7 @@ struct Event {
   /// A send (Send, Isend, Sendrecv, their modes, Send_init...): where its buffer's first byte
   /// lies in its page, in bytes (the header's page_bytes). Over a single copy a transfer costs
   /// per page of the sender's buffer it spans (model::LinkRange::billed_bytes).
-  std::uint64_t send_page_offset = 0;
+  std::uint64_t send_page_offset_bytes = 0;
 
   bool has(Field f) const { return (fields & f) != 0; }
   bool flag(EventFlag f) const { return (flags & f) != 0; }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "trace/function_ids.hpp"
 #include "tracer/recorder.hpp"
 
 namespace commgauge::tracer::hooks {
@@ -46,11 +47,16 @@ void set_bytes(Event& e, int count, MPI_Datatype type) {
   e.count = count > 0 ? static_cast<std::uint64_t>(count) : 0;
 }
 
-/// A send's Event::send_page_offset, where its buffer has one.
+/// A send's Event::send_page_offset_bytes, where it sends from the buffer it was given: a
+/// buffered send sends from the attached buffer (a copy), MPI_Sendrecv_replace from a packed
+/// copy of its own (Open MPI and MPICH alike), whose starts nobody records.
 void set_send_start(Event& e, const void* buf, int count, MPI_Datatype type) {
-  if (const auto offset = send_page_offset(buf, count, type)) {
+  if (e.function == trace::fn::Bsend || e.function == trace::fn::Ibsend ||
+      e.function == trace::fn::Bsend_init || e.function == trace::fn::Sendrecv_replace)
+    return;
+  if (const auto offset = send_page_offset_bytes(buf, count, type)) {
     e.fields |= trace::kSendPageOffset;
-    e.send_page_offset = *offset;
+    e.send_page_offset_bytes = *offset;
   }
 }
 

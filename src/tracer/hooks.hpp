@@ -73,7 +73,7 @@ struct FreshLook {
 FreshLook look_at_receive_buffer(const void* buf, int count, MPI_Datatype type);
 /// Where the first byte of a send buffer (`count` elements of `type` at `buf`) lies in its page,
 /// or nothing (no data, MPI_IN_PLACE, a datatype whose extent MPI does not give).
-std::optional<std::uint64_t> send_page_offset(const void* buf, int count, MPI_Datatype type);
+std::optional<std::uint64_t> send_page_offset_bytes(const void* buf, int count, MPI_Datatype type);
 
 namespace hooks {
 

@@ -565,10 +565,11 @@ const MPI_Request* snapshot_requests(const MPI_Request* requests, int n) {
   return copy;
 }
 
-std::optional<std::uint64_t> send_page_offset(const void* buf, int count, MPI_Datatype type) {
+std::optional<std::uint64_t> send_page_offset_bytes(const void* buf, int count, MPI_Datatype type) {
   if (buf == MPI_IN_PLACE || count <= 0 || type == MPI_DATATYPE_NULL) return std::nullopt;
   // The first byte: buf plus the datatype's true lower bound (MPI_BOTTOM with absolute
-  // addresses included). One call, about 2 ns (see look_at_receive_buffer).
+  // addresses included). What recording it costs a traced send: docs/measurements.md, "Whose
+  // pages" (within scripts/bench-tracer's noise).
   MPI_Aint true_lb = 0, true_extent = 0;
   if (PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS || true_extent <= 0)
     return std::nullopt;

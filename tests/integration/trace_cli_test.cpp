@@ -448,8 +448,9 @@ TEST_F(TraceTest, ReceivesIntoMemoryNeverTouchedCarryItsBytes) {
               HasSubstr("\"fresh_min_bytes\":65536"));
 }
 
-// Every send carries where its buffer starts in its page (send_page_offset: the address of its
-// first byte, the datatype's true lower bound included); receives carry none. The program sends
+// Every send from the buffer it was given carries where that starts in its page
+// (send_page_offset: the address of its first byte, the datatype's true lower bound included);
+// receives carry none, nor sends from the library's copies. The program sends
 // from a page-aligned buffer at known offsets (tests/tracer/programs/send_starts.c).
 TEST_F(TraceTest, SendsCarryWhereTheirBufferStartsInItsPage) {
   const Outcome o = trace(2, {TRACER_PROGRAM_SEND_STARTS});
@@ -461,8 +462,8 @@ TEST_F(TraceTest, SendsCarryWhereTheirBufferStartsInItsPage) {
     std::vector<std::string> out;
     std::istringstream lines(dump.out);
     for (std::string line; std::getline(lines, line);) {
-      for (const char* f :
-           {" MPI_Send ", " MPI_Isend ", " MPI_Ssend ", " MPI_Sendrecv ", " MPI_Recv "}) {
+      for (const char* f : {" MPI_Send ", " MPI_Isend ", " MPI_Ssend ", " MPI_Sendrecv ",
+                            " MPI_Sendrecv_replace ", " MPI_Bsend ", " MPI_Recv "}) {
         if (line.find(f) == std::string::npos) continue;
         const std::size_t at = line.find("send_page_offset=");
         std::string value = "-";
@@ -472,9 +473,12 @@ TEST_F(TraceTest, SendsCarryWhereTheirBufferStartsInItsPage) {
     }
     return out;
   };
+  // MPI_Sendrecv_replace and MPI_Bsend send from copies of their own: no start.
   EXPECT_THAT(starts(0), ::testing::ElementsAre(" MPI_Send 0", " MPI_Isend 16", " MPI_Ssend 2048",
-                                                " MPI_Sendrecv 4095", " MPI_Send 24"));
+                                                " MPI_Sendrecv 4095", " MPI_Send 24",
+                                                " MPI_Sendrecv_replace -", " MPI_Bsend -"));
   EXPECT_THAT(starts(1), ::testing::ElementsAre(" MPI_Recv -", " MPI_Recv -", " MPI_Recv -",
+                                                " MPI_Sendrecv 512", " MPI_Recv -",
                                                 " MPI_Sendrecv 512", " MPI_Recv -"));
 }
 

@@ -298,11 +298,16 @@ TEST(LocalWork, ReductionsCombineEachByteNMinusOneTimes) {
 // ("tmpsend != rbuf"; worked out by hand from ompi_coll_base_allreduce_intra_recursivedoubling).
 // 2 members: 0 swaps once, 1 never. 4: 0 swaps twice (partners 1, 2), 1 once (partners 0, 3), 2
 // once (partners 3, 0), 3 never. 3 members (member 0 folds into 1): 1 swaps once against 2, 2
-// never; the folded member receives the result into its vector.
+// never; the folded member receives the result into its vector. 5 (0 folds into 1): 1 swaps
+// twice (partners 2, 3) and copies back after sending the result to 0, as Open MPI does; 2 once
+// (partner 4), 3 once (partner 4), 4 never.
 TEST(LocalWork, RecursiveDoublingCopiesBackWhereTheResultEndedInTheTemporaryBuffer) {
   constexpr std::uint64_t kBytes = 96;
   for (const auto& [n, copying] : std::vector<std::pair<std::size_t, std::vector<bool>>>{
-           {2, {false, true}}, {4, {true, false, false, true}}, {3, {false, false, true}}}) {
+           {2, {false, true}},
+           {4, {true, false, false, true}},
+           {3, {false, false, true}},
+           {5, {false, true, false, false, true}}}) {
     Collective c = make(Operation::allreduce, n, 0, kBytes);
     for (std::size_t me = 0; me < n; ++me) {
       c.me = me;
@@ -310,9 +315,9 @@ TEST(LocalWork, RecursiveDoublingCopiesBackWhereTheResultEndedInTheTemporaryBuff
       std::uint64_t copied_back = 0;
       for (std::size_t i = 0; i < steps.size(); ++i) {
         copied_back += steps[i].copy_back_bytes;
-        // Only after a step of the doubling, never after the fold's messages.
+        // Only after the last step: the doubling's last exchange, or the folded pair's send.
         if (steps[i].copy_back_bytes > 0) {
-          EXPECT_GE(steps[i].reduce_bytes, kBytes) << n << me;
+          EXPECT_EQ(i + 1, steps.size()) << n << me;
         }
       }
       EXPECT_EQ(copied_back, copying[me] ? kBytes : 0) << n << " members, member " << me;
@@ -338,7 +343,15 @@ TEST(LocalWork, RecursiveDoublingSendsFromItsTemporaryUntilTheResultMovesToTheVe
            // 3: member 0 folds into 1 (sends from its temporary, receives the result); 1
            // receives, exchanges with 2 from its temporary, swaps, and sends the result from
            // its vector.
-           {3, {{true, false}, {false, true, false}, {true}}}}) {
+           {3, {{true, false}, {false, true, false}, {true}}},
+           // 5: 1 swaps against 2 and again against 3, so it sends the result from its
+           // temporary; 3 swaps against 4 before its second exchange.
+           {5,
+            {{true, false},
+             {false, true, false, true},
+             {true, true},
+             {true, false},
+             {true, true}}}}) {
     Collective c = make(Operation::allreduce, n, 0, kBytes);
     for (std::size_t me = 0; me < n; ++me) {
       c.me = me;

@@ -106,8 +106,17 @@ TEST(CostModel, ARangeBilledByPagesChargesThePagesTheSendBufferSpans) {
     for (std::uint64_t o = 0; o < 4096; o += 16)
       sum += r.billed_bytes(k, o);
     EXPECT_EQ(r.billed_bytes(k, kUnknownPageOffset), sum / 256) << k;
-    EXPECT_EQ(sum % 256, 0u) << k;  // the mean is a whole number of bytes
   }
+  // Pages of 32 B: two starts (0 and 16); of 16 B or less every start is a page's start.
+  LinkRange small;
+  small.page_bytes = 32;
+  for (std::uint64_t k : {1ull, 16ull, 17ull, 32ull, 33ull, 49ull})
+    EXPECT_EQ(small.billed_bytes(k, kUnknownPageOffset),
+              (small.billed_bytes(k, 0) + small.billed_bytes(k, 16)) / 2)
+        << k;
+  small.page_bytes = 16;
+  EXPECT_EQ(small.billed_bytes(17, kUnknownPageOffset), 32u);
+  EXPECT_EQ(small.billed_bytes(32, kUnknownPageOffset), 32u);
   EXPECT_EQ(r.billed_bytes(8192, kUnknownPageOffset), 12288u - 16);
   EXPECT_EQ(r.billed_bytes(UINT64_MAX, kUnknownPageOffset), UINT64_MAX);  // saturates
   EXPECT_EQ(r.billed_bytes(UINT64_MAX - 4096, 4000), UINT64_MAX);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,13 @@ class TraceBuilder {
                      std::int32_t tag = 0, std::uint32_t function = trace::fn::Send) {
     return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
   }
-  /// An MPI_Send whose buffer starts `page_offset` bytes into its page (Event::send_page_offset).
+  /// An MPI_Send whose buffer starts `page_offset_bytes` bytes into its page
+  /// (Event::send_page_offset_bytes).
   TraceBuilder& send_from(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
-                          std::uint64_t page_offset) {
+                          std::uint64_t page_offset_bytes) {
     return call(rank, trace::fn::Send, [&](trace::Event& e) {
       p2p(e, dest, bytes, 0);
-      e.set(trace::kSendPageOffset);
-      e.send_page_offset = page_offset;
+      send_start(e, page_offset_bytes);
     });
   }
   /// `fresh_bytes`: of the buffer in pages never touched, `look_ticks`: the tracer's look at it
@@ -67,23 +68,27 @@ class TraceBuilder {
     });
   }
   /// MPI_Sendrecv: `bytes` to `dest`, as many from `source` (same tag).
+  /// `start`: where the send buffer starts in its page (Event::send_page_offset_bytes), if known.
   TraceBuilder& sendrecv(std::uint32_t rank, std::int32_t dest, std::int32_t source,
-                         std::uint64_t bytes, std::int32_t tag = 0) {
+                         std::uint64_t bytes, std::int32_t tag = 0,
+                         std::optional<std::uint64_t> start = {}) {
     return call(rank, trace::fn::Sendrecv, [&](trace::Event& e) {
       p2p(e, dest, bytes, tag);
       e.fields |= trace::kRoot | trace::kRecvBytes;
       e.root = source;
       e.recv_bytes = bytes;
+      send_start(e, start);
     });
   }
   /// Returns the request id.
   std::uint64_t isend(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
-                      std::int32_t tag = 0) {
+                      std::int32_t tag = 0, std::optional<std::uint64_t> start = {}) {
     const std::uint64_t id = ++request_[rank];
     call(rank, trace::fn::Isend, [&](trace::Event& e) {
       p2p(e, dest, bytes, tag);
       e.set(trace::kRequest);
       e.request = id;
+      send_start(e, start);
     });
     return id;
   }
@@ -247,6 +252,11 @@ class TraceBuilder {
     e.set(trace::kFreshBytes);
     e.fresh_bytes = fresh_bytes;
     e.fresh_look_ticks = look_ticks;
+  }
+  static void send_start(trace::Event& e, std::optional<std::uint64_t> start) {
+    if (!start) return;
+    e.set(trace::kSendPageOffset);
+    e.send_page_offset_bytes = *start;
   }
   static void p2p(trace::Event& e, std::int32_t peer, std::uint64_t bytes, std::int32_t tag) {
     e.fields |= trace::kPeer | trace::kTag | trace::kComm | trace::kBytes | trace::kCount;

@@ -391,6 +391,33 @@ TEST(SimGolden, APagedRangeChargesThePagesTheSendBufferSpans) {
             rank_end(simulate(p2p.write("bytes-unknown"), l, "loggps"), 1));
 }
 
+// The start reaches the paged range from an MPI_Isend and an MPI_Sendrecv too: 16 B past a page's
+// start each 8192 B message spans 3 pages instead of 2, delivered (12287 - 8191) x 2 ns later.
+TEST(SimGolden, IsendAndSendrecvBillTheirRecordedStart) {
+  auto l = link(4096);
+  l.ranges.back().page_bytes = 4096;
+  sim::Options aligned;
+  aligned.page_aligned_buffers = true;
+  const auto isend = [&](std::optional<std::uint64_t> start, const std::string& name) {
+    TraceBuilder b(2);
+    const std::uint64_t id = b.isend(0, 1, 8192, 0, start);
+    b.waitall(0, {{id, -1, -1, 0, 0, false}});
+    b.recv(1, 0, 8192);
+    return simulate(b.write(name), l, "loggps", aligned);
+  };
+  const auto sendrecv = [&](std::optional<std::uint64_t> start, const std::string& name) {
+    TraceBuilder b(2);
+    b.sendrecv(0, 1, 1, 8192, 0, start).sendrecv(1, 0, 0, 8192, 0, start);
+    return simulate(b.write(name), l, "loggps", aligned);
+  };
+  const Picoseconds later{(12287 - 8191) * 2000};
+  EXPECT_EQ(rank_end(isend(16, "isend-16"), 1), rank_end(isend({}, "isend-none"), 1) + later);
+  const auto from_16 = sendrecv(16, "sendrecv-16");
+  const auto none = sendrecv({}, "sendrecv-none");
+  for (std::size_t r = 0; r < 2; ++r)
+    EXPECT_EQ(rank_end(from_16, r), rank_end(none, r) + later) << r;
+}
+
 // A collective's step that sends what the rank wrote earlier in the call (the ring allreduce of
 // 32 KiB on 2 ranks: the copied vector's half, then the combined half) costs
 // written_send_us_per_byte more per byte where the receiver pulls it (DCP with Tm = RTA): each
@@ -607,7 +634,7 @@ TEST(SimGolden, AMessageToOneselfCostsTheMeasuredSelfMessage) {
     EXPECT_EQ(rank_end(simulate(path, l, m), 0), 300'000_ps) << m;  // 0.2 + 0.5 x 0.2 us
   const std::vector<std::uint32_t> nodes = {0};
   const sim::Network none("none", {{"intra_node", l}}, sim::cluster_of_placement(nodes), nodes);
-  EXPECT_EQ(none.message(0, 0, kBytes).send_overhead, 0_ps);
+  EXPECT_EQ(none.message(0, 0, kBytes, 0).send_overhead, 0_ps);
 }
 
 // The tracer's clock-sync ping-pong at MPI_Init (0 B from rank 0, 8 B back) against the round

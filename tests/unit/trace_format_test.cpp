@@ -68,7 +68,7 @@ Event full_event() {
   e.site_offset = 0x7f12'3456'789aULL;
   e.fresh_bytes = 3ULL << 20;
   e.fresh_look_ticks = 1400;
-  e.send_page_offset = 4095;
+  e.send_page_offset_bytes = 4095;
   return e;
 }
 
@@ -254,7 +254,7 @@ TEST(TraceEncoding, TimesInsideAnEventAreWithinIt) {
   // A send's page offset is less than a page, and pages reach 1 GiB at most.
   Event start = send_event(0, 1, 8);
   start.fields |= kSendPageOffset;
-  start.send_page_offset = kPageOffsetLimit;
+  start.send_page_offset_bytes = kPageOffsetLimitBytes;
   refused(start, "a send's page offset past 1 GiB");
   Event poll = send_event(0, 1, 8);
   poll.kind = RecordKind::poll_run;

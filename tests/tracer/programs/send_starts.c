@@ -1,8 +1,9 @@
 /* Sends from known places in a page, for the tracer's send_page_offset (2 ranks). Rank 0 sends
  * 100 B from a page-aligned buffer at offsets 0, 16, 2048 and 4095 (MPI_Send, MPI_Isend,
  * MPI_Ssend, MPI_Sendrecv's send half), then 8 doubles of a vector type whose true lower bound is
- * 24 B (from the buffer's start: offset 24); rank 1 receives them and answers the MPI_Sendrecv
- * from offset 512. */
+ * 24 B (from the buffer's start: offset 24), then from offset 16 an MPI_Sendrecv_replace and an
+ * MPI_Bsend, which send from copies of their own (no start recorded); rank 1 receives them and
+ * answers both exchanges from offset 512. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +39,22 @@ int main(int argc, char** argv) {
     MPI_Sendrecv(page + 4095, 100, MPI_CHAR, 1, 3, in, 100, MPI_CHAR, 1, 3, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     MPI_Send(page, 1, shifted, 1, 4, MPI_COMM_WORLD);
+    MPI_Sendrecv_replace(page + 16, 100, MPI_CHAR, 1, 5, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    static char attached[100 + MPI_BSEND_OVERHEAD];
+    MPI_Buffer_attach(attached, sizeof attached);
+    MPI_Bsend(page + 16, 100, MPI_CHAR, 1, 6, MPI_COMM_WORLD);
+    void* detached = NULL;
+    int detached_bytes = 0;
+    MPI_Buffer_detach(&detached, &detached_bytes);
   } else {
     for (int tag = 0; tag < 3; ++tag)
       MPI_Recv(in, 100, MPI_CHAR, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Sendrecv(page + 512, 100, MPI_CHAR, 0, 3, in, 100, MPI_CHAR, 0, 3, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     MPI_Recv(in, 8, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(page + 512, 100, MPI_CHAR, 0, 5, in, 100, MPI_CHAR, 0, 5, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    MPI_Recv(in, 100, MPI_CHAR, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   MPI_Type_free(&shifted);
   MPI_Type_free(&strided);
