@@ -42,17 +42,13 @@ class TraceBuilder {
     now_[rank] += t.count();
     return *this;
   }
+  /// `start`: where the send buffer starts in its page (Event::send_page_offset_bytes), if known.
   TraceBuilder& send(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
-                     std::int32_t tag = 0, std::uint32_t function = trace::fn::Send) {
-    return call(rank, function, [&](trace::Event& e) { p2p(e, dest, bytes, tag); });
-  }
-  /// An MPI_Send whose buffer starts `page_offset_bytes` bytes into its page
-  /// (Event::send_page_offset_bytes).
-  TraceBuilder& send_from(std::uint32_t rank, std::int32_t dest, std::uint64_t bytes,
-                          std::uint64_t page_offset_bytes) {
-    return call(rank, trace::fn::Send, [&](trace::Event& e) {
-      p2p(e, dest, bytes, 0);
-      send_start(e, page_offset_bytes);
+                     std::int32_t tag = 0, std::uint32_t function = trace::fn::Send,
+                     std::optional<std::uint64_t> start = {}) {
+    return call(rank, function, [&](trace::Event& e) {
+      p2p(e, dest, bytes, tag);
+      send_start(e, start);
     });
   }
   /// `fresh_bytes`: of the buffer in pages never touched, `look_ticks`: the tracer's look at it

@@ -382,7 +382,7 @@ TEST(SimGolden, APagedRangeChargesThePagesTheSendBufferSpans) {
   // A traced send that carries its start (send_page_offset) is billed from it, whatever the
   // policy: 16 B past a page's start, 8192 B span 3 pages.
   TraceBuilder traced(2);
-  traced.send_from(0, 1, 8192, 16).recv(1, 0, 8192);
+  traced.send(0, 1, 8192, 0, trace::fn::Send, 16).recv(1, 0, 8192);
   EXPECT_EQ(rank_end(simulate(traced.write("paged-traced"), l, "loggps", aligned), 1),
             rank_end(from_page, 1) + Picoseconds{(12287 - 8191) * 2000});
   // Billed by the byte, the start does not matter.
