@@ -21,6 +21,7 @@
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
+#include "report/call_costs_report.hpp"
 #include "report/context.hpp"
 #include "report/heldout_report.hpp"
 #include "report/latency_report.hpp"
@@ -278,7 +279,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         std::optional<measure::OverlapResult> overlap;
         std::optional<measure::LatencyResult> latency;
         std::optional<measure::CallCosts> calls;
-        const measure::CallCostOptions co;
+        measure::CallCostOptions co;
         nlohmann::json transport_context;
         // A profile is what predict and simulate trust: none from a method a transport failure
         // interrupted (each keeps what it measured on its own, not here).
@@ -313,6 +314,8 @@ void add_profile_command(CLI::App& app, Action& action) {
             }
           });
           if (topts.kind != "virtual") {
+            // In loggp's latency mode (measure/latency_mode.hpp); only the source knows it.
+            if (loggp) co.mode = measure::latency_mode_band(*loggp);
             runner->run({"call-costs", co}, [&](net::Transport& t) {
               if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
             });
@@ -352,6 +355,7 @@ void add_profile_command(CLI::App& app, Action& action) {
                               latency_section,
                               nlohmann::json(),
                               nlohmann::json(),
+                              nlohmann::json(),
                               {}};
         const measure::HeldOutResult heldout = measure::heldout_of(*loggp);
         const auto predictions = predict_heldout(heldout, link);
@@ -374,6 +378,8 @@ void add_profile_command(CLI::App& app, Action& action) {
           lc.loggp["send_calls"] = report::loggp_send_calls_json(*loggp);
         }
         lc.distrust = trust.reasons;
+        if (calls && calls->mode)
+          lc.call_costs = {{"latency_mode", report::latency_mode_json(*calls->mode)}};
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";
         // Validate what is written exactly as a reader will.
@@ -499,6 +505,11 @@ void add_profile_command(CLI::App& app, Action& action) {
               "them; simulate charges it instead of the warm copy for a collective's own-data "
               "copy where the rank's messages in the call are rendezvous)",
               calls->copy_after_rendezvous_per_byte);
+          if (calls->mode) {
+            const std::string mode = report::latency_mode_line(*calls->mode);
+            std::fputs(mode.c_str(), stdout);
+            if (!calls->mode->held) std::fputs(("commgauge profile: " + mode).c_str(), stderr);
+          }
         }
       }
       return 0;

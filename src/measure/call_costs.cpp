@@ -17,13 +17,15 @@ void CallCostOptions::validate() const {
     throw InputError("call costs: at least 1 call per round is needed");
   }
   if (rounds < 1) throw InputError("call costs: at least 1 round is needed");
+  if (mode_attempts < 1) throw InputError("call costs: at least 1 attempt is needed");
+  if (!(mode_wait_s >= 0)) throw InputError("call costs: the wait for the mode must be >= 0 s");
 }
 
 void to_json(nlohmann::json& j, const CallCostOptions& o) {
-  j = {{"poll_calls", o.poll_calls},
-       {"comm_calls", o.comm_calls},
-       {"local_calls", o.local_calls},
-       {"rounds", o.rounds}};
+  j = {{"poll_calls", o.poll_calls},   {"comm_calls", o.comm_calls},
+       {"local_calls", o.local_calls}, {"rounds", o.rounds},
+       {"mode_wait_s", o.mode_wait_s}, {"mode_attempts", o.mode_attempts}};
+  if (o.mode) j["mode"] = *o.mode;
 }
 
 void from_json(const nlohmann::json& j, CallCostOptions& o) {
@@ -31,6 +33,9 @@ void from_json(const nlohmann::json& j, CallCostOptions& o) {
   o.comm_calls = j.at("comm_calls");
   o.local_calls = j.value("local_calls", 40u);
   o.rounds = j.at("rounds");
+  o.mode_wait_s = j.value("mode_wait_s", 10.0);
+  o.mode_attempts = j.value("mode_attempts", 3u);
+  if (j.contains("mode")) o.mode = j.at("mode").get<LatencyModeBand>();
 }
 
 namespace {
@@ -123,13 +128,10 @@ void measure_local_work(net::Transport& t, const CallCostOptions& o, CallCosts& 
   });
 }
 
-std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOptions& o) {
-  o.validate();
-  if (t.kind() == "virtual") {
-    throw InputError(
-        "the virtual network has no call costs to measure (its calls cost what "
-        "its model charges)");
-  }
+namespace {
+
+// One measurement of the phase (both ends; the result on the source).
+std::optional<CallCosts> measure_once(net::Transport& t, const CallCostOptions& o) {
   const bool source = t.role() == net::Role::source;
   CallCosts r;
   if (source) r.first_calls = t.first_calls();
@@ -370,6 +372,56 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     r.collective_call = collective;
   }
   measure_local_work(t, o, r);
+  return r;
+}
+
+}  // namespace
+
+std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOptions& o) {
+  o.validate();
+  if (t.kind() == "virtual") {
+    throw InputError(
+        "the virtual network has no call costs to measure (its calls cost what "
+        "its model charges)");
+  }
+  // The source's options decide whether the mode is probed (the dest's may not know the band:
+  // under MPI only the source holds loggp's result).
+  const bool source = t.role() == net::Role::source;
+  bool checks = o.mode.has_value();
+  if (source)
+    t.send_value(checks ? 1 : 0);
+  else
+    checks = t.recv_value() != 0;
+  if (!checks) return measure_once(t, o);
+  CallCosts::ModeCheck check;
+  const LatencyModeBand band = source ? *o.mode : LatencyModeBand{};
+  const Wall start = Wall::clock::now();
+  std::optional<CallCosts> r;
+  for (std::uint32_t attempt = 1;; ++attempt) {
+    const Wall wait_from = Wall::clock::now();
+    const auto before =
+        await_latency_mode(t, band, std::max(0.0, o.mode_wait_s - check.waited_s), start);
+    check.waited_s += seconds_between(wait_from, Wall::clock::now());
+    r = measure_once(t, o);
+    const auto after = await_latency_mode(t, band, 0, start);
+    bool again = false;
+    if (source) {
+      for (const auto& p : before)
+        check.probes.push_back({p, attempt, false});
+      check.probes.push_back({after.back(), attempt, true});
+      check.attempts = attempt;
+      check.held = before.back().in_band && after.back().in_band;
+      again = !check.held && attempt < o.mode_attempts && check.waited_s < o.mode_wait_s;
+      t.send_value(again ? 1 : 0);
+    } else {
+      again = t.recv_value() != 0;
+    }
+    if (!again) break;
+  }
+  if (source) {
+    check.band = band;
+    r->mode = std::move(check);
+  }
   return r;
 }
 

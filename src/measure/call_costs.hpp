@@ -70,6 +70,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "measure/latency_mode.hpp"
 #include "measure/loggp.hpp"
 #include "net/transport.hpp"
 
@@ -80,7 +81,12 @@ struct CallCostOptions {
   std::uint32_t comm_calls = 100;   ///< dups, frees and allreduces per round
   std::uint32_t local_calls = 40;   ///< reductions and copies per size and round
   std::uint32_t rounds = 15;
-  void validate() const;  ///< throws InputError
+  /// loggp's latency mode (latency_mode.hpp): the phase is measured where a probe lies in it
+  /// before and after; none: no probes.
+  std::optional<LatencyModeBand> mode;
+  double mode_wait_s = 10;          ///< at most this long in all waiting for the mode
+  std::uint32_t mode_attempts = 3;  ///< at most this many measurements of the phase
+  void validate() const;            ///< throws InputError
 };
 
 void to_json(nlohmann::json& j, const CallCostOptions& o);
@@ -126,6 +132,20 @@ struct CallCosts {
   /// The process's first calls against their second (where the transport has them: MPI,
   /// measured when it initialized MPI). One process, one first call each: no interval.
   std::vector<net::FirstCall> first_calls;
+  /// How the phase kept to loggp's latency mode (where CallCostOptions::mode was given).
+  struct ModeCheck {
+    LatencyModeBand band;
+    struct Probe {
+      ModeProbe probe;
+      std::uint32_t attempt = 1;
+      bool after = false;  ///< taken after the attempt's measurement, else before it
+    };
+    std::vector<Probe> probes;
+    std::uint32_t attempts = 0;  ///< measurements of the phase
+    double waited_s = 0;         ///< probing for the mode, in all
+    bool held = false;           ///< the last attempt's last probes before and after in the band
+  };
+  std::optional<ModeCheck> mode;
 };
 
 /// Runs on either end; returns the result on the source. Not on the virtual network, whose

@@ -1,0 +1,90 @@
+#include "measure/latency_mode.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "common/error.hpp"
+#include "stats/descriptive.hpp"
+
+namespace commgauge::measure {
+
+namespace {
+
+// Between probes the pair idles: a mode lasts seconds, so probing faster learns nothing more.
+constexpr auto kModeProbePause = std::chrono::milliseconds(100);
+
+// The source's decision after a probe, sent to the dest.
+enum class ModeDecision : std::uint64_t { probe_again = 0, done = 1 };
+
+// Both ends: kModeProbeTrips round trips of `bytes`; the median one-way time on the source.
+double probe_one_way_us(net::Transport& t, std::uint64_t bytes) {
+  const bool source = t.role() == net::Role::source;
+  std::vector<double> trips(kModeProbeTrips);
+  for (double& trip : trips) {
+    if (!source) {
+      t.recv(bytes);
+      t.send(bytes);
+      continue;
+    }
+    const double t0 = t.now_us();
+    t.send(bytes);
+    t.recv(bytes);
+    trip = t.now_us() - t0;
+  }
+  return source ? stats::median(trips) / 2 : 0;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const LatencyModeBand& b) {
+  j = {{"bytes", b.bytes}, {"low_us", b.low_us}, {"high_us", b.high_us}};
+}
+
+void from_json(const nlohmann::json& j, LatencyModeBand& b) {
+  b.bytes = j.at("bytes");
+  b.low_us = j.at("low_us");
+  b.high_us = j.at("high_us");
+}
+
+LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes) {
+  if (values.size() < 4) throw InputError("latency mode: Tukey's fences need at least 4 values");
+  std::sort(values.begin(), values.end());
+  const double q1 = stats::nearest_rank(values, 0.25), q3 = stats::nearest_rank(values, 0.75);
+  const double reach = 1.5 * (q3 - q1);
+  return {bytes, std::max(0.0, q1 - reach), q3 + reach};
+}
+
+std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp) {
+  if (loggp.points.empty()) return std::nullopt;
+  const LoggpPoint& p = loggp.points.front();
+  if (p.rounds.prtt1.size() < 4) return std::nullopt;
+  std::vector<double> one_way(p.rounds.prtt1);
+  for (double& v : one_way)
+    v /= 2;
+  return tukey_fences(std::move(one_way), p.bytes);
+}
+
+std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBand& band,
+                                          double budget_s, Wall since) {
+  const bool source = t.role() == net::Role::source;
+  std::vector<ModeProbe> probes;
+  const Wall from = Wall::clock::now();
+  for (;;) {
+    const double one_way = probe_one_way_us(t, band.bytes);
+    ModeDecision next = ModeDecision::done;
+    if (source) {
+      const Wall now = Wall::clock::now();
+      probes.push_back({one_way, band.contains(one_way), seconds_between(since, now)});
+      if (!probes.back().in_band && seconds_between(from, now) < budget_s)
+        next = ModeDecision::probe_again;
+      t.send_value(static_cast<std::uint64_t>(next));
+    } else {
+      next = static_cast<ModeDecision>(t.recv_value());
+    }
+    if (next == ModeDecision::done) return probes;
+    std::this_thread::sleep_for(kModeProbePause);
+  }
+}
+
+}  // namespace commgauge::measure

@@ -1,0 +1,66 @@
+#pragma once
+// A machine's latency mode: a pair's small-message latency holds for seconds, then jumps. On a
+// 2-core AMD EPYC VM (Firecracker) over vader a 1-byte ping-pong read about 0.13 us one way for
+// 1-20 s at a time and about 0.38 us in between; in the slow mode a 64 KiB transfer of data its
+// sender has just written cost 0.045-0.057 us per KiB more, in the fast one at most 0.010
+// (docs/measurements.md, "Latency modes"). A profile whose phases ran in different modes mixes
+// them: in 6 of 16 quiet profiles loggp's rounds ran in the fast mode and the call costs in the
+// slow one, and their held-out MPI_Allreduce of 8-64 KiB was predicted 14-37 % high, where the 10
+// others were within -18 and +1 %.
+//
+// So the call costs are measured in loggp's mode: a probe (1-byte round trips timed on the
+// source, as loggp's PRTT(1,0,s) cells) must lie inside Tukey's fences of loggp's rounds at its
+// smallest size before the phase and again after it; the phase waits for that mode within a
+// budget and is measured again if the mode changed meanwhile (call_costs.hpp).
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure/loggp.hpp"
+#include "net/transport.hpp"
+
+namespace commgauge::measure {
+
+/// The one-way times of the reference mode: Tukey's fences (Q1 - 1.5 IQR, Q3 + 1.5 IQR) of
+/// loggp's PRTT(1,0,s) / 2 over its rounds at size `bytes`.
+struct LatencyModeBand {
+  std::uint64_t bytes = 1;
+  double low_us = 0, high_us = 0;
+  bool contains(double one_way_us) const { return one_way_us >= low_us && one_way_us <= high_us; }
+};
+
+void to_json(nlohmann::json& j, const LatencyModeBand& b);
+void from_json(const nlohmann::json& j, LatencyModeBand& b);
+
+/// The band of loggp's rounds at its smallest size; nullopt with fewer than 4 rounds there.
+std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp);
+
+/// Tukey's fences of `values` (at least 4).
+LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes);
+
+struct ModeProbe {
+  double one_way_us = 0;  ///< median of kModeProbeTrips round trips, halved
+  bool in_band = false;
+  double at_s = 0;  ///< seconds after the phase's first probe
+};
+
+/// Waiting is wall time, whatever the transport's clock (the virtual network's stands still).
+using Wall = std::chrono::steady_clock::time_point;
+inline double seconds_between(Wall from, Wall to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+/// Round trips of a probe, timed each on the source; their median is the probe's value.
+inline constexpr std::uint32_t kModeProbeTrips = 9;
+
+/// Both ends: probes until one lies in the band or `budget_s` has passed (0: one probe), idling
+/// 100 ms between probes. The source decides and tells the dest. Returns the probes on
+/// the source (empty on the dest); at_s counts from `since`.
+std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBand& band,
+                                          double budget_s, Wall since);
+
+}  // namespace commgauge::measure
