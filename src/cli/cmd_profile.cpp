@@ -314,8 +314,9 @@ void add_profile_command(CLI::App& app, Action& action) {
             }
           });
           if (topts.kind != "virtual") {
-            // In loggp's latency mode (measure/latency_mode.hpp); only the source knows it.
-            if (loggp) co.mode = measure::latency_mode_band(*loggp);
+            // In loggp's latency mode (measure/latency_mode.hpp); under MPI only the source
+            // holds loggp's result, and the call costs tell the dest.
+            if (loggp) co.mode = measure::latency_mode_band(*loggp, timer.res_timing_us);
             runner->run({"call-costs", co}, [&](net::Transport& t) {
               if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
             });
@@ -509,6 +510,10 @@ void add_profile_command(CLI::App& app, Action& action) {
             const std::string mode = report::latency_mode_line(*calls->mode);
             std::fputs(mode.c_str(), stdout);
             if (!calls->mode->held) std::fputs(("commgauge profile: " + mode).c_str(), stderr);
+          } else {
+            std::fputs(
+                "latency mode: not checked (loggp has fewer than 4 rounds at its smallest size)\n",
+                stdout);
           }
         }
       }

@@ -18,6 +18,10 @@ void CallCostOptions::validate() const {
   }
   if (rounds < 1) throw InputError("call costs: at least 1 round is needed");
   if (mode_attempts < 1) throw InputError("call costs: at least 1 attempt is needed");
+  if (mode && (mode->bytes == 0 || !(mode->low_us <= mode->high_us)))
+    throw InputError(
+        "call costs: the latency mode's band needs a probe of at least 1 byte and "
+        "low_us <= high_us");
   if (!(mode_wait_s >= 0)) throw InputError("call costs: the wait for the mode must be >= 0 s");
 }
 
@@ -384,39 +388,45 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
         "the virtual network has no call costs to measure (its calls cost what "
         "its model charges)");
   }
-  // The source's options decide whether the mode is probed (the dest's may not know the band:
-  // under MPI only the source holds loggp's result).
+  // The source's options decide whether the mode is probed and at what size (the dest's may not
+  // know the band: under MPI only the source holds loggp's result); 0: no probes.
   const bool source = t.role() == net::Role::source;
-  bool checks = o.mode.has_value();
-  if (source)
-    t.send_value(checks ? 1 : 0);
-  else
-    checks = t.recv_value() != 0;
-  if (!checks) return measure_once(t, o);
+  LatencyModeBand band;
+  if (source) {
+    if (o.mode) band = *o.mode;
+    t.send_value(o.mode ? band.bytes : 0);
+  } else {
+    band.bytes = t.recv_value();
+  }
+  if (band.bytes == 0) return measure_once(t, o);
   CallCosts::ModeCheck check;
-  const LatencyModeBand band = source ? *o.mode : LatencyModeBand{};
   const Wall start = Wall::clock::now();
   std::optional<CallCosts> r;
+  // The source's decision, which the dest learns.
+  const auto agreed = [&](bool yes) {
+    if (source) {
+      t.send_value(yes ? 1 : 0);
+      return yes;
+    }
+    return t.recv_value() != 0;
+  };
   for (std::uint32_t attempt = 1;; ++attempt) {
     const Wall wait_from = Wall::clock::now();
     const auto before =
         await_latency_mode(t, band, std::max(0.0, o.mode_wait_s - check.waited_s), start);
     check.waited_s += seconds_between(wait_from, Wall::clock::now());
+    for (const auto& p : before)
+      check.probes.push_back({p, attempt, false});
+    // Another attempt out of the mode would only replace one that began in it.
+    if (attempt > 1 && !agreed(source && before.back().in_band)) break;
     r = measure_once(t, o);
     const auto after = await_latency_mode(t, band, 0, start);
-    bool again = false;
     if (source) {
-      for (const auto& p : before)
-        check.probes.push_back({p, attempt, false});
       check.probes.push_back({after.back(), attempt, true});
       check.attempts = attempt;
       check.held = before.back().in_band && after.back().in_band;
-      again = !check.held && attempt < o.mode_attempts && check.waited_s < o.mode_wait_s;
-      t.send_value(again ? 1 : 0);
-    } else {
-      again = t.recv_value() != 0;
     }
-    if (!again) break;
+    if (!agreed(!check.held && attempt < o.mode_attempts && check.waited_s < o.mode_wait_s)) break;
   }
   if (source) {
     check.band = band;

@@ -141,9 +141,11 @@ struct CallCosts {
       bool after = false;  ///< taken after the attempt's measurement, else before it
     };
     std::vector<Probe> probes;
-    std::uint32_t attempts = 0;  ///< measurements of the phase
+    std::uint32_t attempts = 0;  ///< measurements of the phase (a later attempt whose probe
+                                 ///< before lay outside the band is not measured)
     double waited_s = 0;         ///< probing for the mode, in all
-    bool held = false;           ///< the last attempt's last probes before and after in the band
+    bool held = false;  ///< the last measured attempt's last probe before and its probe after
+                        ///< in the band
   };
   std::optional<ModeCheck> mode;
 };

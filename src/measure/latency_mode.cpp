@@ -47,22 +47,22 @@ void from_json(const nlohmann::json& j, LatencyModeBand& b) {
   b.high_us = j.at("high_us");
 }
 
-LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes) {
+LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes, double min_reach_us) {
   if (values.size() < 4) throw InputError("latency mode: Tukey's fences need at least 4 values");
   std::sort(values.begin(), values.end());
   const double q1 = stats::nearest_rank(values, 0.25), q3 = stats::nearest_rank(values, 0.75);
-  const double reach = 1.5 * (q3 - q1);
+  const double reach = std::max(1.5 * (q3 - q1), min_reach_us);
   return {bytes, std::max(0.0, q1 - reach), q3 + reach};
 }
 
-std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp) {
+std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp, double resolution_us) {
   if (loggp.points.empty()) return std::nullopt;
   const LoggpPoint& p = loggp.points.front();
   if (p.rounds.prtt1.size() < 4) return std::nullopt;
   std::vector<double> one_way(p.rounds.prtt1);
   for (double& v : one_way)
     v /= 2;
-  return tukey_fences(std::move(one_way), p.bytes);
+  return tukey_fences(std::move(one_way), p.bytes, resolution_us / 2);  // a round trip, halved
 }
 
 std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBand& band,

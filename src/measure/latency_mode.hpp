@@ -26,7 +26,8 @@
 namespace commgauge::measure {
 
 /// The one-way times of the reference mode: Tukey's fences (Q1 - 1.5 IQR, Q3 + 1.5 IQR) of
-/// loggp's PRTT(1,0,s) / 2 over its rounds at size `bytes`.
+/// loggp's PRTT(1,0,s) / 2 over its rounds at size `bytes`, at least half the timer's resolution
+/// beyond the quartiles (a clock that quantizes every round alike leaves an IQR of 0).
 struct LatencyModeBand {
   std::uint64_t bytes = 1;
   double low_us = 0, high_us = 0;
@@ -37,15 +38,17 @@ void to_json(nlohmann::json& j, const LatencyModeBand& b);
 void from_json(const nlohmann::json& j, LatencyModeBand& b);
 
 /// The band of loggp's rounds at its smallest size; nullopt with fewer than 4 rounds there.
-std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp);
+/// `resolution_us`: the timer's (TimerCharacterization::res_timing_us).
+std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp, double resolution_us);
 
-/// Tukey's fences of `values` (at least 4).
-LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes);
+/// Tukey's fences of `values` (at least 4), reaching at least `min_reach_us` beyond Q1 and Q3.
+LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes,
+                             double min_reach_us = 0);
 
 struct ModeProbe {
   double one_way_us = 0;  ///< median of kModeProbeTrips round trips, halved
   bool in_band = false;
-  double at_s = 0;  ///< seconds after the phase's first probe
+  double at_s = 0;  ///< seconds after the phase began (its first probe)
 };
 
 /// Waiting is wall time, whatever the transport's clock (the virtual network's stands still).

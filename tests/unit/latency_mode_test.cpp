@@ -36,19 +36,25 @@ TEST(LatencyMode, TukeysFencesOfTheRounds) {
 
 TEST(LatencyMode, TheBandComesFromLoggpsRoundsAtItsSmallestSizeHalved) {
   LoggpResult r;
-  EXPECT_FALSE(latency_mode_band(r));
+  EXPECT_FALSE(latency_mode_band(r, 0.001));
   r.points.resize(2);
   r.points[0].bytes = 1;
   r.points[1].bytes = 8;
   r.points[0].rounds.prtt1 = {0.32, 0.26, 0.28, 0.30, 0.29, 0.30};  // round trips
   r.points[1].rounds.prtt1 = {9, 9, 9, 9, 9, 9};
-  const auto b = latency_mode_band(r);
+  const auto b = latency_mode_band(r, 0.001);
   ASSERT_TRUE(b);
   EXPECT_EQ(b->bytes, 1u);
   EXPECT_NEAR(b->low_us, 0.125, 1e-12);  // as the fences of 0.13-0.16 above
   EXPECT_NEAR(b->high_us, 0.165, 1e-12);
+  // A clock of 0.04 us quantizes every round alike (IQR 0): the fences reach half of it.
+  r.points[0].rounds.prtt1 = {0.28, 0.28, 0.28, 0.28, 0.28, 0.28};
+  const auto coarse = latency_mode_band(r, 0.04);
+  ASSERT_TRUE(coarse);
+  EXPECT_NEAR(coarse->low_us, 0.12, 1e-12);
+  EXPECT_NEAR(coarse->high_us, 0.16, 1e-12);
   r.points[0].rounds.prtt1.resize(3);  // too few rounds to tell a mode
-  EXPECT_FALSE(latency_mode_band(r));
+  EXPECT_FALSE(latency_mode_band(r, 0.001));
 }
 
 // Probes on the virtual network: one in the band ends the wait at once; none in it lasts the
@@ -150,6 +156,11 @@ TEST(LatencyMode, CallCostOptionsCarryTheBandAndRefuseNoAttempt) {
   EXPECT_THROW(o.validate(), InputError);
   o.mode_attempts = 1;
   o.mode_wait_s = -1;
+  EXPECT_THROW(o.validate(), InputError);
+  o.mode_wait_s = 10;
+  o.mode->bytes = 0;  // the dest would take a probe of 0 bytes for "no probes"
+  EXPECT_THROW(o.validate(), InputError);
+  o.mode = LatencyModeBand{1, 0.2, 0.1};
   EXPECT_THROW(o.validate(), InputError);
 }
 
