@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -21,9 +22,9 @@
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
-#include "report/call_costs_report.hpp"
 #include "report/context.hpp"
 #include "report/heldout_report.hpp"
+#include "report/latency_mode_report.hpp"
 #include "report/latency_report.hpp"
 #include "report/loggp_report.hpp"
 #include "report/overlap_report.hpp"
@@ -280,6 +281,8 @@ void add_profile_command(CLI::App& app, Action& action) {
         std::optional<measure::LatencyResult> latency;
         std::optional<measure::CallCosts> calls;
         measure::CallCostOptions co;
+        std::optional<measure::LatencyModeBand> mode_band;
+        std::map<std::string, measure::PhaseModeCheck> phase_modes;  // on the source
         nlohmann::json transport_context;
         // A profile is what predict and simulate trust: none from a method a transport failure
         // interrupted (each keeps what it measured on its own, not here).
@@ -298,28 +301,57 @@ void add_profile_command(CLI::App& app, Action& action) {
               transport_context = t.context();
             }
           });
+          // The later phases in loggp's latency mode (measure/latency_mode.hpp): under MPI only
+          // the source holds loggp's result and tells the dest what to probe; the virtual
+          // network has one mode.
+          const bool probes_mode = topts.kind != "virtual";
+          if (loggp) mode_band = measure::latency_mode_band(*loggp, timer.res_timing_us);
+          // A phase between a wait for the mode and a probe after it.
+          const auto in_mode = [&](const char* phase, const auto& measure_phase) {
+            if (!probes_mode) return measure_phase();
+            std::vector<measure::ModeProbe> before, after;
+            const auto wait = [&](double wait_s, std::vector<measure::ModeProbe>& probes) {
+              const measure::ModeWaitOptions mw{mode_band, wait_s};
+              runner->run({"latency-mode", mw}, [&](net::Transport& t) {
+                auto p = measure::wait_for_latency_mode(t, mw);
+                if (!p.empty()) probes = std::move(p);
+              });
+            };
+            const auto from = measure::Wall::clock::now();
+            wait(co.mode_wait_s, before);
+            const double waited_s = measure::seconds_between(from, measure::Wall::clock::now());
+            measure_phase();
+            wait(0, after);
+            if (mode_band && !before.empty() && !after.empty())
+              phase_modes[phase] =
+                  measure::phase_mode_check(*mode_band, before, after.back(), waited_s);
+          };
           // Overlap over the same ranges; the dest needs no link (it only obeys commands).
           const std::optional<model::LinkParams> ranges =
               loggp ? std::optional<model::LinkParams>(loggp->link) : std::nullopt;
-          runner->run({"overlap", oo}, [&](net::Transport& t) {
-            if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) {
-              whole("overlap", r->interrupted, fmt::format("{} sizes", r->points.size()));
-              overlap = std::move(r);
-            }
+          in_mode("overlap", [&] {
+            runner->run({"overlap", oo}, [&](net::Transport& t) {
+              if (auto r = measure::measure_overlap(t, oo, ranges, &progress)) {
+                whole("overlap", r->interrupted, fmt::format("{} sizes", r->points.size()));
+                overlap = std::move(r);
+              }
+            });
           });
-          runner->run({"latency", la}, [&](net::Transport& t) {
-            if (auto r = measure::measure_latency(t, la, timer, &progress)) {
-              whole("latency", r->interrupted, fmt::format("{} sizes", r->points.size()));
-              latency = std::move(r);
-            }
+          in_mode("latency", [&] {
+            runner->run({"latency", la}, [&](net::Transport& t) {
+              if (auto r = measure::measure_latency(t, la, timer, &progress)) {
+                whole("latency", r->interrupted, fmt::format("{} sizes", r->points.size()));
+                latency = std::move(r);
+              }
+            });
           });
-          if (topts.kind != "virtual") {
-            // In loggp's latency mode (measure/latency_mode.hpp); under MPI only the source
-            // holds loggp's result, and the call costs tell the dest.
-            if (loggp) co.mode = measure::latency_mode_band(*loggp, timer.res_timing_us);
+          if (probes_mode) {
+            // The call costs wait, probe and measure again themselves: the replay charges them.
+            co.mode = mode_band;
             runner->run({"call-costs", co}, [&](net::Transport& t) {
               if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
             });
+            if (calls && calls->mode) phase_modes["call_costs"] = *calls->mode;
           }
         });
         if (!loggp) continue;
@@ -379,8 +411,7 @@ void add_profile_command(CLI::App& app, Action& action) {
           lc.loggp["send_calls"] = report::loggp_send_calls_json(*loggp);
         }
         lc.distrust = trust.reasons;
-        if (calls && calls->mode)
-          lc.call_costs = {{"latency_mode", report::latency_mode_json(*calls->mode)}};
+        if (!phase_modes.empty()) lc.latency_mode = report::latency_mode_json(phase_modes);
         prof.classes[cls] = lc;
         if (prof.description.empty()) prof.description = "measured by commgauge profile";
         // Validate what is written exactly as a reader will.
@@ -506,15 +537,19 @@ void add_profile_command(CLI::App& app, Action& action) {
               "them; simulate charges it instead of the warm copy for a collective's own-data "
               "copy where the rank's messages in the call are rendezvous)",
               calls->copy_after_rendezvous_per_byte);
-          if (calls->mode) {
-            const std::string mode = report::latency_mode_line(*calls->mode);
-            std::fputs(mode.c_str(), stdout);
-            if (!calls->mode->held) std::fputs(("commgauge profile: " + mode).c_str(), stderr);
-          } else {
-            std::fputs(
-                "latency mode: not checked (loggp has fewer than 4 rounds at its smallest size)\n",
-                stdout);
-          }
+        }
+        if (!mode_band && topts.kind != "virtual") {
+          std::fputs(
+              "latency mode: not checked (loggp has fewer than 4 rounds at its smallest size)\n",
+              stdout);
+        }
+        for (const char* phase : {"overlap", "latency", "call_costs"}) {  // in the order run
+          const auto it = phase_modes.find(phase);
+          if (it == phase_modes.end()) continue;
+          const measure::PhaseModeCheck& check = it->second;
+          const std::string line = report::latency_mode_line(phase, check);
+          std::fputs(line.c_str(), stdout);
+          if (!check.held) std::fputs(("commgauge profile: " + line).c_str(), stderr);
         }
       }
       return 0;

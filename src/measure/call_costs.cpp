@@ -18,11 +18,7 @@ void CallCostOptions::validate() const {
   }
   if (rounds < 1) throw InputError("call costs: at least 1 round is needed");
   if (mode_attempts < 1) throw InputError("call costs: at least 1 attempt is needed");
-  if (mode && (mode->bytes == 0 || !(mode->low_us <= mode->high_us)))
-    throw InputError(
-        "call costs: the latency mode's band needs a probe of at least 1 byte and "
-        "low_us <= high_us");
-  if (!(mode_wait_s >= 0)) throw InputError("call costs: the wait for the mode must be >= 0 s");
+  ModeWaitOptions{mode, mode_wait_s}.validate();
 }
 
 void to_json(nlohmann::json& j, const CallCostOptions& o) {
@@ -388,18 +384,11 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
         "the virtual network has no call costs to measure (its calls cost what "
         "its model charges)");
   }
-  // The source's options decide whether the mode is probed and at what size (the dest's may not
-  // know the band: under MPI only the source holds loggp's result); 0: no probes.
   const bool source = t.role() == net::Role::source;
-  LatencyModeBand band;
-  if (source) {
-    if (o.mode) band = *o.mode;
-    t.send_value(o.mode ? band.bytes : 0);
-  } else {
-    band.bytes = t.recv_value();
-  }
+  LatencyModeBand band = o.mode.value_or(LatencyModeBand{});
+  band.bytes = agree_probe_bytes(t, o.mode);
   if (band.bytes == 0) return measure_once(t, o);
-  CallCosts::ModeCheck check;
+  PhaseModeCheck check;
   const Wall start = Wall::clock::now();
   std::optional<CallCosts> r;
   // The source's decision, which the dest learns.

@@ -133,21 +133,7 @@ struct CallCosts {
   /// measured when it initialized MPI). One process, one first call each: no interval.
   std::vector<net::FirstCall> first_calls;
   /// How the phase kept to loggp's latency mode (where CallCostOptions::mode was given).
-  struct ModeCheck {
-    LatencyModeBand band;
-    struct Probe {
-      ModeProbe probe;
-      std::uint32_t attempt = 1;
-      bool after = false;  ///< taken after the attempt's measurement, else before it
-    };
-    std::vector<Probe> probes;
-    std::uint32_t attempts = 0;  ///< measurements of the phase (a later attempt whose probe
-                                 ///< before lay outside the band is not measured)
-    double waited_s = 0;         ///< probing for the mode, in all
-    bool held = false;  ///< the last measured attempt's last probe before and its probe after
-                        ///< in the band
-  };
-  std::optional<ModeCheck> mode;
+  std::optional<PhaseModeCheck> mode;
 };
 
 /// Runs on either end; returns the result on the source. Not on the virtual network, whose

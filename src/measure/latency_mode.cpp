@@ -87,4 +87,50 @@ std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBa
   }
 }
 
+PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<ModeProbe>& before,
+                                const ModeProbe& after, double waited_s) {
+  PhaseModeCheck c;
+  c.band = band;
+  for (const auto& p : before)
+    c.probes.push_back({p, 1, false});
+  c.probes.push_back({after, 1, true});
+  c.attempts = 1;
+  c.waited_s = waited_s;
+  c.held = !before.empty() && before.back().in_band && after.in_band;
+  return c;
+}
+
+std::uint64_t agree_probe_bytes(net::Transport& t, const std::optional<LatencyModeBand>& band) {
+  if (t.role() != net::Role::source) return t.recv_value();
+  const std::uint64_t bytes = band ? band->bytes : 0;
+  t.send_value(bytes);
+  return bytes;
+}
+
+void ModeWaitOptions::validate() const {
+  if (band && (band->bytes == 0 || !(band->low_us <= band->high_us)))
+    throw InputError(
+        "latency mode: the band needs a probe of at least 1 byte and "
+        "low_us <= high_us");
+  if (!(wait_s >= 0)) throw InputError("latency mode: the wait must be >= 0 s");
+}
+
+void to_json(nlohmann::json& j, const ModeWaitOptions& o) {
+  j = {{"wait_s", o.wait_s}};
+  if (o.band) j["band"] = *o.band;
+}
+
+void from_json(const nlohmann::json& j, ModeWaitOptions& o) {
+  o.wait_s = j.at("wait_s");
+  if (j.contains("band")) o.band = j.at("band").get<LatencyModeBand>();
+}
+
+std::vector<ModeProbe> wait_for_latency_mode(net::Transport& t, const ModeWaitOptions& o) {
+  o.validate();
+  LatencyModeBand band = o.band.value_or(LatencyModeBand{});
+  band.bytes = agree_probe_bytes(t, o.band);
+  if (band.bytes == 0) return {};
+  return await_latency_mode(t, band, o.wait_s, Wall::clock::now());
+}
+
 }  // namespace commgauge::measure

@@ -8,10 +8,11 @@
 // slow one, and their held-out MPI_Allreduce of 8-64 KiB was predicted 14-37 % high, where the 10
 // others were within -18 and +1 %.
 //
-// So the call costs are measured in loggp's mode: a probe (1-byte round trips timed on the
-// source, as loggp's PRTT(1,0,s) cells) must lie inside Tukey's fences of loggp's rounds at its
-// smallest size before the phase and again after it; the phase waits for that mode within a
-// budget and is measured again if the mode changed meanwhile (call_costs.hpp).
+// So profile's later phases (overlap, latency, the call costs) are measured in loggp's mode: a
+// probe (1-byte round trips timed on the source, as loggp's PRTT(1,0,s) cells) must lie inside
+// Tukey's fences of loggp's rounds at its smallest size before each phase and again after it; the
+// pair waits for that mode within a budget, and the call costs, which the replay charges, are
+// measured again if the mode changed meanwhile (call_costs.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -65,5 +66,42 @@ inline constexpr std::uint32_t kModeProbeTrips = 9;
 /// the source (empty on the dest); at_s counts from `since`.
 std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBand& band,
                                           double budget_s, Wall since);
+
+/// How one phase kept to the band's mode: every probe, by attempt, before and after it.
+struct PhaseModeCheck {
+  LatencyModeBand band;
+  struct Probe {
+    ModeProbe probe;
+    std::uint32_t attempt = 1;
+    bool after = false;  ///< taken after the attempt's measurement, else before it
+  };
+  std::vector<Probe> probes;
+  std::uint32_t attempts = 0;  ///< measurements of the phase (a later attempt whose probe
+                               ///< before lay outside the band is not measured)
+  double waited_s = 0;         ///< probing for the mode, in all
+  bool held = false;  ///< the last measured attempt's last probe before and its probe after
+                      ///< in the band
+};
+
+/// A phase measured once between `before` (a wait's probes) and `after` (one probe).
+PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<ModeProbe>& before,
+                                const ModeProbe& after, double waited_s);
+
+/// Both ends: the source tells the dest the probe's size, 0 for none (the dest may not know the
+/// band: under MPI only the source holds loggp's result); returns it on both ends.
+std::uint64_t agree_probe_bytes(net::Transport& t, const std::optional<LatencyModeBand>& band);
+
+/// A boundary between a profile's phases (job "latency-mode"): the pair waits at most wait_s for
+/// the band's mode; without a band, nothing is probed.
+struct ModeWaitOptions {
+  std::optional<LatencyModeBand> band;
+  double wait_s = 10;
+  void validate() const;  ///< throws InputError
+};
+void to_json(nlohmann::json& j, const ModeWaitOptions& o);
+void from_json(const nlohmann::json& j, ModeWaitOptions& o);
+
+/// Both ends; returns the probes on the source (none without a band, and on the dest).
+std::vector<ModeProbe> wait_for_latency_mode(net::Transport& t, const ModeWaitOptions& o);
 
 }  // namespace commgauge::measure

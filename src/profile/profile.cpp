@@ -38,7 +38,7 @@ Profile profile_from_json(const nlohmann::json& document, const std::string& whe
     lc.latency = cls.value("latency", nlohmann::json());
     lc.heldout = cls.value("heldout", nlohmann::json());
     lc.loggp = cls.value("loggp", nlohmann::json());
-    lc.call_costs = cls.value("call_costs", nlohmann::json());
+    lc.latency_mode = cls.value("latency_mode", nlohmann::json());
     if (lc.loggp.contains("trust") && !lc.loggp["trust"]["trusted"].get<bool>()) {
       lc.distrust = lc.loggp["trust"]["reasons"].get<std::vector<std::string>>();
       if (lc.distrust.empty()) lc.distrust.push_back("not trusted (no reason given)");
@@ -74,7 +74,7 @@ nlohmann::json profile_to_json(const Profile& p) {
     if (!lc.latency.is_null()) c["latency"] = lc.latency;
     if (!lc.heldout.is_null()) c["heldout"] = lc.heldout;
     if (!lc.loggp.is_null()) c["loggp"] = lc.loggp;
-    if (!lc.call_costs.is_null()) c["call_costs"] = lc.call_costs;
+    if (!lc.latency_mode.is_null()) c["latency_mode"] = lc.latency_mode;
     classes[name] = c;
   }
   nlohmann::json doc = {{"format", "commgauge-profile"}, {"version", 1}, {"link_classes", classes}};

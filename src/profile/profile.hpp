@@ -29,12 +29,12 @@ ParameterSet parameter_set_from_string(const std::string& text, const std::strin
 struct LinkClass {
   model::LinkParams link;                      ///< the calibrated set (or a hand-written link)
   std::optional<model::LinkParams> seed_link;  ///< the seeds' estimators, when measured
-  nlohmann::json source;      ///< {kind, method, transport, hosts, link, date_utc, ...}
-  nlohmann::json overlap;     ///< null or the overlap section
-  nlohmann::json latency;     ///< null or the latency section
-  nlohmann::json heldout;     ///< null or the held-out validation (measured against predicted)
-  nlohmann::json loggp;       ///< null or how loggp read the switches: switches, notes, rounds
-  nlohmann::json call_costs;  ///< null or how the call costs were measured (latency_mode)
+  nlohmann::json source;        ///< {kind, method, transport, hosts, link, date_utc, ...}
+  nlohmann::json overlap;       ///< null or the overlap section
+  nlohmann::json latency;       ///< null or the latency section
+  nlohmann::json heldout;       ///< null or the held-out validation (measured against predicted)
+  nlohmann::json loggp;         ///< null or how loggp read the switches: switches, notes, rounds
+  nlohmann::json latency_mode;  ///< null or how the phases kept to loggp's latency mode
   /// Why the measured class is not trusted (loggp.trust.reasons); empty when it is, or when the
   /// class says nothing (written by hand or by an older commgauge).
   std::vector<std::string> distrust;

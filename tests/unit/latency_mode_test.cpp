@@ -13,7 +13,7 @@
 #include "net/virtual_network.hpp"
 #include "profile/link_params_json.hpp"
 #include "profile/profile.hpp"
-#include "report/call_costs_report.hpp"
+#include "report/latency_mode_report.hpp"
 
 namespace commgauge::measure {
 namespace {
@@ -87,8 +87,31 @@ TEST(LatencyMode, AProbeReadsTheOneWayTimeAndWaitsOnlyOutsideTheBand) {
   EXPECT_EQ(run({1, one_way * 2, one_way * 3}, 0).size(), 1u);
 }
 
-CallCosts::ModeCheck two_attempts() {
-  CallCosts::ModeCheck c;
+// A boundary between phases: without a band nothing is probed (the dest learns it from the
+// source), with one the pair probes at the band's size.
+TEST(LatencyMode, ABoundaryProbesOnlyWithABand) {
+  const model::LinkParams link = commgauge::testing::loggp_link();
+  const double one_way = model::to_microseconds(model::CostModel(link).blocking_one_way(64));
+  auto run = [&](std::optional<LatencyModeBand> band) {
+    net::VirtualNetwork net(link);
+    std::vector<ModeProbe> on_source;
+    net.run([&](net::Transport& t) {
+      // The dest never holds the band (as under MPI, where only the source has loggp's result).
+      const bool source = t.role() == net::Role::source;
+      auto probes = wait_for_latency_mode(t, {source ? band : std::nullopt, 0});
+      if (source) on_source = probes;
+    });
+    return on_source;
+  };
+  EXPECT_TRUE(run(std::nullopt).empty());
+  const auto probes = run(LatencyModeBand{64, 0, one_way * 2});
+  ASSERT_EQ(probes.size(), 1u);
+  EXPECT_NEAR(probes[0].one_way_us, one_way, 1e-6);  // the band's 64 B, not a default size
+  EXPECT_THROW(ModeWaitOptions({LatencyModeBand{0, 0, 1}, 0}).validate(), InputError);
+}
+
+PhaseModeCheck two_attempts() {
+  PhaseModeCheck c;
   c.band = {1, 0.125, 0.165};
   c.probes = {{{0.38, false, 0.0}, 1, false},
               {{0.14, true, 0.1}, 1, false},
@@ -102,21 +125,32 @@ CallCosts::ModeCheck two_attempts() {
 }
 
 TEST(LatencyMode, TheLineNamesTheLastAttemptsProbesAndTheWait) {
-  CallCosts::ModeCheck c = two_attempts();
-  const std::string held = report::latency_mode_line(c);
-  EXPECT_THAT(held, HasSubstr("measured in loggp's (probes 0.15 us before and 0.145 after"));
+  PhaseModeCheck c = two_attempts();
+  const std::string held = report::latency_mode_line("call_costs", c);
+  EXPECT_THAT(held, HasSubstr("the call costs were measured in loggp's (probes 0.15 us before and "
+                              "0.145 after"));
   EXPECT_THAT(held, HasSubstr("0.125-0.165 us one way"));
   EXPECT_THAT(held, HasSubstr("2 of 5 probes outside it, 0.2 s of waiting, measured 2 times"));
   c.held = false;
-  EXPECT_THAT(report::latency_mode_line(c), HasSubstr("NOT measured in loggp's mode"));
-  CallCosts::ModeCheck quiet;
+  EXPECT_THAT(report::latency_mode_line("call_costs", c),
+              HasSubstr("the call costs were NOT measured in loggp's mode"));
+  EXPECT_THAT(report::latency_mode_line("call_costs", c), HasSubstr("the profile mixes two modes"));
+  PhaseModeCheck quiet;
   quiet.band = {1, 0.125, 0.165};
   quiet.probes = {{{0.14, true, 0}, 1, false}, {{0.15, true, 0.5}, 1, true}};
   quiet.attempts = 1;
   quiet.held = true;
-  EXPECT_EQ(report::latency_mode_line(quiet),
-            "latency mode: the call costs were measured in loggp's (probes 0.14 us before and "
+  EXPECT_EQ(report::latency_mode_line("latency", quiet),
+            "latency mode: the latency part was measured in loggp's (probes 0.14 us before and "
             "0.15 after; loggp's rounds at 1 B: 0.125-0.165 us one way (Tukey's fences))\n");
+  // A phase measured once between a wait and a probe after it.
+  const PhaseModeCheck once =
+      phase_mode_check(quiet.band, {{0.38, false, 0}, {0.14, true, 0.1}}, {0.15, true, 0.5}, 0.1);
+  EXPECT_EQ(once.probes.size(), 3u);
+  EXPECT_TRUE(once.probes[2].after);
+  EXPECT_EQ(once.attempts, 1u);
+  EXPECT_TRUE(once.held);
+  EXPECT_FALSE(phase_mode_check(quiet.band, {{0.14, true, 0}}, {0.38, false, 0.5}, 0).held);
 }
 
 // The profile keeps every probe; its schema refuses what is not one.
@@ -128,20 +162,23 @@ TEST(LatencyMode, TheProfileKeepsTheCheckAndItsSchemaRefusesAMalformedOne) {
        {{"intra_node",
          {{"link", profile::link_params_to_json(commgauge::testing::loggp_link())},
           {"source", {{"kind", "measured"}, {"link", "local"}}},
-          {"call_costs", {{"latency_mode", report::latency_mode_json(two_attempts())}}}}}}}};
+          {"latency_mode", report::latency_mode_json(
+                               {{"call_costs", two_attempts()}, {"overlap", two_attempts()}})}}}}}};
   const profile::Profile p = profile::profile_from_json(doc, "p.json");
   const nlohmann::json back = profile::profile_to_json(p);
-  const nlohmann::json& mode = back["link_classes"]["intra_node"]["call_costs"]["latency_mode"];
-  EXPECT_EQ(mode["probes"].size(), 5u);
-  EXPECT_EQ(mode["probes"][2]["after"], true);
-  EXPECT_EQ(mode["attempts"], 2);
+  const nlohmann::json& mode = back["link_classes"]["intra_node"]["latency_mode"];
   EXPECT_EQ(mode["band"]["high_us"], 0.165);
-  doc["link_classes"]["intra_node"]["call_costs"]["latency_mode"]["held"] = "yes";
+  const nlohmann::json& calls = mode["phases"]["call_costs"];
+  EXPECT_EQ(calls["probes"].size(), 5u);
+  EXPECT_EQ(calls["probes"][2]["after"], true);
+  EXPECT_EQ(calls["attempts"], 2);
+  EXPECT_TRUE(mode["phases"].contains("overlap"));
+  doc["link_classes"]["intra_node"]["latency_mode"]["phases"]["call_costs"]["held"] = "yes";
   try {
     profile::profile_from_json(doc, "p.json");
     ADD_FAILURE() << "a malformed latency_mode was accepted";
   } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("call_costs"));
+    EXPECT_THAT(e.what(), HasSubstr("latency_mode"));
   }
 }
 

@@ -1,0 +1,70 @@
+#include "report/latency_mode_report.hpp"
+
+#include <fmt/format.h>
+
+namespace commgauge::report {
+
+namespace {
+
+// What the line says of a phase, by its key in the profile's JSON.
+std::string subject_of(const std::string& phase) {
+  if (phase == "call_costs") return "the call costs were";
+  if (phase == "latency") return "the latency part was";
+  if (phase == "overlap") return "overlap (LogGPO) was";
+  return phase + " was";
+}
+
+}  // namespace
+
+nlohmann::json latency_mode_json(const std::map<std::string, measure::PhaseModeCheck>& phases) {
+  nlohmann::json out = {{"phases", nlohmann::json::object()}};
+  for (const auto& [name, check] : phases) {
+    nlohmann::json probes = nlohmann::json::array();
+    for (const auto& p : check.probes) {
+      probes.push_back({{"one_way_us", p.probe.one_way_us},
+                        {"in_band", p.probe.in_band},
+                        {"at_s", p.probe.at_s},
+                        {"attempt", p.attempt},
+                        {"after", p.after}});
+    }
+    out["band"] = check.band;  // the same for every phase: loggp's
+    out["phases"][name] = {{"probes", probes},
+                           {"attempts", check.attempts},
+                           {"waited_s", check.waited_s},
+                           {"held", check.held}};
+  }
+  return out;
+}
+
+std::string latency_mode_line(const std::string& phase, const measure::PhaseModeCheck& check) {
+  // The last measured attempt's last probe before it and its probe after.
+  const measure::ModeProbe* before = nullptr;
+  const measure::ModeProbe* after = nullptr;
+  std::size_t outside = 0;
+  for (const auto& p : check.probes) {
+    if (!p.probe.in_band) ++outside;
+    if (p.attempt != check.attempts) continue;
+    (p.after ? after : before) = &p.probe;
+  }
+  const std::string band =
+      fmt::format("loggp's rounds at {} B: {:.3g}-{:.3g} us one way (Tukey's fences)",
+                  check.band.bytes, check.band.low_us, check.band.high_us);
+  std::string how;
+  if (check.attempts > 1 || outside > 0) {
+    how = fmt::format("; {} of {} probes outside it, {:.1f} s of waiting, measured {} time{}",
+                      outside, check.probes.size(), check.waited_s, check.attempts,
+                      check.attempts == 1 ? "" : "s");
+  }
+  const double b = before ? before->one_way_us : 0, a = after ? after->one_way_us : 0;
+  if (check.held) {
+    return fmt::format(
+        "latency mode: {} measured in loggp's (probes {:.3g} us before and {:.3g} after; {}{})\n",
+        subject_of(phase), b, a, band, how);
+  }
+  return fmt::format(
+      "latency mode: {} NOT measured in loggp's mode (probes {:.3g} us before and {:.3g} after; "
+      "{}{}): the profile mixes two modes\n",
+      subject_of(phase), b, a, band, how);
+}
+
+}  // namespace commgauge::report
