@@ -321,7 +321,7 @@ void add_profile_command(CLI::App& app, Action& action) {
             wait(co.mode_wait_s, before);
             const double waited_s = measure::seconds_between(from, measure::Wall::clock::now());
             measure_phase();
-            wait(0, after);
+            wait(measure::kModeRecheckWait_s, after);
             if (mode_band && !before.empty() && !after.empty())
               phase_modes[phase] =
                   measure::phase_mode_check(*mode_band, before, after.back(), waited_s);

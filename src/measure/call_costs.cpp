@@ -409,7 +409,7 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     // Another attempt out of the mode would only replace one that began in it.
     if (attempt > 1 && !agreed(source && before.back().in_band)) break;
     r = measure_once(t, o);
-    const auto after = await_latency_mode(t, band, 0, start);
+    const auto after = await_latency_mode(t, band, kModeRecheckWait_s, start);
     if (source) {
       check.probes.push_back({after.back(), attempt, true});
       check.attempts = attempt;

@@ -47,11 +47,11 @@ void from_json(const nlohmann::json& j, LatencyModeBand& b) {
   b.high_us = j.at("high_us");
 }
 
-LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes, double min_reach_us) {
+LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes, double widen_us) {
   if (values.size() < 4) throw InputError("latency mode: Tukey's fences need at least 4 values");
   std::sort(values.begin(), values.end());
   const double q1 = stats::nearest_rank(values, 0.25), q3 = stats::nearest_rank(values, 0.75);
-  const double reach = std::max(1.5 * (q3 - q1), min_reach_us);
+  const double reach = 1.5 * (q3 - q1) + widen_us;
   return {bytes, std::max(0.0, q1 - reach), q3 + reach};
 }
 

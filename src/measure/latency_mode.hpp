@@ -27,8 +27,9 @@
 namespace commgauge::measure {
 
 /// The one-way times of the reference mode: Tukey's fences (Q1 - 1.5 IQR, Q3 + 1.5 IQR) of
-/// loggp's PRTT(1,0,s) / 2 over its rounds at size `bytes`, at least half the timer's resolution
-/// beyond the quartiles (a clock that quantizes every round alike leaves an IQR of 0).
+/// loggp's PRTT(1,0,s) / 2 over its rounds at size `bytes`, widened by half the timer's resolution
+/// (times are multiples of it: a probe equal to Q1 - 1.5 IQR to the tick read 3e-11 us below it,
+/// and a clock that quantizes every round alike leaves an IQR of 0).
 struct LatencyModeBand {
   std::uint64_t bytes = 1;
   double low_us = 0, high_us = 0;
@@ -42,9 +43,8 @@ void from_json(const nlohmann::json& j, LatencyModeBand& b);
 /// `resolution_us`: the timer's (TimerCharacterization::res_timing_us).
 std::optional<LatencyModeBand> latency_mode_band(const LoggpResult& loggp, double resolution_us);
 
-/// Tukey's fences of `values` (at least 4), reaching at least `min_reach_us` beyond Q1 and Q3.
-LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes,
-                             double min_reach_us = 0);
+/// Tukey's fences of `values` (at least 4), widened by `widen_us` on each side.
+LatencyModeBand tukey_fences(std::vector<double> values, std::uint64_t bytes, double widen_us = 0);
 
 struct ModeProbe {
   double one_way_us = 0;  ///< median of kModeProbeTrips round trips, halved
@@ -57,6 +57,11 @@ using Wall = std::chrono::steady_clock::time_point;
 inline double seconds_between(Wall from, Wall to) {
   return std::chrono::duration<double>(to - from).count();
 }
+
+/// How long after a phase its mode is looked for: one probe is a median of kModeProbeTrips round
+/// trips and may read off by noise, so the mode changed during the phase only if no probe within
+/// this time lies in the band.
+inline constexpr double kModeRecheckWait_s = 0.3;
 
 /// Round trips of a probe, timed each on the source; their median is the probe's value.
 inline constexpr std::uint32_t kModeProbeTrips = 9;
