@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <thread>
 
 #include "common/error.hpp"
@@ -17,10 +18,11 @@ constexpr auto kModeProbePause = std::chrono::milliseconds(100);
 // The source's decision after a probe, sent to the dest.
 enum class ModeDecision : std::uint64_t { probe_again = 0, done = 1 };
 
-// Both ends: kModeProbeTrips round trips of `bytes`; the median one-way time on the source.
+// Both ends: kModeProbeWarmUp round trips of `bytes` untimed (the pair idled before), then
+// kModeProbeTrips timed; the median one-way time on the source.
 double probe_one_way_us(net::Transport& t, std::uint64_t bytes) {
   const bool source = t.role() == net::Role::source;
-  std::vector<double> trips(kModeProbeTrips);
+  std::vector<double> trips(kModeProbeWarmUp + kModeProbeTrips);
   for (double& trip : trips) {
     if (!source) {
       t.recv(bytes);
@@ -32,7 +34,8 @@ double probe_one_way_us(net::Transport& t, std::uint64_t bytes) {
     t.recv(bytes);
     trip = t.now_us() - t0;
   }
-  return source ? stats::median(trips) / 2 : 0;
+  if (!source) return 0;
+  return stats::median(std::span<const double>(trips).subspan(kModeProbeWarmUp)) / 2;
 }
 
 }  // namespace
@@ -88,15 +91,14 @@ std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBa
 }
 
 PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<ModeProbe>& before,
-                                const ModeProbe& after, double waited_s) {
+                                double waited_s) {
   PhaseModeCheck c;
   c.band = band;
   for (const auto& p : before)
     c.probes.push_back({p, 1, false});
-  c.probes.push_back({after, 1, true});
   c.attempts = 1;
   c.waited_s = waited_s;
-  c.held = !before.empty() && before.back().in_band && after.in_band;
+  c.held = !before.empty() && before.back().in_band;
   return c;
 }
 

@@ -63,8 +63,10 @@ inline double seconds_between(Wall from, Wall to) {
 /// this time lies in the band.
 inline constexpr double kModeRecheckWait_s = 0.3;
 
-/// Round trips of a probe, timed each on the source; their median is the probe's value.
+/// Round trips of a probe, timed each on the source; their median is the probe's value. Before
+/// them kModeProbeWarmUp round trips untimed (the pair may have idled).
 inline constexpr std::uint32_t kModeProbeTrips = 9;
+inline constexpr std::uint32_t kModeProbeWarmUp = 2;
 
 /// Both ends: probes until one lies in the band or `budget_s` has passed (0: one probe), idling
 /// 100 ms between probes. The source decides and tells the dest. Returns the probes on
@@ -88,9 +90,12 @@ struct PhaseModeCheck {
                       ///< in the band
 };
 
-/// A phase measured once between `before` (a wait's probes) and `after` (one probe).
+/// A phase measured once after `before` (a wait's probes), with no probe after it: over TCP on
+/// loopback the round trip stayed at 6.8-7.1 us for 0.3 s after overlap and the latency part
+/// (4.3-4.9 us in loggp's rounds and before them), the transport's state after a phase rather
+/// than the machine's mode. held: the last probe before lay in the band.
 PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<ModeProbe>& before,
-                                const ModeProbe& after, double waited_s);
+                                double waited_s);
 
 /// Both ends: the source tells the dest the probe's size, 0 for none (the dest may not know the
 /// band: under MPI only the source holds loggp's result); returns it on both ends.

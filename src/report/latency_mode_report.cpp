@@ -55,7 +55,18 @@ std::string latency_mode_line(const std::string& phase, const measure::PhaseMode
                       outside, check.probes.size(), check.waited_s, check.attempts,
                       check.attempts == 1 ? "" : "s");
   }
-  const double b = before ? before->one_way_us : 0, a = after ? after->one_way_us : 0;
+  const double b = before ? before->one_way_us : 0;
+  if (!after) {  // a phase probed only before (measure::phase_mode_check)
+    if (check.held) {
+      return fmt::format("latency mode: {} measured after a probe in loggp's ({:.3g} us; {}{})\n",
+                         subject_of(phase), b, band, how);
+    }
+    return fmt::format(
+        "latency mode: {} NOT measured in loggp's mode (probe {:.3g} us before it; {}{}): the "
+        "profile mixes two modes\n",
+        subject_of(phase), b, band, how);
+  }
+  const double a = after->one_way_us;
   if (check.held) {
     return fmt::format(
         "latency mode: {} measured in loggp's (probes {:.3g} us before and {:.3g} after; {}{})\n",

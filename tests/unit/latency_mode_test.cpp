@@ -143,14 +143,20 @@ TEST(LatencyMode, TheLineNamesTheLastAttemptsProbesAndTheWait) {
   EXPECT_EQ(report::latency_mode_line("latency", quiet),
             "latency mode: the latency part was measured in loggp's (probes 0.14 us before and "
             "0.15 after; loggp's rounds at 1 B: 0.125-0.165 us one way (Tukey's fences))\n");
-  // A phase measured once between a wait and a probe after it.
+  // A phase measured once after a wait, with no probe after it.
   const PhaseModeCheck once =
-      phase_mode_check(quiet.band, {{0.38, false, 0}, {0.14, true, 0.1}}, {0.15, true, 0.5}, 0.1);
-  EXPECT_EQ(once.probes.size(), 3u);
-  EXPECT_TRUE(once.probes[2].after);
+      phase_mode_check(quiet.band, {{0.38, false, 0}, {0.14, true, 0.1}}, 0.1);
+  EXPECT_EQ(once.probes.size(), 2u);
   EXPECT_EQ(once.attempts, 1u);
   EXPECT_TRUE(once.held);
-  EXPECT_FALSE(phase_mode_check(quiet.band, {{0.14, true, 0}}, {0.38, false, 0.5}, 0).held);
+  EXPECT_EQ(report::latency_mode_line("overlap", once),
+            "latency mode: overlap (LogGPO) was measured after a probe in loggp's (0.14 us; "
+            "loggp's rounds at 1 B: 0.125-0.165 us one way (Tukey's fences); 1 of 2 probes "
+            "outside it, 0.1 s of waiting, measured 1 time)\n");
+  const PhaseModeCheck waited_out = phase_mode_check(quiet.band, {{0.38, false, 10}}, 10);
+  EXPECT_FALSE(waited_out.held);
+  EXPECT_THAT(report::latency_mode_line("latency", waited_out),
+              HasSubstr("the latency part was NOT measured in loggp's mode (probe 0.38 us before"));
 }
 
 // The profile keeps every probe; its schema refuses what is not one.
