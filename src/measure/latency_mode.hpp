@@ -8,11 +8,11 @@
 // slow one, and their held-out MPI_Allreduce of 8-64 KiB was predicted 14-37 % high, where the 10
 // others were within -18 and +1 %.
 //
-// So profile's later phases (overlap, latency, the call costs) are measured in loggp's mode: a
-// probe (1-byte round trips timed on the source, as loggp's PRTT(1,0,s) cells) must lie inside
-// Tukey's fences of loggp's rounds at its smallest size before each phase and again after it; the
-// pair waits for that mode within a budget, and the call costs, which the replay charges, are
-// measured again if the mode changed meanwhile (call_costs.hpp).
+// So over MPI profile's later phases (overlap, latency, the call costs) are measured in loggp's
+// mode: a probe (1-byte round trips timed on the source, as loggp's PRTT(1,0,s) cells) must lie
+// inside Tukey's fences of loggp's rounds at its smallest size before each phase, the pair waiting
+// for that mode within a budget; the call costs, which the replay charges, are probed again after
+// and measured again if the mode changed meanwhile (call_costs.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -90,10 +90,10 @@ struct PhaseModeCheck {
                       ///< in the band
 };
 
-/// A phase measured once after `before` (a wait's probes), with no probe after it: over TCP on
-/// loopback the round trip stayed at 6.8-7.1 us for 0.3 s after overlap and the latency part
-/// (4.3-4.9 us in loggp's rounds and before them), the transport's state after a phase rather
-/// than the machine's mode. held: the last probe before lay in the band.
+/// A phase measured once after `before` (a wait's probes), with no probe after it (what a phase
+/// leaves behind can read as another mode: over TCP on loopback the round trip stayed at 6.8-7.1
+/// us for 0.3 s after overlap and the latency part, 4.3-4.9 us in loggp's rounds and before them).
+/// held: the last probe before lay in the band.
 PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<ModeProbe>& before,
                                 double waited_s);
 
