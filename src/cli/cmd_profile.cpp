@@ -281,6 +281,11 @@ void add_profile_command(CLI::App& app, Action& action) {
         std::optional<measure::LatencyResult> latency;
         std::optional<measure::CallCosts> calls;
         measure::CallCostOptions co;
+        // The later phases in loggp's latency mode (measure/latency_mode.hpp), over MPI: only the
+        // source holds loggp's result and tells the dest what to probe. Not over TCP, where a
+        // probe after the pair idled read 210-350 us for 10 s at a time against 4-6 us in
+        // loggp's rounds (cause not found), nor on the virtual network (one mode).
+        const bool probes_mode = topts.kind == "mpi";
         std::optional<measure::LatencyModeBand> mode_band;
         std::map<std::string, measure::PhaseModeCheck> phase_modes;  // on the source
         nlohmann::json transport_context;
@@ -301,11 +306,6 @@ void add_profile_command(CLI::App& app, Action& action) {
               transport_context = t.context();
             }
           });
-          // The later phases in loggp's latency mode (measure/latency_mode.hpp), over MPI: only
-          // the source holds loggp's result and tells the dest what to probe. Not over TCP,
-          // where a probe after the pair idled read 210-350 us for 10 s at a time against 4-6 us
-          // in loggp's rounds (cause not found), nor on the virtual network (one mode).
-          const bool probes_mode = topts.kind == "mpi";
           if (loggp && probes_mode)
             mode_band = measure::latency_mode_band(*loggp, timer.res_timing_us);
           // A phase after a wait for the mode (measure::phase_mode_check: no probe after it).
@@ -538,9 +538,10 @@ void add_profile_command(CLI::App& app, Action& action) {
         if (topts.kind == "tcp") {
           std::fputs(
               "latency mode: not checked over TCP (a probe after an idle pause does not read "
-              "the link's round trip there; docs/measurements.md, \"Latency modes\")\n",
+              "the link's round trip there; docs/measurements.md, \"Over TCP, and after a "
+              "phase\")\n",
               stdout);
-        } else if (!mode_band && topts.kind == "mpi") {
+        } else if (!mode_band && probes_mode) {
           std::fputs(
               "latency mode: not checked (loggp has fewer than 4 rounds at its smallest size)\n",
               stdout);

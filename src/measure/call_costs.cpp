@@ -33,8 +33,8 @@ void from_json(const nlohmann::json& j, CallCostOptions& o) {
   o.comm_calls = j.at("comm_calls");
   o.local_calls = j.value("local_calls", 40u);
   o.rounds = j.at("rounds");
-  o.mode_wait_s = j.value("mode_wait_s", 10.0);
-  o.mode_attempts = j.value("mode_attempts", 3u);
+  o.mode_wait_s = j.value("mode_wait_s", kModeWait_s);
+  o.mode_attempts = j.value("mode_attempts", kModeAttempts);
   if (j.contains("mode")) o.mode = j.at("mode").get<LatencyModeBand>();
 }
 
@@ -385,20 +385,12 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
         "its model charges)");
   }
   const bool source = t.role() == net::Role::source;
-  LatencyModeBand band = o.mode.value_or(LatencyModeBand{});
-  band.bytes = agree_probe_bytes(t, o.mode);
-  if (band.bytes == 0) return measure_once(t, o);
+  const auto agreed_band = agree_band(t, o.mode);
+  if (!agreed_band) return measure_once(t, o);
+  const LatencyModeBand& band = *agreed_band;
   PhaseModeCheck check;
   const Wall start = Wall::clock::now();
   std::optional<CallCosts> r;
-  // The source's decision, which the dest learns.
-  const auto agreed = [&](bool yes) {
-    if (source) {
-      t.send_value(yes ? 1 : 0);
-      return yes;
-    }
-    return t.recv_value() != 0;
-  };
   for (std::uint32_t attempt = 1;; ++attempt) {
     const Wall wait_from = Wall::clock::now();
     const auto before =
@@ -407,15 +399,17 @@ std::optional<CallCosts> measure_call_costs(net::Transport& t, const CallCostOpt
     for (const auto& p : before)
       check.probes.push_back({p, attempt, false});
     // Another attempt out of the mode would only replace one that began in it.
-    if (attempt > 1 && !agreed(source && before.back().in_band)) break;
+    if (attempt > 1 && !agreed(t, source && before.back().in_band)) break;
     r = measure_once(t, o);
     const auto after = await_latency_mode(t, band, kModeRecheckWait_s, start);
     if (source) {
-      check.probes.push_back({after.back(), attempt, true});
+      for (const auto& p : after)
+        check.probes.push_back({p, attempt, true});
       check.attempts = attempt;
       check.held = before.back().in_band && after.back().in_band;
     }
-    if (!agreed(!check.held && attempt < o.mode_attempts && check.waited_s < o.mode_wait_s)) break;
+    if (!agreed(t, !check.held && attempt < o.mode_attempts && check.waited_s < o.mode_wait_s))
+      break;
   }
   if (source) {
     check.band = band;

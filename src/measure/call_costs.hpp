@@ -84,9 +84,9 @@ struct CallCostOptions {
   /// loggp's latency mode (latency_mode.hpp): the phase is measured where a probe lies in it
   /// before and after; none: no probes.
   std::optional<LatencyModeBand> mode;
-  double mode_wait_s = 10;          ///< at most this long in all waiting for the mode
-  std::uint32_t mode_attempts = 3;  ///< at most this many measurements of the phase
-  void validate() const;            ///< throws InputError
+  double mode_wait_s = kModeWait_s;             ///< at most this long in all waiting for it
+  std::uint32_t mode_attempts = kModeAttempts;  ///< at most this many measurements of the phase
+  void validate() const;                        ///< throws InputError
 };
 
 void to_json(nlohmann::json& j, const CallCostOptions& o);

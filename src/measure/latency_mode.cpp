@@ -15,9 +15,6 @@ namespace {
 // Between probes the pair idles: a mode lasts seconds, so probing faster learns nothing more.
 constexpr auto kModeProbePause = std::chrono::milliseconds(100);
 
-// The source's decision after a probe, sent to the dest.
-enum class ModeDecision : std::uint64_t { probe_again = 0, done = 1 };
-
 // Both ends: kModeProbeWarmUp round trips of `bytes` untimed (the pair idled before), then
 // kModeProbeTrips timed; the median one-way time on the source.
 double probe_one_way_us(net::Transport& t, std::uint64_t bytes) {
@@ -75,17 +72,13 @@ std::vector<ModeProbe> await_latency_mode(net::Transport& t, const LatencyModeBa
   const Wall from = Wall::clock::now();
   for (;;) {
     const double one_way = probe_one_way_us(t, band.bytes);
-    ModeDecision next = ModeDecision::done;
+    bool again = false;
     if (source) {
       const Wall now = Wall::clock::now();
       probes.push_back({one_way, band.contains(one_way), seconds_between(since, now)});
-      if (!probes.back().in_band && seconds_between(from, now) < budget_s)
-        next = ModeDecision::probe_again;
-      t.send_value(static_cast<std::uint64_t>(next));
-    } else {
-      next = static_cast<ModeDecision>(t.recv_value());
+      again = !probes.back().in_band && seconds_between(from, now) < budget_s;
     }
-    if (next == ModeDecision::done) return probes;
+    if (!agreed(t, again)) return probes;
     std::this_thread::sleep_for(kModeProbePause);
   }
 }
@@ -102,11 +95,21 @@ PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<M
   return c;
 }
 
-std::uint64_t agree_probe_bytes(net::Transport& t, const std::optional<LatencyModeBand>& band) {
-  if (t.role() != net::Role::source) return t.recv_value();
-  const std::uint64_t bytes = band ? band->bytes : 0;
-  t.send_value(bytes);
-  return bytes;
+std::optional<LatencyModeBand> agree_band(net::Transport& t,
+                                          const std::optional<LatencyModeBand>& band) {
+  if (t.role() != net::Role::source) {
+    const std::uint64_t bytes = t.recv_value();  // 0: none
+    if (bytes == 0) return std::nullopt;
+    return LatencyModeBand{bytes, 0, 0};
+  }
+  t.send_value(band ? band->bytes : 0);
+  return band;
+}
+
+bool agreed(net::Transport& t, bool source_decides) {
+  if (t.role() != net::Role::source) return t.recv_value() != 0;
+  t.send_value(source_decides ? 1 : 0);
+  return source_decides;
 }
 
 void ModeWaitOptions::validate() const {
@@ -129,10 +132,9 @@ void from_json(const nlohmann::json& j, ModeWaitOptions& o) {
 
 std::vector<ModeProbe> wait_for_latency_mode(net::Transport& t, const ModeWaitOptions& o) {
   o.validate();
-  LatencyModeBand band = o.band.value_or(LatencyModeBand{});
-  band.bytes = agree_probe_bytes(t, o.band);
-  if (band.bytes == 0) return {};
-  return await_latency_mode(t, band, o.wait_s, Wall::clock::now());
+  const auto band = agree_band(t, o.band);
+  if (!band) return {};
+  return await_latency_mode(t, *band, o.wait_s, Wall::clock::now());
 }
 
 }  // namespace commgauge::measure

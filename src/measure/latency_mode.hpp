@@ -58,6 +58,11 @@ inline double seconds_between(Wall from, Wall to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
+/// At most this long in all a phase waits for the mode.
+inline constexpr double kModeWait_s = 10;
+/// At most this many measurements of the call costs (measured again where the mode changed).
+inline constexpr std::uint32_t kModeAttempts = 3;
+
 /// How long after a phase its mode is looked for: one probe is a median of kModeProbeTrips round
 /// trips and may read off by noise, so the mode changed during the phase only if no probe within
 /// this time lies in the band.
@@ -86,26 +91,32 @@ struct PhaseModeCheck {
   std::uint32_t attempts = 0;  ///< measurements of the phase (a later attempt whose probe
                                ///< before lay outside the band is not measured)
   double waited_s = 0;         ///< probing for the mode, in all
-  bool held = false;  ///< the last measured attempt's last probe before and its probe after
-                      ///< in the band
+  bool held = false;  ///< the last measured attempt's last probe before and (the call costs)
+                      ///< its last probe after in the band
 };
 
-/// A phase measured once after `before` (a wait's probes), with no probe after it (what a phase
-/// leaves behind can read as another mode: over TCP on loopback the round trip stayed at 6.8-7.1
-/// us for 0.3 s after overlap and the latency part, 4.3-4.9 us in loggp's rounds and before them).
-/// held: the last probe before lay in the band.
+/// A phase measured once after `before` (a wait's probes), with no probe after it: overlap and
+/// the latency part are not measured again, so a probe after them would only report, and what a
+/// phase leaves behind can read as another mode (over TCP on loopback the round trip stayed at
+/// 6.8-7.1 us for 0.3 s after them, 4.3-4.9 us in loggp's rounds and before them). held: the last
+/// probe before lay in the band.
 PhaseModeCheck phase_mode_check(const LatencyModeBand& band, const std::vector<ModeProbe>& before,
                                 double waited_s);
 
-/// Both ends: the source tells the dest the probe's size, 0 for none (the dest may not know the
-/// band: under MPI only the source holds loggp's result); returns it on both ends.
-std::uint64_t agree_probe_bytes(net::Transport& t, const std::optional<LatencyModeBand>& band);
+/// Both ends: the source tells the dest whether to probe and at what size (the dest may not know
+/// the band: under MPI only the source holds loggp's result); returns the band on the source, one
+/// with only its size on the dest, nullopt on both where the source has none.
+std::optional<LatencyModeBand> agree_band(net::Transport& t,
+                                          const std::optional<LatencyModeBand>& band);
 
-/// A boundary between a profile's phases (job "latency-mode"): the pair waits at most wait_s for
-/// the band's mode; without a band, nothing is probed.
+/// Both ends: the source's decision, which the dest learns; returns it on both ends.
+bool agreed(net::Transport& t, bool source_decides);
+
+/// A boundary between a profile's phases over MPI (job "latency-mode"; no TCP peer runs it): the
+/// pair waits at most wait_s for the band's mode; without a band, nothing is probed.
 struct ModeWaitOptions {
   std::optional<LatencyModeBand> band;
-  double wait_s = 10;
+  double wait_s = kModeWait_s;
   void validate() const;  ///< throws InputError
 };
 void to_json(nlohmann::json& j, const ModeWaitOptions& o);

@@ -5,7 +5,6 @@
 #include "common/error.hpp"
 #include "measure/call_costs.hpp"
 #include "measure/latency.hpp"
-#include "measure/latency_mode.hpp"
 #include "measure/loggp.hpp"
 #include "measure/overlap.hpp"
 
@@ -19,10 +18,6 @@ void run_dest_job(net::Transport& transport, const net::Job& job) {
     }
     if (job.method == "overlap") {
       measure_overlap(transport, job.params.get<OverlapOptions>(), std::nullopt, nullptr);
-      return;
-    }
-    if (job.method == "latency-mode") {
-      wait_for_latency_mode(transport, job.params.get<ModeWaitOptions>());
       return;
     }
     if (job.method == "call-costs") {

@@ -1,6 +1,6 @@
-// The latency mode the call costs are measured in (measure/latency_mode.hpp): Tukey's fences of
-// loggp's rounds worked by hand, and the probe on the virtual network, whose one-way time is the
-// model's to the picosecond.
+// The latency mode profile's later phases are measured in (measure/latency_mode.hpp): Tukey's
+// fences of loggp's rounds worked by hand, and the probe on the virtual network, whose one-way time
+// is the model's to the picosecond.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
