@@ -220,7 +220,9 @@ int serve(const ServeOptions& options, const JobRunner& runner) {
   }
   for (;;) {
     // No client within --accept-timeout ends the server as a timeout (TransportError, exit 3);
-    // a failed session ends it only with --once (3 for a transport failure, 1 otherwise).
+    // a failed session ends it only with --once: 3 for a transport failure (also a client that
+    // does not speak the protocol), 2 for a job the client sent malformed (an unknown method,
+    // parameters of the wrong type or out of range: the client's input), 1 otherwise.
     Socket client = accept_with_timeout(listener, options.accept_timeout);
     try {
       serve_session(std::move(client), options, runner);
@@ -228,6 +230,9 @@ int serve(const ServeOptions& options, const JobRunner& runner) {
     } catch (const TransportError& e) {
       std::fprintf(stderr, "commgauge serve: %s\n", e.what());
       if (options.once) return 3;
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "commgauge serve: %s\n", e.what());
+      if (options.once) return 2;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "commgauge serve: %s\n", e.what());
       if (options.once) return 1;

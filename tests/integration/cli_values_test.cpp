@@ -548,6 +548,57 @@ TEST(CliValues, ExitCodesFollowTheReadmesTable) {
   fs::remove_all(dir);
 }
 
+// What `serve --once` exits with when its one client sends `payload` as its first frame (the
+// frame's header written by hand, as TcpTransport writes it: magic "CGTP", tag, length; all
+// little-endian), over loopback only.
+Outcome serve_once_given(const std::string& payload, bool good_magic = true) {
+  Background server(
+      {commgauge(), "serve", "--bind", "127.0.0.1", "--port", "0", "--once", "--io-timeout", "30"});
+  const std::string line = server.wait_for_stderr("listening on", std::chrono::seconds(30));
+  EXPECT_FALSE(line.empty()) << server.stderr_seen();
+  const std::string port = line.substr(line.rfind(':') + 1);
+  const std::string script =
+      "import socket, struct, sys\n"
+      "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])))\n"
+      "p = sys.argv[2].encode()\n"
+      "s.sendall(struct.pack('<IIQ', int(sys.argv[3]), 3, len(p)) + p)\n"
+      "s.recv(65536)\n";
+  const Outcome client =
+      run({"python3", "-c", script, port, payload, good_magic ? "1347700547" : "1"});  // 0x50544743
+  EXPECT_EQ(client.exit_code, 0) << client.err;
+  Outcome o;
+  server.wait_for_stderr("commgauge serve: ", std::chrono::seconds(60));  // its error
+  o.exit_code = server.wait_for_exit(std::chrono::seconds(60));
+  o.err = server.stderr_seen();
+  return o;
+}
+
+// serve's own codes: the job a client sends is that client's input (2); a client that does not
+// speak the protocol is a transport failure (3), like one that stops answering.
+TEST(CliValues, ServeExitsByWhatItsClientSent) {
+  const std::string version = [] {
+    const Outcome v = run({commgauge(), "--version"});
+    std::istringstream words(v.out);
+    std::string name, number;
+    words >> name >> number;
+    return number;
+  }();
+  ASSERT_FALSE(version.empty());
+  const std::string hello = R"({"hello": "commgauge", "version": ")" + version + R"(", "job": )";
+  Outcome o = serve_once_given(hello + R"({"method": "nonsense", "params": {}}})");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("unknown method \"nonsense\""));
+  o = serve_once_given(hello + R"({"method": "latency", "params": "not an object"}})");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("malformed parameters for method latency"));
+  o = serve_once_given(R"({"hello": "something else"})");
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("the client did not send a commgauge job"));
+  o = serve_once_given("{}", false);
+  EXPECT_EQ(o.exit_code, 3) << o.err;
+  EXPECT_THAT(o.err, HasSubstr("malformed frame (bad magic)"));
+}
+
 // What `commgauge completion bash` completes for the words before the cursor (the last word
 // is the one being completed), run in bash as bash-completion would.
 std::vector<std::string> completions(const std::vector<std::string>& words) {
