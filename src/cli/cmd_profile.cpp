@@ -287,7 +287,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         // loggp's rounds (cause not found), nor on the virtual network (one mode).
         const bool probes_mode = topts.kind == "mpi";
         std::optional<measure::LatencyModeBand> mode_band;
-        std::map<std::string, measure::PhaseModeCheck> phase_modes;  // on the source
+        report::PhaseModeChecks phase_modes;  // on the source, in the order run
         nlohmann::json transport_context;
         // A profile is what predict and simulate trust: none from a method a transport failure
         // interrupted (each keeps what it measured on its own, not here).
@@ -321,7 +321,8 @@ void add_profile_command(CLI::App& app, Action& action) {
             const double waited_s = measure::seconds_between(from, measure::Wall::clock::now());
             measure_phase();
             if (mode_band && !before.empty())
-              phase_modes[phase] = measure::phase_mode_check(*mode_band, before, waited_s);
+              phase_modes.emplace_back(phase,
+                                       measure::phase_mode_check(*mode_band, before, waited_s));
           };
           // Overlap over the same ranges; the dest needs no link (it only obeys commands).
           const std::optional<model::LinkParams> ranges =
@@ -348,7 +349,7 @@ void add_profile_command(CLI::App& app, Action& action) {
             runner->run({"call-costs", co}, [&](net::Transport& t) {
               if (auto r = measure::measure_call_costs(t, co)) calls = std::move(r);
             });
-            if (calls && calls->mode) phase_modes["call_costs"] = *calls->mode;
+            if (calls && calls->mode) phase_modes.emplace_back("call_costs", *calls->mode);
           }
         });
         if (!loggp) continue;
@@ -546,10 +547,7 @@ void add_profile_command(CLI::App& app, Action& action) {
               "latency mode: not checked (loggp has fewer than 4 rounds at its smallest size)\n",
               stdout);
         }
-        for (const char* phase : {"overlap", "latency", "call_costs"}) {  // in the order run
-          const auto it = phase_modes.find(phase);
-          if (it == phase_modes.end()) continue;
-          const measure::PhaseModeCheck& check = it->second;
+        for (const auto& [phase, check] : phase_modes) {
           const std::string line = report::latency_mode_line(phase, check);
           std::fputs(line.c_str(), stdout);
           if (!check.held) std::fputs(("commgauge profile: " + line).c_str(), stderr);

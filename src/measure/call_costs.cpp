@@ -25,7 +25,7 @@ void to_json(nlohmann::json& j, const CallCostOptions& o) {
   j = {{"poll_calls", o.poll_calls},   {"comm_calls", o.comm_calls},
        {"local_calls", o.local_calls}, {"rounds", o.rounds},
        {"mode_wait_s", o.mode_wait_s}, {"mode_attempts", o.mode_attempts}};
-  if (o.mode) j["mode"] = *o.mode;
+  // Not `mode`: the dest learns the probe's size in agree_band; the source alone judges probes.
 }
 
 void from_json(const nlohmann::json& j, CallCostOptions& o) {
@@ -35,7 +35,6 @@ void from_json(const nlohmann::json& j, CallCostOptions& o) {
   o.rounds = j.at("rounds");
   o.mode_wait_s = j.value("mode_wait_s", kModeWait_s);
   o.mode_attempts = j.value("mode_attempts", kModeAttempts);
-  if (j.contains("mode")) o.mode = j.at("mode").get<LatencyModeBand>();
 }
 
 namespace {

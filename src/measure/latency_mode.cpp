@@ -120,14 +120,14 @@ void ModeWaitOptions::validate() const {
   if (!(wait_s >= 0)) throw InputError("latency mode: the wait must be >= 0 s");
 }
 
+// The band is not sent: the dest learns the probe's size in agree_band, and the fences stay
+// with the source, which alone judges a probe.
 void to_json(nlohmann::json& j, const ModeWaitOptions& o) {
   j = {{"wait_s", o.wait_s}};
-  if (o.band) j["band"] = *o.band;
 }
 
 void from_json(const nlohmann::json& j, ModeWaitOptions& o) {
   o.wait_s = j.at("wait_s");
-  if (j.contains("band")) o.band = j.at("band").get<LatencyModeBand>();
 }
 
 std::vector<ModeProbe> wait_for_latency_mode(net::Transport& t, const ModeWaitOptions& o) {

@@ -16,8 +16,8 @@ std::string subject_of(const std::string& phase) {
 
 }  // namespace
 
-nlohmann::json latency_mode_json(const std::map<std::string, measure::PhaseModeCheck>& phases) {
-  nlohmann::json out = {{"phases", nlohmann::json::object()}};
+nlohmann::json latency_mode_json(const PhaseModeChecks& phases) {
+  nlohmann::json out = {{"band", phases.at(0).second.band}, {"phases", nlohmann::json::object()}};
   for (const auto& [name, check] : phases) {
     nlohmann::json probes = nlohmann::json::array();
     for (const auto& p : check.probes) {
@@ -27,7 +27,6 @@ nlohmann::json latency_mode_json(const std::map<std::string, measure::PhaseModeC
                         {"attempt", p.attempt},
                         {"after", p.after}});
     }
-    out["band"] = check.band;  // the same for every phase: loggp's
     out["phases"][name] = {{"probes", probes},
                            {"attempts", check.attempts},
                            {"waited_s", check.waited_s},

@@ -169,7 +169,7 @@ TEST(LatencyMode, TheProfileKeepsTheCheckAndItsSchemaRefusesAMalformedOne) {
          {{"link", profile::link_params_to_json(commgauge::testing::loggp_link())},
           {"source", {{"kind", "measured"}, {"link", "local"}}},
           {"latency_mode", report::latency_mode_json(
-                               {{"call_costs", two_attempts()}, {"overlap", two_attempts()}})}}}}}};
+                               {{"overlap", two_attempts()}, {"call_costs", two_attempts()}})}}}}}};
   const profile::Profile p = profile::profile_from_json(doc, "p.json");
   const nlohmann::json back = profile::profile_to_json(p);
   const nlohmann::json& mode = back["link_classes"]["intra_node"]["latency_mode"];
@@ -188,13 +188,20 @@ TEST(LatencyMode, TheProfileKeepsTheCheckAndItsSchemaRefusesAMalformedOne) {
   }
 }
 
-TEST(LatencyMode, CallCostOptionsCarryTheBandAndRefuseNoAttempt) {
+// The options a job sends keep the band on the source: the dest learns the probe's size from
+// agree_band (LatencyMode.ABoundaryProbesOnlyWithABand), and the source alone judges a probe.
+TEST(LatencyMode, CallCostOptionsKeepTheBandOnTheSourceAndRefuseNoAttempt) {
   CallCostOptions o;
   o.mode = LatencyModeBand{1, 0.1, 0.2};
-  const CallCostOptions back = nlohmann::json(o).get<CallCostOptions>();
-  ASSERT_TRUE(back.mode);
-  EXPECT_DOUBLE_EQ(back.mode->high_us, 0.2);
-  EXPECT_EQ(back.mode_attempts, 3u);
+  o.mode_attempts = 2;
+  const nlohmann::json sent = o;
+  EXPECT_FALSE(sent.contains("mode"));
+  const CallCostOptions back = sent.get<CallCostOptions>();
+  EXPECT_FALSE(back.mode);
+  EXPECT_EQ(back.mode_attempts, 2u);
+  EXPECT_FALSE(nlohmann::json(ModeWaitOptions{o.mode, 1.5}).contains("band"));
+  EXPECT_DOUBLE_EQ(nlohmann::json(ModeWaitOptions{o.mode, 1.5}).get<ModeWaitOptions>().wait_s, 1.5);
+  o.mode_attempts = 3;
   o.mode_attempts = 0;
   EXPECT_THROW(o.validate(), InputError);
   o.mode_attempts = 1;
