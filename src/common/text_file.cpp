@@ -184,6 +184,28 @@ void AtomicFile::commit() {
   if (!in_place_) sync_directory_of(target_);
 }
 
+NewDirectory::NewDirectory(std::filesystem::path path) : path_(std::filesystem::absolute(path)) {
+  std::error_code ec;
+  for (std::filesystem::path p = path_;
+       !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
+    created_ = p;
+    if (p == p.parent_path()) break;
+  }
+  std::filesystem::create_directories(path_, ec);
+  if (ec) {
+    created_.clear();
+    throw InputError(path.string(), "cannot create the directory: " + ec.message());
+  }
+}
+
+NewDirectory::~NewDirectory() {
+  if (created_.empty()) return;
+  std::error_code ec;
+  for (std::filesystem::path p = path_;; p = p.parent_path()) {
+    if (!std::filesystem::remove(p, ec) || p == created_) break;  // not empty, or gone: stop
+  }
+}
+
 void sync_directory_of(const std::filesystem::path& path) {
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   // Best effort where the directory cannot be opened (writable but not readable, say): the file

@@ -49,6 +49,23 @@ class AtomicFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
+/// A directory for a set of outputs, created with its missing parents; unless kept, destruction
+/// removes again the directories it created, each only while empty (a failed export left an
+/// empty directory behind on a full disk). Destroy it after the set's AtomicFiles, whose
+/// temporaries live in it. A directory that cannot be created -> InputError naming it.
+class NewDirectory {
+ public:
+  explicit NewDirectory(std::filesystem::path path);
+  ~NewDirectory();
+  NewDirectory(const NewDirectory&) = delete;
+  NewDirectory& operator=(const NewDirectory&) = delete;
+  void keep() { created_.clear(); }  ///< the outputs are published: the directories stay
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path created_;  ///< the outermost directory created; empty: none
+};
+
 /// A new file beside `target`, created exclusively (never a file or symlink that is there
 /// already: O_EXCL | O_NOFOLLOW) with the permissions a plain open would give under the umask;
 /// returns its descriptor and its name in `name`, or -1 with errno set.

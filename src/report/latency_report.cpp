@@ -185,9 +185,7 @@ void write_latency_files(const std::filesystem::path& dir, const measure::Latenc
                          const measure::LatencyOptions& o,
                          const measure::TimerCharacterization& timer,
                          const nlohmann::json& context) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw InputError(dir.string(), "cannot create the directory: " + ec.message());
+  NewDirectory directory(dir);  // gone again if the files cannot be written
 
   std::string summary = parameters_block(r, o, context);
   std::string full = parameters_block(r, o, context) + timer_text(timer) + "\n";
@@ -216,6 +214,7 @@ void write_latency_files(const std::filesystem::path& dir, const measure::Latenc
   for (auto& file : files)
     file->publish();
   sync_directory_of(dir / "latency.output");
+  directory.keep();
 }
 
 }  // namespace commgauge::report

@@ -1,8 +1,12 @@
 #include "trace/export_otf2.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -11,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "commgauge/version.hpp"
+#include "common/text_file.hpp"
 #include "trace/call_semantics.hpp"
 #include "trace/function_ids.hpp"
 #include "trace/functions.hpp"
@@ -44,10 +49,52 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// libotf2 prints every error it meets unless a callback takes them (on a full disk about 35
+// lines before its last call fails with INTEGRITY_FAULT, which does not say why): an export keeps
+// the first, which does ("No space left on device: ..."), for its own one-line error.
+struct Otf2Errors {
+  std::string archive;  ///< the export's target, for the message
+  std::string first;    ///< libotf2's first error in this export
+};
+thread_local Otf2Errors otf2_errors;
+
+OTF2_ErrorCode keep_first_error(void*, const char*, std::uint64_t, const char*, OTF2_ErrorCode code,
+                                const char* format, va_list va) {
+  if (otf2_errors.first.empty()) {
+    const int error = errno;  // a failed POSIX call's reason, which libotf2 may not name
+    char text[512] = {};
+    if (format != nullptr) std::vsnprintf(text, sizeof text, format, va);
+    otf2_errors.first = text[0] != '\0' ? text : OTF2_Error_GetDescription(code);
+    const std::string reason = error != 0 ? std::strerror(error) : "";
+    if (!reason.empty() && otf2_errors.first.find(reason) == std::string::npos)
+      otf2_errors.first += " (" + reason + ")";
+  }
+  return code;
+}
+
+// For the time of one export: libotf2's errors to keep_first_error; the previous handler after.
+class Otf2ErrorCapture {
+ public:
+  explicit Otf2ErrorCapture(const fs::path& archive)
+      : previous_(OTF2_Error_RegisterCallback(keep_first_error, nullptr)) {
+    otf2_errors = {archive.string(), {}};
+  }
+  ~Otf2ErrorCapture() { OTF2_Error_RegisterCallback(previous_, nullptr); }
+  Otf2ErrorCapture(const Otf2ErrorCapture&) = delete;
+  Otf2ErrorCapture& operator=(const Otf2ErrorCapture&) = delete;
+
+ private:
+  OTF2_ErrorCallback previous_;
+};
+
+// The trace was read and checked before it is written: a failing libotf2 call is the writing's
+// failure (a full disk, a file system error), exit 1, not bad input.
 void check(OTF2_ErrorCode code, const char* what) {
-  if (code != OTF2_SUCCESS)
-    throw TraceError(fmt::format("OTF2: {}: {} ({})", what, OTF2_Error_GetName(code),
-                                 OTF2_Error_GetDescription(code)));
+  if (code == OTF2_SUCCESS) return;
+  std::string message = fmt::format("writing the OTF2 archive failed in {}: {} ({})", what,
+                                    OTF2_Error_GetName(code), OTF2_Error_GetDescription(code));
+  if (!otf2_errors.first.empty()) message += "; libotf2's first error: " + otf2_errors.first;
+  throw OutputError(otf2_errors.archive, message);
 }
 
 OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) {
@@ -684,7 +731,8 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool
   if (ec) throw InputError(parent.string(), "cannot create: " + ec.message());
   std::string scratch_template = (parent / ".commgauge-otf2-XXXXXX").string();
   if (mkdtemp(scratch_template.data()) == nullptr)
-    throw InputError(parent.string(), "cannot create a scratch directory");
+    throw OutputError(parent.string(),
+                      std::string("cannot create a scratch directory: ") + std::strerror(errno));
   const fs::path scratch = scratch_template;
   struct Cleanup {
     fs::path dir;
@@ -698,6 +746,7 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool
   result.ranks = trace.ranks();
   Definitions defs;
   {
+    const Otf2ErrorCapture errors(out);
     OTF2_Archive* archive =
         OTF2_Archive_Open(scratch.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024,
                           4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -737,8 +786,7 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool
   }
   result.locations = defs.locations.size();
   result.communicators = defs.comms.size();
-  fs::create_directories(out, ec);
-  if (ec) throw InputError(out.string(), "cannot create: " + ec.message());
+  NewDirectory directory(out);  // gone again if the archive cannot be moved in
   // The old archive's parts go into the scratch directory (removed with it) just before the
   // new ones take their names; the anchor file last, so a reader never finds a new anchor over
   // old event files.
@@ -747,13 +795,14 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool
     if (exists(name)) {
       fs::rename(out / name, scratch / "old" / name, ec);
       if (ec)
-        throw TraceError(out.string(),
-                         std::string("cannot move the old ") + name + " aside: " + ec.message());
+        throw OutputError(out.string(),
+                          std::string("cannot move the old ") + name + " aside: " + ec.message());
     }
     fs::rename(scratch / name, out / name, ec);
     if (ec)
-      throw TraceError(out.string(), std::string("cannot move ") + name + ": " + ec.message());
+      throw OutputError(out.string(), std::string("cannot move ") + name + ": " + ec.message());
   }
+  directory.keep();
   return result;
 }
 

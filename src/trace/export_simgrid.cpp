@@ -676,8 +676,7 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
     throw TraceError(fmt::format("rank {} is missing from the trace", trace.missing_ranks()[0]));
   const std::vector<std::size_t> placement = placement_of(trace);
   std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw TraceError(out.string(), "cannot create: " + ec.message());
+  NewDirectory directory(out);  // gone again if the export fails (destroyed after `files`)
   // Every file is an AtomicFile, finished (synced and closed) when complete and published
   // only when all are: a failure leaves the directory as it was (a user's earlier export
   // included) and no temporary behind. Finished files hold no descriptor or buffer, so a trace
@@ -734,6 +733,7 @@ SimgridExportResult export_simgrid_ti(const TraceReader& trace, const fs::path& 
     }
     sync_directory_of(out / "hostfile.txt");
     sync_directory_of(out);  // its entry in the parent, where the export created it
+    directory.keep();
     return result;
   } catch (...) {
     // Only a rename or the directory's sync can fail here: what it had already published goes.

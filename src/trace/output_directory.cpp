@@ -97,8 +97,11 @@ OutputDirectory::OutputDirectory(const fs::path& dir, bool force) : dir_(dir), r
       }
     }
   }
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError("-o", "cannot create " + dir.string() + ": " + ec.message());
+  try {
+    created_ = std::make_unique<NewDirectory>(dir);
+  } catch (const InputError& e) {
+    throw InputError("-o", e.what());
+  }
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw InputError("-o", dir.string() + " is not writable: " + std::strerror(errno));
   if (!old_trace_.empty()) {
@@ -121,6 +124,7 @@ OutputDirectory::~OutputDirectory() {
 void OutputDirectory::commit() {
   if (committed_) return;
   committed_ = true;
+  created_->keep();
   if (recording_dir_ == dir_) return;
   std::vector<fs::path> recorded;
   for (const auto& entry : fs::directory_iterator(recording_dir_))

@@ -2,7 +2,10 @@
 // The output directory of a trace (`commgauge trace -o DIR`, `commgauge synth -o DIR`).
 
 #include <filesystem>
+#include <memory>
 #include <vector>
+
+#include "common/text_file.hpp"
 
 namespace commgauge::trace {
 
@@ -16,7 +19,8 @@ class OutputDirectory {
   OutputDirectory(const std::filesystem::path& dir, bool force);
   OutputDirectory(const OutputDirectory&) = delete;
   OutputDirectory& operator=(const OutputDirectory&) = delete;
-  /// Removes the staging directory and what was recorded in it unless commit() ran.
+  /// Removes the staging directory and what was recorded in it unless commit() ran, and `dir`
+  /// itself if this run created it and it is still empty.
   ~OutputDirectory();
 
   /// Where the run writes its trace files.
@@ -30,6 +34,8 @@ class OutputDirectory {
   std::filesystem::path recording_dir_;
   std::vector<std::filesystem::path> old_trace_;  // files and left-over staging directories
   bool committed_ = false;
+  /// `dir` as created by this run: removed again, if empty, when the run never commits.
+  std::unique_ptr<NewDirectory> created_;
 };
 
 /// Accepts `file` (a .cgtc container) as an output: absent, or with `force` a trace container

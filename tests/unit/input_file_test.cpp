@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/input_file.hpp"
+#include "common/text_file.hpp"
 
 namespace commgauge {
 namespace {
@@ -96,6 +97,35 @@ TEST_F(InputFile, APipeIsReadLikeAShellsProcessSubstitution) {
   EXPECT_EQ(read_input_file("/dev/fd/" + std::to_string(fds[0]), 30), "size,time\n8,1.5\n");
   writer.join();
   ::close(fds[0]);
+}
+
+// An output directory a failed run created goes again, with the parents it created, but only
+// while empty; one that was there, or that holds anything, stays.
+TEST_F(InputFile, ANewOutputDirectoryGoesAgainOnlyIfEmptyAndNotKept) {
+  {
+    const NewDirectory d(dir_ / "a" / "b" / "c");
+    EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b" / "c"));
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  {
+    NewDirectory d(dir_ / "kept" / "c");
+    d.keep();
+  }
+  EXPECT_TRUE(fs::is_directory(dir_ / "kept" / "c"));
+  {
+    const NewDirectory d(dir_ / "full" / "c");
+    std::ofstream(dir_ / "full" / "c" / "result") << "x";
+  }
+  EXPECT_TRUE(fs::exists(dir_ / "full" / "c" / "result"));
+  fs::create_directories(dir_ / "there");
+  { const NewDirectory d(dir_ / "there" / "new"); }
+  EXPECT_TRUE(fs::is_directory(dir_ / "there"));
+  EXPECT_FALSE(fs::exists(dir_ / "there" / "new"));
+  { const NewDirectory d(dir_ / "there"); }
+  EXPECT_TRUE(fs::is_directory(dir_ / "there"));
+  std::ofstream(dir_ / "file") << "x";
+  EXPECT_THROW(NewDirectory(dir_ / "file" / "sub"), InputError);
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "file"));
 }
 
 }  // namespace
