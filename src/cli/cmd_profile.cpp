@@ -221,6 +221,7 @@ void add_profile_command(CLI::App& app, Action& action) {
   cmd->add_option("--link-class", f->link_class,
                   "auto (by the hosts), intra_node or inter_node (one host: only a link between "
                   "network namespaces, with --link-label)")
+      ->check(CLI::IsMember({"auto", "intra_node", "inter_node"}))  // before any measuring
       ->capture_default_str();
   cmd->add_option("--link-label", f->link_label, "what the link is, e.g. \"veth, tbf 200 Mbit/s\"");
   cmd->add_flag("--no-streams", f->no_streams,

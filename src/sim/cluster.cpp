@@ -20,8 +20,10 @@ std::uint32_t positive_field(const nlohmann::json& doc, const char* key,
                              const std::string& origin) {
   if (!doc.contains(key)) throw InputError(origin, fmt::format("missing \"{}\"", key));
   const auto& v = doc[key];
-  if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > (1LL << 31))
-    throw InputError(origin, fmt::format("\"{}\" must be a positive integer", key));
+  constexpr std::int64_t kMost = std::int64_t{1} << 31;
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMost)
+    throw InputError(origin, fmt::format("\"{}\" must be a positive integer, at most {}; got {}",
+                                         key, kMost, v.dump()));
   return v.get<std::uint32_t>();
 }
 

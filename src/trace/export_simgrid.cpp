@@ -120,8 +120,15 @@ class RankExporter {
     flush();
   }
   Item& push(Item item) {
+    if (item.kind != Item::Kind::text && item.kind != Item::Kind::wait && item.resolved)
+      check_peer(item.peer);
     queue_.push_back(std::move(item));
     return queue_.back();
+  }
+  // A trace read with --no-check may name a rank it does not have (simulate refuses it too).
+  void check_peer(std::int32_t peer) const {
+    if (peer < 0 || static_cast<std::uint32_t>(peer) >= trace_.ranks())
+      fail(fmt::format("peer {} is not a rank of this {}-rank trace", peer, trace_.ranks()));
   }
   void flush();
   std::string render(Item& item);
@@ -458,6 +465,7 @@ void RankExporter::complete(const Completion& done) {
           flush();
           return;
         }
+        check_peer(done.source);
         r.item->peer = done.source;
         r.item->key.tag = done.tag;
         r.item->bytes = done.bytes;

@@ -566,6 +566,8 @@ void TraceReader::open_container(const std::filesystem::path& path) {
   const std::uint64_t ranks = varint();
   if (ranks > payload.size() || ranks > kMaxRanks)
     file.fail(directory, "directory rank count exceeds its size");
+  // As a directory's index.json of 0 ranks: no trace (it passed trace-check and the replay).
+  if (ranks == 0) file.fail(directory, "the directory names no rank");
   ranks_ = static_cast<std::uint32_t>(ranks);
   extents_.assign(ranks_, {});
   for (auto& list : extents_) {

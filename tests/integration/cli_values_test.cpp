@@ -340,7 +340,11 @@ TEST(CliValues, SecondRedTeamInputsAreRefusedByName) {
       {"predict", "pingpong", "--profile", net, "--measured", (dir / "twice.csv").string(),
        "twice.csv:3: size 8 B is given twice (first on line 2)"},
       {"share-fit", "--measured", (dir / "share.json").string(), "--measured",
-       (dir / "share.json").string(), "share.json is given twice"}};
+       (dir / "share.json").string(), "share.json is given twice"},
+      // Before connecting (a peer nobody listens on would have answered first, exit 3) and
+      // long before the profile's end, where the class is used.
+      {"profile", "-o", (dir / "p.json").string(), "--transport", "tcp", "--peer", "127.0.0.1:1",
+       "--link-class", "bogus", "--link-class: bogus not in {auto,intra_node,inter_node}"}};
   for (const auto& args : cases) {
     std::vector<std::string> argv = {commgauge()};
     argv.insert(argv.end(), args.begin(), args.end() - 1);

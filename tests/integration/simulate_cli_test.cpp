@@ -252,7 +252,14 @@ TEST_F(SimulateCli, BadInputIsAClearError) {
   o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
            cluster.string(), "--placement", "rrn"});
   EXPECT_EQ(o.exit_code, 2);
-  EXPECT_THAT(o.err, HasSubstr("cluster.json: \"cores_per_node\" must be a positive integer"));
+  EXPECT_THAT(o.err, HasSubstr("cluster.json: \"cores_per_node\" must be a positive integer, at "
+                               "most 2147483648; got 0"));
+  std::ofstream(cluster) << R"({"nodes": 4294967295, "cores_per_node": 2})";
+  o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
+           cluster.string(), "--placement", "rrn"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("\"nodes\" must be a positive integer, at most 2147483648; got "
+                               "4294967295"));
   std::ofstream(cluster) << R"({"nodes": 1, "cores_per_node": 2})";
   o = run({commgauge(), "simulate", synth.string(), "--profile", link, "--cluster",
            cluster.string(), "--placement", "rrp"});

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,8 @@
 
 namespace commgauge {
 namespace {
+
+using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
 
@@ -237,6 +240,58 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
       "deadlock and %d pass the simulated clock's range\n",
       accepted, rejected, deadlocks, out_of_range);
   EXPECT_GT(rejected, 100);  // the mutations are real damage, mostly caught
+}
+
+// A trace read without its check (trace-export --no-check) that sends to a rank it does not
+// have: the SimGrid export refuses it by name, as the replay does, instead of writing "isend 5".
+TEST(TraceBoundary, TheSimgridExportRefusesAPeerTheTraceDoesNotHave) {
+  const fs::path dir = fs::temp_directory_path() / ("cg-export-peer-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  synth::SynthOptions so;
+  so.pattern = "ring";
+  so.ranks = 2;
+  so.iterations = 1;
+  synth::write_synthetic_trace(so, dir / "valid.cgtc", true);
+  Trace t = read_all(dir / "valid.cgtc");
+  bool changed = false;
+  for (auto& e : t.ranks[0].events) {
+    if (trace::function_name(e.function) == "MPI_Isend") {
+      e.peer = 5;
+      changed = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(changed);
+  write_all(t, dir / "peer5.cgtc");
+  const trace::TraceReader reader(dir / "peer5.cgtc");
+  EXPECT_FALSE(trace::check_trace(reader).ok());
+  try {
+    trace::export_simgrid_ti(reader, dir / "export", {});
+    ADD_FAILURE() << "a send to rank 5 of a 2-rank trace was exported";
+  } catch (const trace::TraceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("peer 5 is not a rank of this 2-rank trace"));
+  }
+  EXPECT_FALSE(fs::exists(dir / "export"));  // the directory it created goes again
+  fs::remove_all(dir);
+}
+
+// A container of 0 ranks is no trace, as a directory whose index.json says 0 ranks is not: every
+// reader refuses it where it opens it (trace-check, simulate and trace-summary had passed it).
+TEST(TraceBoundary, AContainerOfNoRanksIsRefusedWhereItIsOpened) {
+  const fs::path file =
+      fs::temp_directory_path() / ("cg-no-ranks-" + std::to_string(getpid()) + ".cgtc");
+  {
+    trace::ContainerWriter out(file, 0);
+    out.finish(R"({"format": "commgauge-trace", "version": 1, "ranks": 0})");
+  }
+  try {
+    const trace::TraceReader reader(file);
+    ADD_FAILURE() << "a container of 0 ranks was opened";
+  } catch (const trace::TraceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("names no rank"));
+  }
+  fs::remove(file);
 }
 
 // index.json's placement is checked where every reader opens the trace: a host number outside
