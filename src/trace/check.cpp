@@ -232,6 +232,15 @@ CheckResult Checker::run() {
       ranks_[r].failed = true;
       continue;
     }
+    // A rank's own count of the job's ranks against the index's (an index edited or from
+    // another run): named once, at the rank, rather than only through its sends past the end.
+    const nlohmann::json& header = ranks_[r].reader->header();
+    if (header.contains("size") && header["size"].is_number_unsigned() &&
+        header["size"].get<std::uint64_t>() != trace_.ranks()) {
+      issue(CheckIssue::Severity::error, r, -1,
+            fmt::format("the rank's header says a job of {} ranks, the trace's index {}",
+                        header["size"].get<std::uint64_t>(), trace_.ranks()));
+    }
     ranks_[r].clock = clock_map(trace_, *ranks_[r].reader);
     ranks_[r].sync_error_ns = ranks_[r].clock.error_bound_ns();
     if (advance(r)) queue.push({ranks_[r].clock.root_ns(ranks_[r].next.start_tick), r});

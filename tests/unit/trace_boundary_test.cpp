@@ -294,6 +294,33 @@ TEST(TraceBoundary, AContainerOfNoRanksIsRefusedWhereItIsOpened) {
   fs::remove(file);
 }
 
+// A rank whose header counts another job size than the trace holds is named at the rank
+// (trace-check had only reported its sends past the last rank).
+TEST(TraceBoundary, TheCheckNamesARankHeaderOfAnotherJobSize) {
+  const fs::path dir = fs::temp_directory_path() / ("cg-header-size-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  synth::SynthOptions so;
+  so.pattern = "ring";
+  so.ranks = 2;
+  so.iterations = 1;
+  synth::write_synthetic_trace(so, dir / "valid.cgtc", true);
+  EXPECT_TRUE(trace::check_trace(trace::TraceReader(dir / "valid.cgtc")).ok());
+  Trace t = read_all(dir / "valid.cgtc");
+  nlohmann::json header = nlohmann::json::parse(t.ranks[1].header);
+  header["size"] = 3;
+  t.ranks[1].header = header.dump();
+  write_all(t, dir / "sized.cgtc");
+  const trace::CheckResult r = trace::check_trace(trace::TraceReader(dir / "sized.cgtc"));
+  EXPECT_FALSE(r.ok());
+  bool named = false;
+  for (const auto& i : r.issues)
+    named = named || (i.rank == 1 && i.message.find("the rank's header says a job of 3 ranks, "
+                                                    "the trace's index 2") != std::string::npos);
+  EXPECT_TRUE(named);
+  fs::remove_all(dir);
+}
+
 // index.json's placement is checked where every reader opens the trace: a host number outside
 // the index's hosts (or not a number, or a list of another length) is a TraceError naming it,
 // so trace-check, the replay and the exporters refuse it alike (the replay had put 2 ranks on 6
