@@ -184,7 +184,9 @@ void AtomicFile::commit() {
   if (!in_place_) sync_directory_of(target_);
 }
 
-NewDirectory::NewDirectory(std::filesystem::path path) : path_(std::filesystem::absolute(path)) {
+NewDirectory::NewDirectory(std::filesystem::path path)
+    : path_(std::filesystem::absolute(path).lexically_normal()) {
+  if (!path_.has_filename()) path_ = path_.parent_path();  // "out/": its parent is "out"
   std::error_code ec;
   for (std::filesystem::path p = path_;
        !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {

@@ -107,6 +107,8 @@ TEST_F(InputFile, ANewOutputDirectoryGoesAgainOnlyIfEmptyAndNotKept) {
     EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b" / "c"));
   }
   EXPECT_FALSE(fs::exists(dir_ / "a"));
+  { const NewDirectory d(dir_.string() + "/slash/c/"); }
+  EXPECT_FALSE(fs::exists(dir_ / "slash"));
   {
     NewDirectory d(dir_ / "kept" / "c");
     d.keep();
