@@ -443,8 +443,9 @@ void add_profile_command(CLI::App& app, Action& action) {
           if (!calls->first_calls.empty()) {
             // One process, one first call each: the figures have no interval.
             std::string line =
-                "first calls (each function's first call right after MPI_Init, then its second; "
-                "simulate charges the difference once per rank, at its first call):";
+                "first calls (each function's first call right after MPI_Init, then the least of "
+                "its next three; simulate charges the difference once per rank, at its first "
+                "call):";
             for (const auto& call : calls->first_calls) {
               line +=
                   fmt::format(" {} {:.4g}/{:.4g}{}", call.function, call.first_us, call.second_us,

@@ -36,7 +36,7 @@ struct Counters {
 struct FirstCall {
   std::string function;  ///< "MPI_Bcast"
   double first_us = 0;   ///< the process's first call
-  double second_us = 0;  ///< its second, in a second pass over the same functions
+  double second_us = 0;  ///< a later call: the least of 3 more passes over the same functions
   /// Both ranks of the pair lost their cores during one of the two (involuntary context
   /// switches), each more than a tenth of the time: each polled while the other was away, so
   /// even the lesser CPU time holds the scheduler's time, not the library's; not to be used.
