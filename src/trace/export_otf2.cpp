@@ -65,7 +65,10 @@ OTF2_ErrorCode keep_first_error(void*, const char*, std::uint64_t, const char*, 
     char text[512] = {};
     if (format != nullptr) std::vsnprintf(text, sizeof text, format, va);
     otf2_errors.first = text[0] != '\0' ? text : OTF2_Error_GetDescription(code);
-    const std::string reason = error != 0 ? std::strerror(error) : "";
+    // errno only where libotf2 reports a failed POSIX call: otherwise it may be a stale value.
+    const bool posix = otf2_errors.first.find("POSIX") != std::string::npos ||
+                       otf2_errors.first.find("Posix") != std::string::npos;
+    const std::string reason = posix && error != 0 ? std::strerror(error) : "";
     if (!reason.empty() && otf2_errors.first.find(reason) == std::string::npos)
       otf2_errors.first += " (" + reason + ")";
   }
