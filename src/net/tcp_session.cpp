@@ -219,23 +219,17 @@ int serve(const ServeOptions& options, const JobRunner& runner) {
                  options.bind_host.empty() ? "*" : options.bind_host.c_str(), port);
   }
   for (;;) {
-    // No client within --accept-timeout ends the server as a timeout (TransportError, exit 3);
-    // a failed session ends it only with --once: 3 for a transport failure (also a client that
-    // does not speak the protocol), 2 for a job the client sent malformed (an unknown method,
-    // parameters of the wrong type or out of range: the client's input), 1 otherwise.
+    // No client within --accept-timeout ends the server as a timeout (TransportError, exit 3).
+    // A failed session ends it only with --once, and then as any command's failure ends: the
+    // CLI maps the error to the exit status (3 for a transport failure, also a client that does
+    // not speak the protocol; 2 for a job the client sent malformed, its input; 1 otherwise).
     Socket client = accept_with_timeout(listener, options.accept_timeout);
     try {
       serve_session(std::move(client), options, runner);
       if (options.once) return 0;
-    } catch (const TransportError& e) {
-      std::fprintf(stderr, "commgauge serve: %s\n", e.what());
-      if (options.once) return 3;
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "commgauge serve: %s\n", e.what());
-      if (options.once) return 2;
     } catch (const std::exception& e) {
+      if (options.once) throw;
       std::fprintf(stderr, "commgauge serve: %s\n", e.what());
-      if (options.once) return 1;
     }
   }
 }

@@ -77,7 +77,8 @@ struct ServeOptions {
   std::chrono::milliseconds accept_timeout{-1};  ///< < 0: wait forever
 };
 
-/// The `commgauge serve` loop. Returns the process exit status.
+/// The `commgauge serve` loop. Returns 0; throws what ends it (no client within accept_timeout,
+/// or with `once` the session's failure), which the CLI maps to the exit status.
 int serve(const ServeOptions& options, const JobRunner& runner);
 
 }  // namespace commgauge::net

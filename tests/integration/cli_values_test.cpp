@@ -571,7 +571,7 @@ Outcome serve_once_given(const std::string& payload, bool good_magic = true) {
       run({"python3", "-c", script, port, payload, good_magic ? "1347700547" : "1"});  // 0x50544743
   EXPECT_EQ(client.exit_code, 0) << client.err;
   Outcome o;
-  server.wait_for_stderr("commgauge serve: ", std::chrono::seconds(60));  // its error
+  server.wait_for_stderr("commgauge: ", std::chrono::seconds(60));  // its error
   o.exit_code = server.wait_for_exit(std::chrono::seconds(60));
   o.err = server.stderr_seen();
   return o;

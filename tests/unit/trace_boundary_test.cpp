@@ -242,10 +242,9 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
   EXPECT_GT(rejected, 100);  // the mutations are real damage, mostly caught
 }
 
-// A trace read without its check (trace-export --no-check) that sends to a rank it does not
-// have: the SimGrid export refuses it by name, as the replay does, instead of writing "isend 5".
-TEST(TraceBoundary, TheSimgridExportRefusesAPeerTheTraceDoesNotHave) {
-  const fs::path dir = fs::temp_directory_path() / ("cg-export-peer-" + std::to_string(getpid()));
+// A fresh scratch directory `name`-PID holding valid.cgtc: synth's 2-rank ring, one iteration.
+fs::path two_rank_ring_in(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / (name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   synth::SynthOptions so;
@@ -253,6 +252,13 @@ TEST(TraceBoundary, TheSimgridExportRefusesAPeerTheTraceDoesNotHave) {
   so.ranks = 2;
   so.iterations = 1;
   synth::write_synthetic_trace(so, dir / "valid.cgtc", true);
+  return dir;
+}
+
+// A trace read without its check (trace-export --no-check) that sends to a rank it does not
+// have: the SimGrid export refuses it by name, as the replay does, instead of writing "isend 5".
+TEST(TraceBoundary, TheSimgridExportRefusesAPeerTheTraceDoesNotHave) {
+  const fs::path dir = two_rank_ring_in("cg-export-peer");
   Trace t = read_all(dir / "valid.cgtc");
   bool changed = false;
   for (auto& e : t.ranks[0].events) {
@@ -297,14 +303,7 @@ TEST(TraceBoundary, AContainerOfNoRanksIsRefusedWhereItIsOpened) {
 // A rank whose header counts another job size than the trace holds is named at the rank
 // (trace-check had only reported its sends past the last rank).
 TEST(TraceBoundary, TheCheckNamesARankHeaderOfAnotherJobSize) {
-  const fs::path dir = fs::temp_directory_path() / ("cg-header-size-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  synth::SynthOptions so;
-  so.pattern = "ring";
-  so.ranks = 2;
-  so.iterations = 1;
-  synth::write_synthetic_trace(so, dir / "valid.cgtc", true);
+  const fs::path dir = two_rank_ring_in("cg-header-size");
   EXPECT_TRUE(trace::check_trace(trace::TraceReader(dir / "valid.cgtc")).ok());
   Trace t = read_all(dir / "valid.cgtc");
   nlohmann::json header = nlohmann::json::parse(t.ranks[1].header);
@@ -326,15 +325,8 @@ TEST(TraceBoundary, TheCheckNamesARankHeaderOfAnotherJobSize) {
 // so trace-check, the replay and the exporters refuse it alike (the replay had put 2 ranks on 6
 // nodes from [5, 0], which trace-export refused and trace-check accepted).
 TEST(TraceBoundary, APlacementOutsideTheHostsIsRefusedWhereTheTraceIsOpened) {
-  const fs::path dir = fs::temp_directory_path() / ("cg-placement-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  synth::SynthOptions so;
-  so.pattern = "ring";
-  so.ranks = 2;
-  so.iterations = 1;
+  const fs::path dir = two_rank_ring_in("cg-placement");
   const fs::path valid = dir / "valid.cgtc";
-  synth::write_synthetic_trace(so, valid, true);
   const Trace original = read_all(valid);
   ASSERT_EQ(nlohmann::json::parse(original.index).at("hosts").size(), 2u);
   struct Case {
