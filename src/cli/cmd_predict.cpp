@@ -69,7 +69,7 @@ std::vector<model::CommModel> models_of(const PredictFlags& f, const model::Link
       out.push_back(model::make_model(info.name, link));
     } catch (const InputError& e) {
       // With all models, one that cannot model this link is left out, with the reason.
-      std::fprintf(stderr, "commgauge: warning: %s left out: %s\n", info.name.c_str(), e.what());
+      warn(fmt::format("commgauge: warning: {} left out: {}\n", info.name, e.what()));
     }
   }
   return out;
@@ -83,12 +83,10 @@ std::vector<std::uint64_t> checked_sizes(const PredictFlags& f, const profile::L
     const bool outside =
         l.measured_bytes && (k < l.measured_bytes->first || k > l.measured_bytes->second);
     if (outside && !f.extrapolate) {
-      std::fprintf(stderr,
-                   "commgauge: warning: %llu B is outside the measured sizes %llu-%llu B: skipped "
-                   "(use --extrapolate)\n",
-                   static_cast<unsigned long long>(k),
-                   static_cast<unsigned long long>(l.measured_bytes->first),
-                   static_cast<unsigned long long>(l.measured_bytes->second));
+      warn(fmt::format(
+          "commgauge: warning: {} B is outside the measured sizes {}-{} B: skipped (use "
+          "--extrapolate)\n",
+          k, l.measured_bytes->first, l.measured_bytes->second));
       continue;
     }
     out.push_back(k);

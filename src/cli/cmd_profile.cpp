@@ -433,7 +433,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
         const std::string verdict = report::trust_line(cls, trust);
         std::fputs(("\n" + verdict).c_str(), stdout);
-        if (!trust.trusted) std::fputs(("commgauge profile: " + verdict).c_str(), stderr);
+        if (!trust.trusted) warn("commgauge profile: " + verdict);
         if (calls) {
           std::printf(
               "\nfailed poll (MPI_Test of a pending receive; simulate charges it per failed call "
@@ -552,7 +552,7 @@ void add_profile_command(CLI::App& app, Action& action) {
         for (const auto& [phase, check] : phase_modes) {
           const std::string line = report::latency_mode_line(phase, check);
           std::fputs(line.c_str(), stdout);
-          if (!check.held) std::fputs(("commgauge profile: " + line).c_str(), stderr);
+          if (!check.held) warn("commgauge profile: " + line);
         }
       }
       return 0;

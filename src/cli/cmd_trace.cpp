@@ -318,7 +318,7 @@ void add_trace_command(CLI::App& app, Action& action) {
       }
       print_summary(trace, flags->json, flags->top, flags->tables_csv);
       if (status != 0)
-        std::fprintf(stderr, "commgauge trace: the traced command exited with status %d\n", status);
+        warn(fmt::format("commgauge trace: the traced command exited with status {}\n", status));
       return status;
     };
   });

@@ -9,10 +9,12 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/command_line.hpp"
 #include "cli/failure.hpp"
+#include "cli/options.hpp"
 #include "common/temporaries.hpp"
 #include "common/text_file.hpp"
 #include "report/context.hpp"
@@ -35,7 +37,7 @@ bool primary_process() {
 int report_error(const commgauge::cli::Failure& failure) {
   if (!primary_process() && failure.status == 2)
     std::this_thread::sleep_for(std::chrono::seconds(30));
-  std::fprintf(stderr, "commgauge: %s\n", failure.text.c_str());
+  commgauge::cli::warn(fmt::format("commgauge: {}\n", failure.text));
   return failure.status;
 }
 

@@ -135,6 +135,12 @@ void add_transport_options(CLI::App& app, TransportFlags& f) {
       ->group(group);
 }
 
+void warn(const std::string& text) {
+  std::fflush(stdout);
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 void warn_untrusted(const std::string& profile_file, const std::string& link_class,
                     const std::vector<std::string>& reasons) {
   if (reasons.empty()) return;
@@ -144,7 +150,7 @@ void warn_untrusted(const std::string& profile_file, const std::string& link_cla
       profile_file, link_class);
   for (const auto& r : reasons)
     text += "\n  " + r;
-  std::fprintf(stderr, "%s\n", text.c_str());
+  warn(text + "\n");
 }
 
 model::GigeParams read_gige_params(const std::string& path) {

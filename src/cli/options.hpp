@@ -54,6 +54,10 @@ void apply_loggp_budget(const CLI::App& app, measure::LoggpOptions& loggp,
 /// A subcommand's work, run after parsing; returns the exit status.
 using Action = std::function<int(int& argc, char**& argv)>;
 
+/// Writes `text` (whole lines) to standard error after flushing standard output: a reader of
+/// both (`2>&1`, a log) sees a warning where it arose, not before every line still buffered.
+void warn(const std::string& text);
+
 /// Prints to standard error that `link_class` of `profile_file` is not trusted, with the
 /// reasons; nothing when `reasons` is empty (the class is trusted or says nothing).
 void warn_untrusted(const std::string& profile_file, const std::string& link_class,

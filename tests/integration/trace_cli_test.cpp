@@ -506,6 +506,17 @@ TEST_F(TraceTest, AbortLeavesReadableTracesMarkedTruncated) {
   EXPECT_EQ(exported.exit_code, 1) << exported.err;
   EXPECT_EQ(exported.out, c.out);
   EXPECT_FALSE(fs::exists(dir_ / "sg" / "trace.txt"));
+  // Both streams into one log (2>&1) read in the order things happened: the replay's header,
+  // then the error that ended it (standard output had held the header back until exit).
+  const Outcome merged =
+      run({"/bin/sh", "-c", "exec \"$0\" simulate \"$1\" --model none --no-check 2>&1", commgauge(),
+           (dir_ / "trace").string()});
+  EXPECT_EQ(merged.exit_code, 2) << merged.out;
+  const auto header = merged.out.find("commgauge simulate: ");
+  const auto error = merged.out.find("commgauge: error: ");
+  ASSERT_NE(header, std::string::npos) << merged.out;
+  ASSERT_NE(error, std::string::npos) << merged.out;
+  EXPECT_LT(header, error) << merged.out;
 }
 
 TEST_F(TraceTest, SigkillLosesAtMostTheLastBlock) {
