@@ -729,9 +729,9 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool
   }
   // Written into a fresh directory beside `out` and moved into it when whole, so that a failure
   // leaves no half archive behind.
+  // The parent is created as a NewDirectory too: a failed export leaves no directory it made.
   const fs::path parent = fs::absolute(out).parent_path();
-  fs::create_directories(parent, ec);
-  if (ec) throw InputError(parent.string(), "cannot create: " + ec.message());
+  NewDirectory parent_directory(parent);
   std::string scratch_template = (parent / ".commgauge-otf2-XXXXXX").string();
   if (mkdtemp(scratch_template.data()) == nullptr)
     throw OutputError(parent.string(),
@@ -806,6 +806,7 @@ Otf2ExportResult export_otf2(const TraceReader& trace, const fs::path& out, bool
       throw OutputError(out.string(), std::string("cannot move ") + name + ": " + ec.message());
   }
   directory.keep();
+  parent_directory.keep();
   return result;
 }
 
