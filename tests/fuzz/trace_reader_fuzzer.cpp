@@ -1,7 +1,8 @@
-// libFuzzer target for the trace reader (and summary, check, export): any bytes, read as a rank
-// file and as a container, must give events or a TraceError (file and offset), never a crash, a
-// hang or another exception. Built with clang (-fsanitize=fuzzer,address,undefined) by
-// tests/fuzz/CMakeLists.txt.
+// libFuzzer target for the trace reader (and summary, check, both exports, the replay): any
+// bytes, read as a rank file and as a container, must give events or a TraceError (file and
+// offset), never a crash, a hang or another exception; the replay may also end in a diagnosed
+// deadlock or past the simulated clock's range (TimeRangeError). Built with clang
+// (-fsanitize=fuzzer,address,undefined) by tests/fuzz/CMakeLists.txt.
 
 #include <unistd.h>
 
@@ -13,7 +14,13 @@
 #include <span>
 #include <string>
 
+#include "../unit/link_fixtures.hpp"
+#include "common/error.hpp"
+#include "sim/cluster.hpp"
+#include "sim/network.hpp"
+#include "sim/simulator.hpp"
 #include "trace/check.hpp"
+#include "trace/export_otf2.hpp"
 #include "trace/export_simgrid.hpp"
 #include "trace/format.hpp"
 #include "trace/reader.hpp"
@@ -38,6 +45,17 @@ void write(const fs::path& path, const std::uint8_t* data, std::size_t size) {
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
 }
 
+// The replay under LogGPS with a rendezvous range of dependent progress (the unit tests' link),
+// on the trace's placement.
+void replay(const TraceReader& trace) {
+  static const commgauge::model::LinkParams link =
+      commgauge::testing::loggps_link(commgauge::model::Progress::dependent);
+  const auto placement = commgauge::sim::recorded_placement(trace.index(), trace.ranks());
+  const commgauge::sim::Network net("loggps", {{"intra_node", link}, {"inter_node", link}},
+                                    commgauge::sim::cluster_of_placement(placement), placement);
+  (void)commgauge::sim::simulate(trace, net, {});
+}
+
 void read_everything(const fs::path& path) {
   try {
     const TraceReader trace(path);
@@ -54,11 +72,15 @@ void read_everything(const fs::path& path) {
     // claim millions, which is memory, not a bug).
     if (trace.ranks() <= 64) {
       (void)summarize(trace, 3);
-      (void)check_trace(trace, 5);
-      // trace-export takes what the reader returns too (it runs on unchecked traces).
+      const bool checked = check_trace(trace, 5).ok();
+      // trace-export and simulate take what the reader returns too (--no-check).
       (void)export_simgrid_ti(trace, work_dir() / "export", SimgridExportOptions{});
+      replay(trace);
+      // The OTF2 export costs milliseconds (libotf2's chunk buffers): checked traces only.
+      if (checked && otf2_available()) (void)export_otf2(trace, work_dir() / "otf2", true);
     }
-  } catch (const TraceError&) {
+  } catch (const commgauge::InputError&) {  // TraceError, TimeRangeError among them
+  } catch (const commgauge::sim::DeadlockError&) {
   } catch (
       const commgauge::OutputError&) {  // the export's scratch disk full: not the reader's fault
   }

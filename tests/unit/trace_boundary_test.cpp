@@ -27,6 +27,7 @@
 #include "sim/simulator.hpp"
 #include "synth/synth.hpp"
 #include "trace/check.hpp"
+#include "trace/export_otf2.hpp"
 #include "trace/export_simgrid.hpp"
 #include "trace/functions.hpp"
 #include "trace/reader.hpp"
@@ -188,7 +189,12 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
   // CG_BOUNDARY_SEED explores other mutants (the test's own seed is fixed).
   const char* seed = std::getenv("CG_BOUNDARY_SEED");
   std::mt19937_64 rng(seed ? std::strtoull(seed, nullptr, 10) : 20261125);
-  int accepted = 0, rejected = 0, deadlocks = 0, out_of_range = 0;
+  int accepted = 0, rejected = 0, deadlocks = 0, out_of_range = 0, otf2_written = 0;
+  // A thousand archives of a few files each: in memory where the machine has it (/dev/shm).
+  const fs::path otf2_dir =
+      (fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
+      ("cg-boundary-otf2-" + std::to_string(getpid()));
+  fs::remove_all(otf2_dir);
   for (const char* pattern : {"ring", "halo2d", "allreduce", "alltoall", "master-worker"}) {
     synth::SynthOptions so;
     so.pattern = pattern;
@@ -221,6 +227,14 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
       const Outcome exported =
           read_with([&] { trace::export_simgrid_ti(*reader, dir / "export", {}); },
                     what + " (export)" + verdict);
+      // The OTF2 export (replacing the last mutant's archive) writes the trace or names what it
+      // cannot write faithfully (TraceError), checked or not: trace-export --no-check runs it on
+      // anything the reader returns.
+      if (trace::otf2_available()) {
+        const Outcome otf2 = read_with([&] { trace::export_otf2(*reader, otf2_dir, true); },
+                                       what + " (OTF2 export)" + verdict);
+        if (otf2 == Outcome::completed) ++otf2_written;
+      }
       if (ok) {
         // What the check accepts, the exporter writes and the replay replays - or diagnoses as
         // a deadlock: the check reads a trace's structure, not its blocking behaviour (a Recv
@@ -235,10 +249,11 @@ TEST(TraceBoundary, MutatedTracesNeverCrashAReaderAndTheCheckSpeaksForAll) {
     }
   }
   fs::remove_all(dir);
+  fs::remove_all(otf2_dir);
   std::printf(
       "mutants: %d accepted by trace-check, %d rejected; of the accepted, %d replay into a "
-      "deadlock and %d pass the simulated clock's range\n",
-      accepted, rejected, deadlocks, out_of_range);
+      "deadlock and %d pass the simulated clock's range; %d written as OTF2\n",
+      accepted, rejected, deadlocks, out_of_range, otf2_written);
   EXPECT_GT(rejected, 100);  // the mutations are real damage, mostly caught
 }
 
