@@ -10,6 +10,7 @@
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
+#include "report/latency_mode_report.hpp"
 #include "report/prediction.hpp"
 
 namespace commgauge::cli {
@@ -133,9 +134,14 @@ void add_predict_command(CLI::App& app, Action& action) {
       }
       report::TableSink tables;
       std::fputs(report::pingpong_table(preds, &tables).c_str(), stdout);
+      const auto state = report::measured_against_band(link.latency_mode, measured);
+      if (state) std::fputs(report::measured_against_band_line(*state).c_str(), stdout);
       if (!f->tables_csv.empty()) write_text_file(f->tables_csv, tables.csv());
-      if (!f->json.empty())
-        profile::write_json_file(f->json, report::pingpong_json(preds, header_of(*f, link)));
+      if (!f->json.empty()) {
+        nlohmann::json doc = report::pingpong_json(preds, header_of(*f, link));
+        if (state) doc["machine_state"] = report::measured_against_band_json(*state);
+        profile::write_json_file(f->json, doc);
+      }
       if (!f->plot.empty()) {
         report::plot_pingpong(f->plot, preds, fmt::format("ping-pong: {}", f->profile));
       }

@@ -204,6 +204,7 @@ LinkForPrediction read_link_for_prediction(const std::filesystem::path& path,
   out.link = class_link(it->second, fmt::format("{}: /link_classes/{}", path.string(), name), set);
   out.link_class = name;
   out.distrust = it->second.distrust;
+  out.latency_mode = it->second.latency_mode;
   const auto& src = it->second.source;
   if (src.contains("measured_min_bytes") && src.contains("measured_max_bytes")) {
     out.measured_bytes = std::make_pair(src["measured_min_bytes"].get<std::uint64_t>(),

@@ -61,6 +61,7 @@ struct LinkForPrediction {
   /// The smallest and largest size the link was measured at, when known.
   std::optional<std::pair<std::uint64_t, std::uint64_t>> measured_bytes;
   std::vector<std::string> distrust;  ///< the class's, as LinkClass::distrust
+  nlohmann::json latency_mode;        ///< the class's LinkClass::latency_mode; null for a link file
 };
 
 /// The link of `path`, which is either a profile (the class `link_class`, or intra_node, or the

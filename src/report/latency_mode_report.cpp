@@ -77,4 +77,37 @@ std::string latency_mode_line(const std::string& phase, const measure::PhaseMode
       subject_of(phase), b, a, band, how);
 }
 
+std::optional<MeasuredAgainstBand> measured_against_band(const nlohmann::json& latency_mode,
+                                                         const std::vector<Measured>& measured) {
+  if (!latency_mode.is_object() || !latency_mode.contains("band")) return std::nullopt;
+  MeasuredAgainstBand out;
+  out.band = latency_mode["band"].get<measure::LatencyModeBand>();
+  for (const auto& m : measured) {
+    if (m.bytes != out.band.bytes) continue;
+    out.measured_us = m.one_way_us;
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::string measured_against_band_line(const MeasuredAgainstBand& m) {
+  const std::string where = fmt::format(
+      "the measured one-way time at {} B, {:.3g} us, lies {} the profile's loggp "
+      "rounds there ({:.3g}-{:.3g} us, Tukey's fences)",
+      m.band.bytes, m.measured_us, m.in_band() ? "within" : "outside", m.band.low_us,
+      m.band.high_us);
+  if (m.in_band()) return "machine state: " + where + ": no change of latency mode it can tell\n";
+  return "machine state: " + where +
+         ": the measurement ran in another latency mode than the profile, and the errors above "
+         "include the difference\n";
+}
+
+nlohmann::json measured_against_band_json(const MeasuredAgainstBand& m) {
+  return {{"bytes", m.band.bytes},
+          {"measured_us", m.measured_us},
+          {"band_low_us", m.band.low_us},
+          {"band_high_us", m.band.high_us},
+          {"in_band", m.in_band()}};
+}
+
 }  // namespace commgauge::report

@@ -463,6 +463,45 @@ TEST(PredictCli, IsendComputeWaitOnAShippedProfile) {
   EXPECT_DOUBLE_EQ(j["points"][0]["osw_us"].get<double>(), 0.0);
 }
 
+TEST(PredictCli, AMeasurementIsPlacedAgainstTheProfilesLatencyMode) {
+  // A profile whose loggp rounds read 0.20-0.30 us one way at 1 B (its band), and two measured
+  // ping-pongs: one in that mode, one in another (this machine's modes lie 1.5-3x apart).
+  std::ifstream in(COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json");
+  nlohmann::json cls;
+  cls["link"] = nlohmann::json::parse(in);
+  cls["source"] = {{"kind", "measured"}};
+  cls["latency_mode"] = {{"band", {{"bytes", 1}, {"low_us", 0.2}, {"high_us", 0.3}}},
+                         {"phases", nlohmann::json::object()}};
+  const auto prof = scratch_file("mode-profile.json");
+  std::ofstream(prof) << nlohmann::json{{"format", "commgauge-profile"},
+                                        {"version", 1},
+                                        {"link_classes", {{"intra_node", cls}}}}
+                             .dump();
+  for (const auto& [one_way, inside] : {std::pair{"0.25", true}, std::pair{"0.55", false}}) {
+    const auto measured = scratch_file("mode-measured.csv");
+    std::ofstream(measured) << "size,one_way_us\n1," << one_way << "\n1KiB,9\n";
+    const auto json = scratch_file("mode-predict.json");
+    const auto o = run({commgauge(), "predict", "pingpong", "--profile", prof.string(), "--sizes",
+                        "1,1KiB", "--measured", measured.string(), "--json", json.string()});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_THAT(o.out, HasSubstr(std::string("the measured one-way time at 1 B, ") + one_way +
+                                 " us, lies " + (inside ? "within" : "outside") +
+                                 " the profile's loggp rounds there (0.2-0.3 us"))
+        << o.out;
+    EXPECT_THAT(o.out, HasSubstr(inside ? "no change of latency mode it can tell"
+                                        : "ran in another latency mode"));
+    const auto state = read_json(json)["machine_state"];
+    EXPECT_EQ(state["in_band"], inside) << state.dump();
+    EXPECT_EQ(state["bytes"], 1);
+    EXPECT_DOUBLE_EQ(state["measured_us"].get<double>(), std::stod(one_way));
+  }
+  // Without a band (a link file) or without a measurement at its size: no such line.
+  const auto o = run({commgauge(), "predict", "pingpong", "--profile",
+                      COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "--sizes", "1"});
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_THAT(o.out, ::testing::Not(HasSubstr("machine state")));
+}
+
 void expect_error(const Outcome& o, const std::string& mentions) {
   EXPECT_FALSE(o.timed_out);
   EXPECT_EQ(o.exit_code, 2) << o.err;
