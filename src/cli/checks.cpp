@@ -159,7 +159,7 @@ void check_every_value(CLI::App& app) {
         option->check(CLI::Validator(not_empty, ""));
       }
       const std::string& name = option->get_name();
-      if (name == "--plot") {
+      if (name == "--plot" || name == "--timeline-plot") {
         option->check(CLI::Validator(plot_file, ""));
       } else if (name == "--timeline") {
         option->check(

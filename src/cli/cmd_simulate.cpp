@@ -21,6 +21,7 @@
 #include "profile/profile.hpp"
 #include "report/simulation_report.hpp"
 #include "report/timeline.hpp"
+#include "report/timeline_plot.hpp"
 #include "sim/simulator.hpp"
 
 namespace commgauge::cli {
@@ -92,6 +93,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
     bool compare = false;
     std::string json, tables_csv;
     std::string timeline;
+    std::string timeline_plot, timeline_window;
     std::string plot;
     bool critical_path = false;
     bool denoise = false;
@@ -166,6 +168,13 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "write the measured and the predicted run (every call and computation of "
                   "every rank) to this file in Chrome's trace-event JSON format (opens in "
                   "Perfetto, ui.perfetto.dev)");
+  cmd->add_option("--timeline-plot", f->timeline_plot,
+                  "draw the measured and the predicted run (a row per rank and run, each MPI "
+                  "call a bar coloured by function, the replay's messages as arrows; .png or "
+                  ".svg); without --timeline-window each row's first 2000 calls");
+  cmd->add_option("--timeline-window", f->timeline_window,
+                  "START:END: the part --timeline-plot draws, in microseconds from the end of "
+                  "MPI_Init");
   cmd->add_option("--plot", f->plot,
                   "draw, per rank, the measured time and each model's prediction: the window "
                   "and the time inside MPI (.png or .svg)");
@@ -185,6 +194,12 @@ void add_simulate_command(CLI::App& app, Action& action) {
           std::any_of(models.begin(), models.end(), [](const auto& m) { return m != "none"; });
       if (needs_profile && f->profile.empty())
         throw InputError("--profile", "a profile is needed for model " + f->model);
+      std::optional<report::TimelineWindow> window;
+      if (!f->timeline_window.empty()) {
+        if (f->timeline_plot.empty())
+          throw InputError("--timeline-window", "chooses what --timeline-plot draws; give that");
+        window = report::parse_timeline_window(f->timeline_window, "--timeline-window");
+      }
       sim::Options options;
       options.compute =
           f->compute == "cpu" ? sim::ComputeSource::cpu : sim::ComputeSource::recorded;
@@ -238,6 +253,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
         timeline.emplace(f->timeline);
         timeline->process(0, "measured (trace)");
       }
+      std::optional<report::TimelinePlot> timeline_plot;
+      if (!f->timeline_plot.empty()) {
+        timeline_plot.emplace(window);
+        timeline_plot->process(0, "measured");
+      }
       std::vector<sim::Result> results;
       report::TableSink tables;
       for (const auto& m : models) {
@@ -251,18 +271,21 @@ void add_simulate_command(CLI::App& app, Action& action) {
           std::printf("model %s: not applicable: %s\n\n", m.c_str(), error.what());
           continue;
         }
-        if (timeline) {
+        if (timeline || timeline_plot) {
           // The measured run once (with the first model), then each model's prediction.
           const int pid = static_cast<int>(results.size()) + 1;
-          timeline->process(pid, "predicted (" + m + ")");
-          options.timeline = [&timeline, pid](const sim::TimelineSpan& span) {
-            if (span.predicted)
-              timeline->span(pid, span);
-            else if (pid == 1)
-              timeline->span(0, span);
+          if (timeline) timeline->process(pid, "predicted (" + m + ")");
+          if (timeline_plot) timeline_plot->process(pid, m);
+          options.timeline = [&timeline, &timeline_plot, pid](const sim::TimelineSpan& span) {
+            if (!span.predicted && pid != 1) return;
+            const int run = span.predicted ? pid : 0;
+            if (timeline) timeline->span(run, span);
+            if (timeline_plot) timeline_plot->span(run, span);
           };
-          options.timeline_message = [&timeline, pid](const sim::TimelineMessage& message) {
-            timeline->message(pid, message);
+          options.timeline_message = [&timeline, &timeline_plot,
+                                      pid](const sim::TimelineMessage& message) {
+            if (timeline) timeline->message(pid, message);
+            if (timeline_plot) timeline_plot->message(pid, message);
           };
         }
         const double cpu0 = cpu_seconds();
@@ -299,6 +322,13 @@ void add_simulate_command(CLI::App& app, Action& action) {
                                 fmt::format("{}: measured and predicted, {} ranks",
                                             std::filesystem::path(f->trace).filename().string(),
                                             results.front().ranks));
+      if (timeline_plot) {
+        timeline_plot->write(f->timeline_plot,
+                             fmt::format("{}: measured and predicted, {} ranks",
+                                         std::filesystem::path(f->trace).filename().string(),
+                                         results.front().ranks));
+        std::printf("timeline plot: %s\n", f->timeline_plot.c_str());
+      }
       if (timeline) {
         timeline->finish();
         std::printf("timeline: %s (Chrome trace-event JSON; open in ui.perfetto.dev)\n",

@@ -39,11 +39,13 @@ void check_plot_output(const std::filesystem::path& output) {
 }
 
 void run_gnuplot(const std::filesystem::path& output, const std::string& script,
-                 const std::vector<std::pair<std::string, std::string>>& data_files) {
+                 const std::vector<std::pair<std::string, std::string>>& data_files,
+                 std::pair<int, int> size_px) {
   check_plot_output(output);
   const std::string ext = output.extension().string();
   const std::string terminal =
-      ext == ".png" ? "pngcairo size 1100,750 noenhanced" : "svg size 1100,750 noenhanced";
+      fmt::format("{} size {},{} noenhanced", ext == ".png" ? "pngcairo" : "svg", size_px.first,
+                  size_px.second);
 
   char tmpl[] = "/tmp/commgauge-plot-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw InputError("plot", "cannot create a temporary directory");

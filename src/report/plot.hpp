@@ -18,8 +18,9 @@ void check_plot_output(const std::filesystem::path& output);
 
 /// `script` is gnuplot commands without a terminal or output line; `data_files` are written
 /// next to it first (name -> content) and can be referred to by name. Throws InputError if the
-/// extension is not .png/.svg, or if gnuplot is missing or fails.
+/// extension is not .png/.svg, or if gnuplot is missing or fails. `size_px`: width, height.
 void run_gnuplot(const std::filesystem::path& output, const std::string& script,
-                 const std::vector<std::pair<std::string, std::string>>& data_files);
+                 const std::vector<std::pair<std::string, std::string>>& data_files,
+                 std::pair<int, int> size_px = {1100, 750});
 
 }  // namespace commgauge::report

@@ -424,6 +424,57 @@ TEST_F(SimulateCli, SynthTracesAreCheckedAndReplayed) {
   EXPECT_FALSE(fs::exists(dir_ / "x"));
 }
 
+TEST_F(SimulateCli, TheTimelinePlotDrawsEveryRunOfEveryRankInItsWindow) {
+  // Two ranks, three iterations of 10 us of computation and a ring exchange of 1 KiB.
+  const fs::path ring = dir_ / "ring2";
+  ASSERT_EQ(run({commgauge(), "synth", "ring", "--ranks", "2", "--iterations", "3", "--bytes",
+                 "1KiB", "--compute-us", "10", "-o", ring.string()})
+                .exit_code,
+            0);
+  const std::string net = COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json";
+  const fs::path svg = dir_ / "timeline.svg";
+  Outcome o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--model", "all",
+                   "--timeline-plot", svg.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.err << o.out;
+  EXPECT_THAT(o.out, HasSubstr("timeline plot: " + svg.string()));
+  std::ifstream in(svg);
+  const std::string picture{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // A row per rank and run (the trace, then each model), the functions in the key, the
+  // replay's messages as arrows.
+  for (const char* run_name : {"measured", "none", "loggp", "loggps", "loggpo"}) {
+    for (int rank : {0, 1})
+      EXPECT_THAT(picture, HasSubstr("rank " + std::to_string(rank) + ", " + run_name + "<"))
+          << run_name;
+  }
+  for (const char* label :
+       {"MPI_Waitall", "MPI_Isend", "messages (replay)", "time from the end of MPI_Init (us)"})
+    EXPECT_THAT(picture, HasSubstr(label));
+
+  // A window: what lies in it is drawn; one past the run's end is an error naming the flag, and
+  // so are a malformed window and a window without the plot.
+  o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--model", "loggps",
+           "--timeline-plot", svg.string(), "--timeline-window", "5:25"});
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--model", "loggps",
+           "--timeline-plot", svg.string(), "--timeline-window", "1e6:2e6"});
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_THAT(o.err,
+              HasSubstr("--timeline-window: no MPI call of any rank lies in 1e+06-2e+06 us"));
+  for (const char* bad : {"25:5", "5", ":5", "5:", "-1:5", "a:b", "nan:5"}) {
+    o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--timeline-plot",
+             svg.string(), "--timeline-window", bad});
+    EXPECT_EQ(o.exit_code, 2) << bad;
+    EXPECT_THAT(o.err, HasSubstr("--timeline-window")) << bad;
+  }
+  o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--timeline-window", "5:25"});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("give that"));
+  o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--timeline-plot",
+           (dir_ / "timeline.pdf").string()});
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_THAT(o.err, HasSubstr("expected a .png or .svg file"));
+}
+
 TEST_F(SimulateCli, TraceSummaryWritesTheCommunicationMatrix) {
   // A synthetic ring of 4 ranks, 2 iterations of 1000 B: each rank sends 2 messages to the next.
   const fs::path ring = dir_ / "ring";
