@@ -169,9 +169,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "every rank) to this file in Chrome's trace-event JSON format (opens in "
                   "Perfetto, ui.perfetto.dev)");
   cmd->add_option("--timeline-plot", f->timeline_plot,
-                  "draw the measured and the predicted run (a row per rank and run, each MPI "
-                  "call a bar coloured by function, the replay's messages as arrows; .png or "
-                  ".svg); without --timeline-window each row's first 2000 calls");
+                  fmt::format("draw the measured and the predicted run (a row per rank and run, "
+                              "each MPI call a bar coloured by function, the replay's messages "
+                              "as arrows; .png or .svg); without --timeline-window each row's "
+                              "first {} calls",
+                              report::TimelinePlot::kBarsPerRow));
   cmd->add_option("--timeline-window", f->timeline_window,
                   "START:END: the part --timeline-plot draws, in microseconds from the end of "
                   "MPI_Init");
@@ -198,7 +200,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (!f->timeline_window.empty()) {
         if (f->timeline_plot.empty())
           throw InputError("--timeline-window", "chooses what --timeline-plot draws; give that");
-        window = report::parse_timeline_window(f->timeline_window, "--timeline-window");
+        window = report::parse_timeline_window(f->timeline_window);
       }
       sim::Options options;
       options.compute =
@@ -322,13 +324,6 @@ void add_simulate_command(CLI::App& app, Action& action) {
                                 fmt::format("{}: measured and predicted, {} ranks",
                                             std::filesystem::path(f->trace).filename().string(),
                                             results.front().ranks));
-      if (timeline_plot) {
-        timeline_plot->write(f->timeline_plot,
-                             fmt::format("{}: measured and predicted, {} ranks",
-                                         std::filesystem::path(f->trace).filename().string(),
-                                         results.front().ranks));
-        std::printf("timeline plot: %s\n", f->timeline_plot.c_str());
-      }
       if (timeline) {
         timeline->finish();
         std::printf("timeline: %s (Chrome trace-event JSON; open in ui.perfetto.dev)\n",
@@ -347,6 +342,14 @@ void add_simulate_command(CLI::App& app, Action& action) {
         doc["trace"] = f->trace;
         doc["placement"] = f->placement;
         profile::write_json_file(f->json, doc);
+      }
+      // Last: a window that holds no call is refused after every other result is written.
+      if (timeline_plot) {
+        timeline_plot->write(f->timeline_plot,
+                             fmt::format("{}: measured and predicted, {} ranks",
+                                         std::filesystem::path(f->trace).filename().string(),
+                                         results.front().ranks));
+        std::printf("timeline plot: %s\n", f->timeline_plot.c_str());
       }
       return 0;
     };

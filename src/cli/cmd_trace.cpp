@@ -305,15 +305,14 @@ void add_trace_command(CLI::App& app, Action& action) {
       const fs::path& dir = final_dir;  // the trace's files are there now
       trace::TraceReader trace(dir);
       if (trace.index_rebuilt()) {
-        std::fprintf(stderr,
-                     "commgauge trace: no index.json was written (the run did not reach "
-                     "MPI_Finalize, exit status %d, or the disk was full): rebuilt from the rank "
-                     "files\n",
-                     status);
+        warn(fmt::format(
+            "commgauge trace: no index.json was written (the run did not reach MPI_Finalize, "
+            "exit status {}, or the disk was full): rebuilt from the rank files\n",
+            status));
         try {
           write_rebuilt_index(dir, trace);
         } catch (const std::runtime_error& error) {  // InputError, OutputError (a full disk)
-          std::fprintf(stderr, "commgauge trace: %s\n", error.what());
+          warn(fmt::format("commgauge trace: {}\n", error.what()));
         }
       }
       print_summary(trace, flags->json, flags->top, flags->tables_csv);

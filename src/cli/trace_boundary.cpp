@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+
+#include "cli/options.hpp"
 #include "common/error.hpp"
 #include "trace/check.hpp"
 #include "trace/import_otf2.hpp"
@@ -28,11 +31,10 @@ trace::TraceReader open_trace(const std::string& path) {
     ~Remove() { std::remove(file.c_str()); }
   } remove{name};
   const trace::Otf2ImportResult r = trace::import_otf2(anchor, name);
-  std::fprintf(stderr, "%s: OTF2 archive%s%s, %u ranks, %llu MPI calls converted\n", anchor.c_str(),
-               r.creator.empty() ? "" : " written by ", r.creator.c_str(), r.ranks,
-               static_cast<unsigned long long>(r.calls));
+  warn(fmt::format("{}: OTF2 archive{}{}, {} ranks, {} MPI calls converted\n", anchor.string(),
+                   r.creator.empty() ? "" : " written by ", r.creator, r.ranks, r.calls));
   for (const auto& n : r.notes)
-    std::fprintf(stderr, "note: %s\n", n.c_str());
+    warn("note: " + n + "\n");
   // Open, then unlinked by `remove`: the reader holds the file's descriptor.
   return trace::TraceReader(name);
 }

@@ -39,6 +39,13 @@ Profile profile_from_json(const nlohmann::json& document, const std::string& whe
     lc.heldout = cls.value("heldout", nlohmann::json());
     lc.loggp = cls.value("loggp", nlohmann::json());
     lc.latency_mode = cls.value("latency_mode", nlohmann::json());
+    if (lc.latency_mode.contains("band")) {  // the schema has checked the fields' types
+      const auto& band = lc.latency_mode["band"];
+      if (!(band["low_us"].get<double>() <= band["high_us"].get<double>()))
+        throw InputError(at,
+                         fmt::format("/latency_mode/band: low_us {} is above high_us {}",
+                                     band["low_us"].get<double>(), band["high_us"].get<double>()));
+    }
     if (lc.loggp.contains("trust") && !lc.loggp["trust"]["trusted"].get<bool>()) {
       lc.distrust = lc.loggp["trust"]["reasons"].get<std::vector<std::string>>();
       if (lc.distrust.empty()) lc.distrust.push_back("not trusted (no reason given)");

@@ -92,8 +92,8 @@ std::optional<MeasuredAgainstBand> measured_against_band(const nlohmann::json& l
 
 std::string measured_against_band_line(const MeasuredAgainstBand& m) {
   const std::string where = fmt::format(
-      "the measured one-way time at {} B, {:.3g} us, lies {} the profile's loggp "
-      "rounds there ({:.3g}-{:.3g} us, Tukey's fences)",
+      "the measured one-way time at {} B, {:.4g} us, lies {} the profile's loggp "
+      "rounds there ({:.4g}-{:.4g} us, Tukey's fences)",
       m.band.bytes, m.measured_us, m.in_band() ? "within" : "outside", m.band.low_us,
       m.band.high_us);
   if (m.in_band()) return "machine state: " + where + ": no change of latency mode it can tell\n";

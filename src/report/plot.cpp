@@ -20,6 +20,8 @@ std::string quoted(const std::string& s) {
   for (char c : s) {
     if (c == '\'')
       out += "''";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += ' ';  // a newline would end the string and the line of the script
     else
       out += c;
   }
@@ -31,24 +33,24 @@ std::string gnuplot_string(const std::string& text) {
   return quoted(text);
 }
 
-void check_plot_output(const std::filesystem::path& output) {
+void check_plot_output(const std::filesystem::path& output, const std::string& field) {
   const std::string ext = output.extension().string();
   if (ext != ".png" && ext != ".svg")
-    throw InputError("plot",
+    throw InputError(field,
                      fmt::format("expected a .png or .svg file, got \"{}\"", output.string()));
 }
 
 void run_gnuplot(const std::filesystem::path& output, const std::string& script,
                  const std::vector<std::pair<std::string, std::string>>& data_files,
-                 std::pair<int, int> size_px) {
-  check_plot_output(output);
+                 std::pair<int, int> size_px, const std::string& field) {
+  check_plot_output(output, field);
   const std::string ext = output.extension().string();
   const std::string terminal =
       fmt::format("{} size {},{} noenhanced", ext == ".png" ? "pngcairo" : "svg", size_px.first,
                   size_px.second);
 
   char tmpl[] = "/tmp/commgauge-plot-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw InputError("plot", "cannot create a temporary directory");
+  if (mkdtemp(tmpl) == nullptr) throw InputError(field, "cannot create a temporary directory");
   const std::filesystem::path dir = tmpl;
   // gnuplot draws into the scratch directory; the picture is then published with
   // write_text_file (whole or absent at the target, never through a symlink there).
@@ -75,9 +77,9 @@ void run_gnuplot(const std::filesystem::path& output, const std::string& script,
     std::getline(in, log, '\0');
   }
   if (status != 0) {
-    throw InputError("plot", fmt::format("gnuplot failed (is it installed? scripts/setup installs "
-                                         "it): {}",
-                                         log.substr(0, 300)));
+    throw InputError(field, fmt::format("gnuplot failed (is it installed? scripts/setup installs "
+                                        "it): {}",
+                                        log.substr(0, 300)));
   }
   std::ifstream in(drawn, std::ios::binary);
   if (!in) throw OutputError(drawn.string(), "gnuplot wrote no picture");

@@ -13,12 +13,13 @@
 
 namespace commgauge::report {
 
-TimelineWindow parse_timeline_window(const std::string& spec, const std::string& flag) {
+TimelineWindow parse_timeline_window(const std::string& spec) {
   const auto colon = spec.find(':');
   const auto bad = [&] {
-    return InputError(flag, fmt::format("expected START:END in microseconds from the end of "
-                                        "MPI_Init, 0 <= START < END, got \"{}\"",
-                                        spec));
+    return InputError("timeline_window",
+                      fmt::format("expected START:END in microseconds from the end of "
+                                  "MPI_Init, 0 <= START < END, got \"{}\"",
+                                  spec));
   };
   if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) throw bad();
   const auto number = [&](const std::string& text) {
@@ -42,17 +43,28 @@ void TimelinePlot::span(int pid, const sim::TimelineSpan& s) {
   const Bar bar{s.start_ns * 1e-3, (s.start_ns + s.duration_ns) * 1e-3, s.function};
   if (window_) {
     if (bar.end_us < window_->start_us || bar.start_us > window_->end_us) return;
-  } else if (row.bars.size() == kBarsPerRow) {
+    if (bars_ == kMostBars) {
+      all_full_ = true;  // refused in write(): a picture cut short would mislead
+      return;
+    }
+  } else if (row.bars.size() == kBarsPerRow || all_full_ || bars_ == kMostBars) {
     row.full = true;
+    all_full_ = all_full_ || bars_ == kMostBars;
     return;
   }
   row.bars.push_back(bar);
+  ++bars_;
 }
 
 void TimelinePlot::message(int pid, const sim::TimelineMessage& m) {
   if (arrows_overflow_) return;
   const Arrow a{pid, m.from, m.to, m.sent_ns * 1e-3, m.received_ns * 1e-3};
   if (window_ && (a.received_us < window_->start_us || a.sent_us > window_->end_us)) return;
+  if (!window_) {
+    // Past its sender's first kBarsPerRow calls a message lies beyond the picture.
+    const auto row = rows_.find({m.from, pid});
+    if (all_full_ || (row != rows_.end() && row->second.full)) return;
+  }
   if (arrows_.size() == kArrowsKept) {
     arrows_overflow_ = true;
     arrows_.clear();
@@ -68,7 +80,7 @@ TimelineWindow TimelinePlot::drawn() const {
   for (const auto& [key, row] : rows_) {
     if (row.bars.empty()) continue;
     end = std::max(end, row.bars.back().end_us);
-    if (row.full) full_end = std::min(full_end, row.bars.back().end_us);
+    if (row.full || all_full_) full_end = std::min(full_end, row.bars.back().end_us);
   }
   return {0, std::min(end, full_end)};
 }
@@ -88,9 +100,16 @@ void TimelinePlot::write(const std::filesystem::path& output, const std::string&
       time_of[b.function] += std::min(b.end_us, w.end_us) - std::max(b.start_us, w.start_us);
     }
   }
+  if (window_ && all_full_) {
+    throw InputError("timeline_window",
+                     fmt::format("more than {} MPI calls lie in {:.6g}-{:.6g} us; a narrower "
+                                 "window draws them",
+                                 kMostBars, w.start_us, w.end_us));
+  }
   if (bars == 0 || !(w.end_us > w.start_us)) {
+    if (!window_) throw InputError("timeline_plot", "the replay made no MPI call to draw");
     throw InputError(
-        "--timeline-window",
+        "timeline_window",
         fmt::format("no MPI call of any rank lies in {:.6g}-{:.6g} us", w.start_us, w.end_us));
   }
   std::vector<std::pair<double, std::uint32_t>> ranked;
@@ -140,13 +159,15 @@ void TimelinePlot::write(const std::filesystem::path& output, const std::string&
                           a.received_us - a.sent_us, to->second - from->second);
   }
   std::string note;
-  if (!window_ &&
-      std::any_of(rows_.begin(), rows_.end(), [](const auto& r) { return r.second.full; })) {
-    note += fmt::format("; each row keeps its first {} calls: --timeline-window for later ones",
-                        kBarsPerRow);
+  if (!window_ && (all_full_ || std::any_of(rows_.begin(), rows_.end(),
+                                            [](const auto& r) { return r.second.full; }))) {
+    note +=
+        all_full_
+            ? fmt::format("; the first {} calls of all rows (a window shows later ones)", kMostBars)
+            : fmt::format("; each row's first {} calls (a window shows later ones)", kBarsPerRow);
   }
   const bool draw_arrows = !arrows_overflow_ && drawn_arrows <= kMostArrows;
-  if (!draw_arrows) note += "; too many messages to draw as arrows: a narrower --timeline-window";
+  if (!draw_arrows) note += "; too many messages to draw as arrows (a narrower window draws them)";
 
   std::vector<std::pair<std::string, std::string>> files;
   std::string script = fmt::format(
@@ -175,7 +196,7 @@ void TimelinePlot::write(const std::filesystem::path& output, const std::string&
   }
   // A bar per row of 40 pixels, between 450 and 2000 pixels in all.
   const int height = std::clamp(static_cast<int>(160 + 40 * rows), 450, 2000);
-  run_gnuplot(output, script, files, {1400, height});
+  run_gnuplot(output, script, files, {1400, height}, "timeline_plot");
 }
 
 }  // namespace commgauge::report

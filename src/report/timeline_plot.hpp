@@ -1,9 +1,9 @@
 #pragma once
 // --timeline-plot: the measured and the predicted run as a picture (gnuplot), for a look where
 // no browser opens --timeline's JSON: a row per rank and run, each MPI call a bar coloured by
-// function, the replay's messages as arrows. It keeps only what it may draw: the calls inside
-// the window, or without one at most kBarsPerRow per row (the picture then ends where the
-// first full row ends).
+// function, the replay's messages as arrows. It keeps only what it may draw, at most kMostBars
+// calls in all: those inside the window, or without one each row's first kBarsPerRow (the
+// picture then ends where the first full row ends).
 
 #include <cstddef>
 #include <cstdint>
@@ -24,12 +24,15 @@ struct TimelineWindow {
   double end_us = 0;
 };
 
-/// "START:END" (microseconds, 0 <= START < END, finite); InputError naming `flag` otherwise.
-TimelineWindow parse_timeline_window(const std::string& spec, const std::string& flag);
+/// "START:END" (microseconds, 0 <= START < END, finite); InputError (timeline_window) otherwise.
+TimelineWindow parse_timeline_window(const std::string& spec);
 
 class TimelinePlot {
  public:
   static constexpr std::size_t kBarsPerRow = 2000;
+  /// Calls kept in all (about 40 bytes each): past it, without a window every row counts as
+  /// full; with one, the picture is refused (a narrower window).
+  static constexpr std::size_t kMostBars = 1'000'000;
   static constexpr std::size_t kMostArrows = 2000;    ///< more in the picture: none drawn (a note)
   static constexpr std::size_t kArrowsKept = 100000;  ///< more kept: none drawn (a note)
 
@@ -40,7 +43,8 @@ class TimelinePlot {
   void span(int pid, const sim::TimelineSpan& s);
   void message(int pid, const sim::TimelineMessage& m);
 
-  /// Draws the picture (.png or .svg); InputError if no call lies in the window.
+  /// Draws the picture (.png or .svg); InputError (timeline_window) if no call lies in the
+  /// window or more than kMostBars do, (timeline_plot) if gnuplot fails.
   void write(const std::filesystem::path& output, const std::string& title) const;
 
  private:
@@ -64,7 +68,9 @@ class TimelinePlot {
   std::optional<TimelineWindow> window_;
   std::map<std::pair<std::uint32_t, int>, Row> rows_;  ///< (rank, pid)
   std::map<int, std::string> names_;
-  std::vector<Arrow> arrows_;  ///< those in the window, at most kArrowsKept
+  std::size_t bars_ = 0;       ///< kept, over all rows
+  bool all_full_ = false;      ///< kMostBars kept: no row takes more
+  std::vector<Arrow> arrows_;  ///< those in the window (without one: from rows not yet full)
   bool arrows_overflow_ = false;
 };
 

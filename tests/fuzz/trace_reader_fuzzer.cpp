@@ -75,9 +75,10 @@ void read_everything(const fs::path& path) {
       const bool checked = check_trace(trace, 5).ok();
       // trace-export and simulate take what the reader returns too (--no-check).
       (void)export_simgrid_ti(trace, work_dir() / "export", SimgridExportOptions{});
-      replay(trace);
-      // The OTF2 export costs milliseconds (libotf2's chunk buffers): checked traces only.
+      // The OTF2 export costs milliseconds (libotf2's chunk buffers): checked traces only;
+      // before the replay, which may end in a diagnosed deadlock.
       if (checked && otf2_available()) (void)export_otf2(trace, work_dir() / "otf2", true);
+      replay(trace);
     }
   } catch (const commgauge::InputError&) {  // TraceError, TimeRangeError among them
   } catch (const commgauge::sim::DeadlockError&) {

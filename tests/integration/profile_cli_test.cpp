@@ -496,10 +496,25 @@ TEST(PredictCli, AMeasurementIsPlacedAgainstTheProfilesLatencyMode) {
     EXPECT_DOUBLE_EQ(state["measured_us"].get<double>(), std::stod(one_way));
   }
   // Without a band (a link file) or without a measurement at its size: no such line.
-  const auto o = run({commgauge(), "predict", "pingpong", "--profile",
-                      COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json", "--sizes", "1"});
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_THAT(o.out, ::testing::Not(HasSubstr("machine state")));
+  const auto no_one_byte = scratch_file("mode-measured-1k.csv");
+  std::ofstream(no_one_byte) << "size,one_way_us\n1KiB,9\n";
+  for (const std::string& profile :
+       {std::string(COMMGAUGE_SOURCE_DIR "/examples/networks/loggp-simple.json"), prof.string()}) {
+    const auto o = run({commgauge(), "predict", "pingpong", "--profile", profile, "--sizes",
+                        "1,1KiB", "--measured", no_one_byte.string()});
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_THAT(o.out, ::testing::Not(HasSubstr("machine state"))) << profile;
+  }
+  // A band whose fences are the wrong way round is refused where the profile is read.
+  cls["latency_mode"]["band"]["low_us"] = 0.4;
+  std::ofstream(prof) << nlohmann::json{{"format", "commgauge-profile"},
+                                        {"version", 1},
+                                        {"link_classes", {{"intra_node", cls}}}}
+                             .dump();
+  const auto inverted =
+      run({commgauge(), "predict", "pingpong", "--profile", prof.string(), "--sizes", "1"});
+  EXPECT_EQ(inverted.exit_code, 2);
+  EXPECT_THAT(inverted.err, HasSubstr("/latency_mode/band: low_us 0.4 is above high_us 0.3"));
 }
 
 void expect_error(const Outcome& o, const std::string& mentions) {

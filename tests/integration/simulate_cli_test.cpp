@@ -452,9 +452,19 @@ TEST_F(SimulateCli, TheTimelinePlotDrawsEveryRunOfEveryRankInItsWindow) {
 
   // A window: what lies in it is drawn; one past the run's end is an error naming the flag, and
   // so are a malformed window and a window without the plot.
+  const auto svg_text = [&svg] {
+    std::ifstream file(svg);
+    return std::string{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  };
+  EXPECT_THAT(picture, HasSubstr("<text> 0</text>"));  // the whole run, from 0 us
   o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--model", "loggps",
            "--timeline-plot", svg.string(), "--timeline-window", "5:25"});
   EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::string window = svg_text();
+  EXPECT_THAT(window, HasSubstr("<text> 5</text>"));  // the time axis spans the window
+  EXPECT_THAT(window, HasSubstr("<text> 25</text>"));
+  EXPECT_THAT(window, ::testing::Not(HasSubstr("<text> 0</text>")));
+  EXPECT_THAT(window, ::testing::Not(HasSubstr("loggpo")));
   o = run({commgauge(), "simulate", ring.string(), "--profile", net, "--model", "loggps",
            "--timeline-plot", svg.string(), "--timeline-window", "1e6:2e6"});
   EXPECT_EQ(o.exit_code, 2) << o.err;
