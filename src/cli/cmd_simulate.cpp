@@ -19,6 +19,7 @@
 #include "model/models.hpp"
 #include "profile/json_file.hpp"
 #include "profile/profile.hpp"
+#include "report/progress_bar.hpp"
 #include "report/simulation_report.hpp"
 #include "report/timeline.hpp"
 #include "report/timeline_plot.hpp"
@@ -214,15 +215,23 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (!f->noise.empty()) options.noise = sim::parse_noise(f->noise);
       options.gige = read_gige_params(f->gige_params);
       options.myrinet_set_limit = f->set_limit;
-      const bool tty = isatty(fileno(stderr)) != 0;
-      options.progress = [tty](std::uint64_t records) {
-        if (tty)
-          std::fprintf(stderr, "\r  %llu records replayed",
-                       static_cast<unsigned long long>(records));
-      };
+      report::TerminalProgress progress;  // drawn only on a terminal
 
       const trace::TraceReader trace = open_trace(f->trace);
       if (!trace_passes_check(trace, f->no_check)) return 1;
+      // The tracer counts each rank's events in the index; the replay's share of them is its
+      // progress (synthetic and converted traces have no counts: records alone).
+      std::uint64_t traced_events = 0;
+      if (const auto info = trace.index().find("rank_info");
+          info != trace.index().end() && info->is_array() && info->size() == trace.ranks()) {
+        for (const auto& r : *info) {
+          if (!r.is_object() || !r.contains("events") || !r["events"].is_number_unsigned()) {
+            traced_events = 0;
+            break;
+          }
+          traced_events += r["events"].get<std::uint64_t>();
+        }
+      }
       const auto recorded = sim::recorded_placement(trace.index(), trace.ranks());
       const sim::Cluster cluster =
           f->cluster.empty()
@@ -290,6 +299,14 @@ void add_simulate_command(CLI::App& app, Action& action) {
             if (timeline_plot) timeline_plot->message(pid, message);
           };
         }
+        options.progress = [&progress, &m, traced_events](std::uint64_t records) {
+          if (traced_events > 0) {
+            progress.update("replay " + m,
+                            static_cast<double>(records) / static_cast<double>(traced_events));
+          } else {
+            progress.update(fmt::format("replay {}: {} records", m, records), -1);
+          }
+        };
         const double cpu0 = cpu_seconds();
         const auto wall0 = std::chrono::steady_clock::now();
         sim::Result r = sim::simulate(trace, *net, options);
@@ -303,7 +320,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
         const double cpu = cpu_seconds() - cpu0;
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-        if (tty) std::fprintf(stderr, "\r%40s\r", "");
+        progress.done();
         std::printf("%s", report::simulation_text(r, f->compare, &tables).c_str());
         std::printf(
             "  replay: %llu records, %llu engine events, %llu messages in %.3f s CPU "

@@ -17,6 +17,11 @@ void TerminalProgress::update(std::string_view label, double fraction) {
   if (drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
   drawn_ = true;
+  if (fraction < 0) {
+    std::fprintf(stderr, "\r%-60.60s", std::string(label).c_str());
+    std::fflush(stderr);
+    return;
+  }
   const double f = std::clamp(fraction, 0.0, 1.0);
   const int filled = static_cast<int>(f * 30);
   std::fprintf(stderr, "\r%-24.24s [%s%s] %5.1f%%", std::string(label).c_str(),

@@ -275,14 +275,15 @@ void Engine::process(const QueuedEvent& e) {
 Result Engine::run() {
   for (std::uint32_t i = 0; i < ranks_.size(); ++i)
     resume_at(i, Picoseconds{});
-  std::uint64_t next_progress = 1u << 22;
+  // About every 10 ms of replay here (65536 events): the sink decides when to draw.
+  std::uint64_t next_progress = 1u << 16;
   while (!queue_.empty()) {
     const QueuedEvent e = queue_.pop();
     now_ = e.time;
     ++result_.events_processed;
     process(e);
     if (policy_.progress && result_.events_processed >= next_progress) {
-      next_progress += 1u << 22;
+      next_progress += 1u << 16;
       policy_.progress(result_.records);
     }
   }

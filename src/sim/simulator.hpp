@@ -108,8 +108,8 @@ struct Options {
   std::function<void(const TimelineSpan&)> timeline;
   /// --timeline: called for every message the replay delivers (collectives' messages too).
   std::function<void(const TimelineMessage&)> timeline_message;
-  /// Called now and then with the fraction of records replayed (for a progress bar).
-  std::function<void(std::uint64_t records)> progress;  ///< now and then, for a progress line
+  /// Called every 65536 engine events with the records replayed so far (for a progress line).
+  std::function<void(std::uint64_t records)> progress;
 };
 
 /// Where a rank's time went (picoseconds); the parts add up to the rank's predicted time.

@@ -485,6 +485,29 @@ TEST_F(SimulateCli, TheTimelinePlotDrawsEveryRunOfEveryRankInItsWindow) {
   EXPECT_THAT(o.err, HasSubstr("expected a .png or .svg file"));
 }
 
+TEST_F(SimulateCli, ProgressIsDrawnOnATerminalOnly) {
+  // 100 ranks x 300 iterations: 90,000 records, more than the 65,536 engine events between two
+  // progress calls. A synthetic trace counts no events per rank: the line says the records.
+  const fs::path ring = dir_ / "ring100";
+  ASSERT_EQ(run({commgauge(), "synth", "ring", "--ranks", "100", "--iterations", "300", "--bytes",
+                 "1KiB", "-o", ring.string()})
+                .exit_code,
+            0);
+  const std::string net = COMMGAUGE_SOURCE_DIR "/examples/networks/loggps-rendezvous.json";
+  const Outcome piped =
+      run({commgauge(), "simulate", ring.string(), "--profile", net, "--model", "loggps"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_THAT(piped.err, ::testing::Not(HasSubstr("replay loggps")));
+  // Under a terminal (script(1) gives the command one): drawn, then cleared before the results.
+  const Outcome terminal =
+      run({"script", "-qec",
+           commgauge() + " simulate " + ring.string() + " --profile " + net + " --model loggps",
+           "/dev/null"});
+  ASSERT_EQ(terminal.exit_code, 0) << terminal.out << terminal.err;
+  EXPECT_THAT(terminal.out, ::testing::ContainsRegex("replay loggps: [0-9]+ records"));
+  EXPECT_LT(terminal.out.find("replay loggps: "), terminal.out.find("model loggps: predicted"));
+}
+
 TEST_F(SimulateCli, TraceSummaryWritesTheCommunicationMatrix) {
   // A synthetic ring of 4 ranks, 2 iterations of 1000 B: each rank sends 2 messages to the next.
   const fs::path ring = dir_ / "ring";
