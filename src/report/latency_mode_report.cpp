@@ -1,5 +1,7 @@
 #include "report/latency_mode_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace commgauge::report {
@@ -80,14 +82,11 @@ std::string latency_mode_line(const std::string& phase, const measure::PhaseMode
 std::optional<MeasuredAgainstBand> measured_against_band(const nlohmann::json& latency_mode,
                                                          const std::vector<Measured>& measured) {
   if (!latency_mode.is_object() || !latency_mode.contains("band")) return std::nullopt;
-  MeasuredAgainstBand out;
-  out.band = latency_mode["band"].get<measure::LatencyModeBand>();
-  for (const auto& m : measured) {
-    if (m.bytes != out.band.bytes) continue;
-    out.measured_us = m.one_way_us;
-    return out;
-  }
-  return std::nullopt;
+  const auto band = latency_mode["band"].get<measure::LatencyModeBand>();
+  const auto at = std::find_if(measured.begin(), measured.end(),
+                               [&band](const Measured& m) { return m.bytes == band.bytes; });
+  if (at == measured.end()) return std::nullopt;
+  return MeasuredAgainstBand{band, at->one_way_us};
 }
 
 std::string measured_against_band_line(const MeasuredAgainstBand& m) {

@@ -42,7 +42,7 @@ void TimelinePlot::span(int pid, const sim::TimelineSpan& s) {
   if (s.function == 0 || row.full) return;
   const Bar bar{s.start_ns * 1e-3, (s.start_ns + s.duration_ns) * 1e-3, s.function};
   if (window_) {
-    if (bar.end_us < window_->start_us || bar.start_us > window_->end_us) return;
+    if (!window_->overlaps(bar.start_us, bar.end_us)) return;
     if (bars_ == kMostBars) {
       all_full_ = true;  // refused in write(): a picture cut short would mislead
       return;
@@ -59,7 +59,7 @@ void TimelinePlot::span(int pid, const sim::TimelineSpan& s) {
 void TimelinePlot::message(int pid, const sim::TimelineMessage& m) {
   if (arrows_overflow_) return;
   const Arrow a{pid, m.from, m.to, m.sent_ns * 1e-3, m.received_ns * 1e-3};
-  if (window_ && (a.received_us < window_->start_us || a.sent_us > window_->end_us)) return;
+  if (window_ && !window_->overlaps(a.sent_us, a.received_us)) return;
   if (!window_) {
     // Past its sender's first kBarsPerRow calls a message lies beyond the picture.
     const auto row = rows_.find({m.from, pid});
@@ -87,9 +87,7 @@ TimelineWindow TimelinePlot::drawn() const {
 
 void TimelinePlot::write(const std::filesystem::path& output, const std::string& title) const {
   const TimelineWindow w = drawn();
-  const auto inside = [&](const Bar& b) {
-    return b.end_us >= w.start_us && b.start_us <= w.end_us;
-  };
+  const auto inside = [&w](const Bar& b) { return w.overlaps(b.start_us, b.end_us); };
   // Functions by their time in the picture: the eight largest get a colour each.
   std::map<std::uint32_t, double> time_of;
   std::size_t bars = 0;
@@ -151,7 +149,7 @@ void TimelinePlot::write(const std::filesystem::path& output, const std::string&
   std::string arrows;
   std::size_t drawn_arrows = 0;
   for (const Arrow& a : arrows_) {
-    if (a.received_us < w.start_us || a.sent_us > w.end_us) continue;
+    if (!w.overlaps(a.sent_us, a.received_us)) continue;
     const auto from = y_of.find({a.from, a.pid}), to = y_of.find({a.to, a.pid});
     if (from == y_of.end() || to == y_of.end()) continue;
     ++drawn_arrows;

@@ -22,6 +22,10 @@ namespace commgauge::report {
 struct TimelineWindow {
   double start_us = 0;
   double end_us = 0;
+  /// Whether [from_us, to_us] (a call, or a message from its send to its receipt) touches it.
+  bool overlaps(double from_us, double to_us) const {
+    return to_us >= start_us && from_us <= end_us;
+  }
 };
 
 /// "START:END" (microseconds, 0 <= START < END, finite); InputError (timeline_window) otherwise.
